@@ -1,0 +1,184 @@
+// Package config is optd's typed configuration and the one place that knows how
+// it is layered.
+//
+// Every setting has a key (the name in a config file, dotted for nested
+// tables), a command-line flag and an environment variable:
+//
+//	key               flag                 environment             default
+//	listen            --listen             OPTD_LISTEN             127.0.0.1:7443
+//	data_dir          --data-dir           OPTD_DATA_DIR           optd-data
+//	log.level         --log-level          OPTD_LOG_LEVEL          info
+//	log.format        --log-format         OPTD_LOG_FORMAT         text
+//	shutdown_timeout  --shutdown-timeout   OPTD_SHUTDOWN_TIMEOUT   10s
+//
+// The effective value of a key is the first of: a flag given on the command
+// line, the environment variable, the config file, the default from
+// [Default]. The config file is optional; it is named by --config or
+// OPTD_CONFIG (the flag wins), its format is chosen by its extension (.yaml,
+// .yml, .json or .toml), and a key it does not know is an error naming the key.
+// No directory is searched implicitly: optd reads a config file only when told
+// to.
+//
+// [Load] does the layering on a caller-owned *viper.Viper (never viper's
+// global instance), decodes the result into a [Config] and calls
+// [Config.Verify].
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Keys of the settings, as written in a config file.
+const (
+	KeyListen          = "listen"
+	KeyDataDir         = "data_dir"
+	KeyLogLevel        = "log.level"
+	KeyLogFormat       = "log.format"
+	KeyShutdownTimeout = "shutdown_timeout"
+)
+
+// EnvPrefix is the prefix of every environment variable optd reads; the rest of
+// the name is the key upper-cased with "." replaced by "_" (OPTD_LOG_LEVEL).
+const EnvPrefix = "OPTD"
+
+// EnvConfigFile names the environment variable that names the config file
+// when --config is not given.
+const EnvConfigFile = EnvPrefix + "_CONFIG"
+
+// Log levels and formats accepted by [Config.Verify].
+var (
+	LogLevels  = []string{"debug", "info", "warn", "error"}
+	LogFormats = []string{"text", "json"}
+)
+
+// ErrInvalid is wrapped by every error [Config.Verify] and [Load] return for a
+// bad value, file or key.
+var ErrInvalid = errors.New("config: invalid")
+
+// Config is optd's effective configuration.
+type Config struct {
+	// Listen is the host:port the gRPC server binds ("127.0.0.1:0" picks a
+	// free port).
+	Listen string `json:"listen"`
+	// DataDir is the directory holding the server's state; created (0o750)
+	// if missing.
+	DataDir string `json:"data_dir"`
+	// Log configures the structured log on stderr.
+	Log Log `json:"log"`
+	// ShutdownTimeout bounds the graceful stop after SIGINT/SIGTERM; open
+	// calls still running after it are cancelled.
+	ShutdownTimeout time.Duration `json:"shutdown_timeout"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is one of [LogLevels].
+	Level string `json:"level"`
+	// Format is one of [LogFormats].
+	Format string `json:"format"`
+}
+
+// Default returns the built-in defaults; they are also the defaults the
+// command-line flags show in --help.
+func Default() Config {
+	return Config{
+		Listen:          "127.0.0.1:7443",
+		DataDir:         "optd-data",
+		Log:             Log{Level: "info", Format: "text"},
+		ShutdownTimeout: 10 * time.Second,
+	}
+}
+
+// FieldError says which key has which bad value and why.
+type FieldError struct {
+	Key    string // e.g. "log.level"
+	Value  string // the offending value as given
+	Reason string // e.g. "must be one of debug, info, warn, error"
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s %q: %s", e.Key, e.Value, e.Reason)
+}
+
+// Unwrap lets errors.Is(err, ErrInvalid) match.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// VerifyError lists every bad field [Config.Verify] found, in key order.
+type VerifyError struct {
+	Fields []*FieldError
+}
+
+// Error joins the field errors on one line after a "config: " prefix.
+func (e *VerifyError) Error() string {
+	msgs := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		msgs[i] = f.Error()
+	}
+	return "config: " + strings.Join(msgs, "; ")
+}
+
+// Unwrap returns the field errors, so errors.As finds a *FieldError and
+// errors.Is finds ErrInvalid.
+func (e *VerifyError) Unwrap() []error {
+	errs := make([]error, len(e.Fields))
+	for i, f := range e.Fields {
+		errs[i] = f
+	}
+	return errs
+}
+
+// Verify checks every field and returns a *VerifyError naming each bad key
+// and value, or nil.
+func (c Config) Verify() error {
+	var bad []*FieldError
+	add := func(key, value, reason string) {
+		bad = append(bad, &FieldError{Key: key, Value: value, Reason: reason})
+	}
+	if reason := checkHostPort(c.Listen); reason != "" {
+		add(KeyListen, c.Listen, reason)
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		add(KeyDataDir, c.DataDir, "must not be empty")
+	}
+	if !oneOf(c.Log.Level, LogLevels) {
+		add(KeyLogLevel, c.Log.Level, "must be one of "+strings.Join(LogLevels, ", "))
+	}
+	if !oneOf(c.Log.Format, LogFormats) {
+		add(KeyLogFormat, c.Log.Format, "must be one of "+strings.Join(LogFormats, ", "))
+	}
+	if c.ShutdownTimeout <= 0 {
+		add(KeyShutdownTimeout, c.ShutdownTimeout.String(), "must be greater than 0")
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &VerifyError{Fields: bad}
+}
+
+// checkHostPort returns why s is not a host:port with a numeric port, or "".
+// The host may be empty (all interfaces); port 0 asks the kernel for a free
+// port.
+func checkHostPort(s string) string {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "must be host:port (" + strings.TrimPrefix(err.Error(), "address "+s+": ") + ")"
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "port must be a number from 0 to 65535"
+	}
+	return ""
+}
+
+func oneOf(s string, allowed []string) bool {
+	for _, a := range allowed {
+		if s == a {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# setup.sh installs the system packages optd needs on a Debian machine, idempotently.
+# Fast when everything is present: it only calls apt-get for what is missing.
+#
+#   scripts/setup.sh          build and run: COIN-OR Clp (cgo), pkg-config, g++
+#   scripts/setup.sh --test   also the test peers: cbc (exact MIP oracle), glpsol, protoc
+set -euo pipefail
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+missing=()
+dpkg_has() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+need() { dpkg_has "$1" || missing+=("$1"); }
+
+need coinor-libclp-dev
+need pkg-config
+need g++
+if [ "$want_test" = 1 ]; then
+  need coinor-cbc
+  need glpk-utils
+  need protobuf-compiler
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  if [ -x /usr/local/go/bin/go ]; then
+    echo "setup: go is at /usr/local/go/bin; add it to PATH" >&2
+  else
+    echo "setup: Go is not installed (https://go.dev/doc/install)" >&2
+    exit 1
+  fi
+fi

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# test.sh: the whole test suite, as CI runs it. Installs what is missing first.
+#   gofmt clean, generated code up to date, go vet, go test -race.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
+scripts/setup.sh --test
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== generated code"
+scripts/generate.sh --check
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 20m ./... "$@"

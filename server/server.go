@@ -1,0 +1,310 @@
+// Package server runs optd's gRPC server: the services the caller registers,
+// the standard health service (grpc.health.v1.Health) and server reflection.
+//
+// Lifecycle of [Server.Run]:
+//
+//  1. create the data directory (0o750) if missing and bind the listen
+//     address (unless [Server.Listen] already did);
+//  2. serve, with every service's health status (and the overall status "")
+//     NOT_SERVING;
+//  3. run the startup self-checks in order; when all pass, set every status
+//     SERVING; when one fails, shut down and return its error;
+//  4. when ctx is cancelled: set every status NOT_SERVING, GracefulStop
+//     (wait for open calls) for at most the shutdown timeout, then Stop
+//     (cancel what is left) and return nil.
+//
+// Every call is logged at debug level with its method, status code and
+// duration_ms. The server logs only through the given *slog.Logger and never
+// writes to stdout.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+)
+
+// Errors returned by New and Run; match them with errors.Is.
+var (
+	// ErrOptions wraps an invalid Options field.
+	ErrOptions = errors.New("server: invalid options")
+	// ErrSelfCheck wraps a failed startup self-check (see *SelfCheckError).
+	ErrSelfCheck = errors.New("server: self-check failed")
+)
+
+// SelfCheck is one startup check; Run reports SERVING only after every check
+// has returned nil. Check should honour ctx, which is cancelled on shutdown.
+type SelfCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// SelfCheckError is the failure of the self-check named Name.
+type SelfCheckError struct {
+	Name string
+	Err  error
+}
+
+func (e *SelfCheckError) Error() string {
+	return fmt.Sprintf("server: self-check %q: %v", e.Name, e.Err)
+}
+
+// Unwrap returns the check's error; errors.Is(err, ErrSelfCheck) also holds.
+func (e *SelfCheckError) Unwrap() []error { return []error{ErrSelfCheck, e.Err} }
+
+// Options configures a Server. Zero values are errors unless documented.
+type Options struct {
+	// Listen is the host:port to bind; "127.0.0.1:0" picks a free port
+	// (see Server.Addr).
+	Listen string
+	// DataDir is created with mode 0o750 if missing.
+	DataDir string
+	// ShutdownTimeout bounds GracefulStop before Stop; must be > 0.
+	ShutdownTimeout time.Duration
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// SelfChecks run in order after the server starts accepting calls.
+	SelfChecks []SelfCheck
+	// Register adds the caller's services; each gets a health status of its
+	// own under its full name, as do health and reflection.
+	Register []func(grpc.ServiceRegistrar)
+}
+
+// Server is a gRPC server with health and reflection. Use New, then Run once.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	grpc   *grpc.Server
+	health *health.Server
+	// services are the names with a health status, "" (overall) first.
+	services []string
+
+	mu  sync.Mutex
+	lis net.Listener
+}
+
+// New validates opts and builds the server; it does not bind or touch the
+// disk.
+func New(opts Options) (*Server, error) {
+	switch {
+	case opts.Listen == "":
+		return nil, fmt.Errorf("%w: Listen is empty", ErrOptions)
+	case opts.DataDir == "":
+		return nil, fmt.Errorf("%w: DataDir is empty", ErrOptions)
+	case opts.ShutdownTimeout <= 0:
+		return nil, fmt.Errorf("%w: ShutdownTimeout %v is not positive", ErrOptions, opts.ShutdownTimeout)
+	}
+	for i, c := range opts.SelfChecks {
+		if c.Name == "" || c.Check == nil {
+			return nil, fmt.Errorf("%w: SelfChecks[%d] needs a Name and a Check", ErrOptions, i)
+		}
+	}
+	s := &Server{opts: opts, log: opts.Logger, health: health.NewServer()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.grpc = grpc.NewServer(
+		grpc.ChainUnaryInterceptor(s.logUnary),
+		grpc.ChainStreamInterceptor(s.logStream),
+	)
+	for _, register := range opts.Register {
+		register(s.grpc)
+	}
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+
+	s.services = []string{""}
+	for name := range s.grpc.GetServiceInfo() {
+		s.services = append(s.services, name)
+	}
+	slices.Sort(s.services[1:])
+	s.setStatus(healthpb.HealthCheckResponse_NOT_SERVING)
+	return s, nil
+}
+
+// Services returns the names that have a health status: "" (the server as a
+// whole) and every registered service, sorted.
+func (s *Server) Services() []string { return slices.Clone(s.services) }
+
+// setStatus sets every service's status, the overall one ("") last, so that a
+// client that sees the overall status change also sees every service's.
+func (s *Server) setStatus(st healthpb.HealthCheckResponse_ServingStatus) {
+	for _, name := range s.services[1:] {
+		s.health.SetServingStatus(name, st)
+	}
+	s.health.SetServingStatus("", st)
+}
+
+// Listen binds the listen address, so that Addr is known before Run; Run
+// calls it if the caller did not.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lis != nil {
+		return fmt.Errorf("server: already listening on %s", s.lis.Addr())
+	}
+	lis, err := net.Listen("tcp", s.opts.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen %q: %w", s.opts.Listen, err)
+	}
+	s.lis = lis
+	return nil
+}
+
+// Addr returns the bound address, or nil before Listen.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lis == nil {
+		return nil
+	}
+	return s.lis.Addr()
+}
+
+func (s *Server) listener() net.Listener {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lis
+}
+
+// Run serves until ctx is cancelled (then it shuts down gracefully and
+// returns nil) or until startup fails (a data directory, listen or self-check
+// error, returned after shutting down). Call it once.
+func (s *Server) Run(ctx context.Context) error {
+	if err := os.MkdirAll(s.opts.DataDir, 0o750); err != nil {
+		if lis := s.listener(); lis != nil {
+			lis.Close()
+		}
+		return fmt.Errorf("server: data dir: %w", err)
+	}
+	if s.listener() == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	lis := s.listener()
+	s.log.Info("listening", "addr", lis.Addr().String(), "data_dir", s.opts.DataDir)
+
+	served := make(chan error, 1)
+	go func() { served <- s.grpc.Serve(lis) }()
+
+	checkCtx, cancelChecks := context.WithCancel(ctx)
+	defer cancelChecks()
+	checked := make(chan error, 1)
+	go func() { checked <- s.selfCheck(checkCtx) }()
+
+	for {
+		select {
+		case <-ctx.Done():
+			s.shutdown()
+			return nil
+		case err := <-served:
+			// Serve returns early only on a listener failure.
+			s.shutdown()
+			return fmt.Errorf("server: serve: %w", err)
+		case err := <-checked:
+			checked = nil // a nil channel never fires again
+			if err != nil {
+				if ctx.Err() != nil {
+					s.shutdown()
+					return nil // cancelled during the checks: a normal stop
+				}
+				s.log.Error("self-check failed", "err", err)
+				s.shutdown()
+				return err
+			}
+			s.setStatus(healthpb.HealthCheckResponse_SERVING)
+			s.log.Info("serving", "services", s.services[1:])
+		}
+	}
+}
+
+func (s *Server) selfCheck(ctx context.Context) error {
+	for _, c := range s.opts.SelfChecks {
+		start := time.Now()
+		if err := c.Check(ctx); err != nil {
+			return &SelfCheckError{Name: c.Name, Err: err}
+		}
+		s.log.Debug("self-check passed", "check", c.Name, "duration_ms", msSince(start))
+	}
+	return nil
+}
+
+// shutdown marks everything NOT_SERVING, lets open calls finish for at most
+// the shutdown timeout, then cancels the rest.
+func (s *Server) shutdown() {
+	start := time.Now()
+	s.health.Shutdown()
+	stopped := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(s.opts.ShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		s.log.Warn("graceful stop timed out; cancelling open calls",
+			"shutdown_timeout", s.opts.ShutdownTimeout.String())
+		s.grpc.Stop()
+		<-stopped
+	}
+	s.log.Info("stopped", "duration_ms", msSince(start))
+}
+
+func (s *Server) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	s.logCall(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
+func (s *Server) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	err := handler(srv, ss)
+	s.logCall(ss.Context(), info.FullMethod, start, err)
+	return err
+}
+
+func (s *Server) logCall(ctx context.Context, method string, start time.Time, err error) {
+	if !s.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	s.log.LogAttrs(ctx, slog.LevelDebug, "rpc",
+		slog.String("method", method),
+		slog.String("code", status.Code(err).String()),
+		slog.Float64("duration_ms", msSince(start)))
+}
+
+func msSince(start time.Time) float64 {
+	return float64(time.Since(start).Microseconds()) / 1e3
+}
+
+// DataDirWritable is a self-check that creates, writes and removes a file in
+// dir.
+func DataDirWritable(dir string) SelfCheck {
+	return SelfCheck{Name: "data-dir-writable", Check: func(context.Context) error {
+		f, err := os.CreateTemp(dir, ".optd-selfcheck-*")
+		if err != nil {
+			return err
+		}
+		name := f.Name()
+		_, werr := f.Write([]byte("ok\n"))
+		cerr := f.Close()
+		rerr := os.Remove(name)
+		return errors.Join(werr, cerr, rerr)
+	}}
+}

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/optd/optd/internal/testenv"
 	"github.com/optd/optd/models/trace"
 )
 
@@ -111,35 +111,10 @@ func TestJobJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// domainDataDir locates ../shared/data next to the module root, skipping
-// the test when it is absent.
-func domainDataDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the package directory; cannot locate ../shared/data")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("trace data directory %s is absent (see ../shared/data/README.md): %v", data, err)
-	}
-	return data
-}
-
 // TestJobFromTraceValidates converts every job of every real trace and
 // checks that each is a valid Job carrying the trace's figures.
 func TestJobFromTraceValidates(t *testing.T) {
-	data := domainDataDir(t)
+	data := testenv.SharedData(t)
 	for _, f := range []string{
 		"swim/FB-2009_samples_24_times_1hr_0.tsv",
 		"swim/FB-2010_samples_24_times_1hr_0.tsv",

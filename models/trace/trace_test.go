@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
+
+	"github.com/optd/optd/internal/testenv"
 )
 
 // Real trace files, relative to the data directory.
@@ -26,34 +28,9 @@ const (
 	fileMumak  = "hadoop-mumak/19-jobs.attempts.csv"
 )
 
-// dataDir locates ../shared/data next to the module root (the directory
-// holding go.mod), skipping the test when it is absent.
-func dataDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("no go.mod above the package directory; cannot locate ../shared/data")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		tb.Skipf("trace data directory %s is absent (see ../shared/data/README.md): %v", data, err)
-	}
-	return data
-}
-
 func readReal(tb testing.TB, name string) []Job {
 	tb.Helper()
-	jobs, err := ReadFile(filepath.Join(dataDir(tb), name), Options{})
+	jobs, err := ReadFile(filepath.Join(testenv.SharedData(tb), name), Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -393,7 +370,7 @@ func TestDetect(t *testing.T) {
 // TestReadFileMatchesReaders checks that ReadFile (detection, gzip) gives
 // exactly what the format's own reader gives on the same bytes.
 func TestReadFileMatchesReaders(t *testing.T) {
-	data := dataDir(t)
+	data := testenv.SharedData(t)
 	dir := t.TempDir()
 	readers := []struct {
 		file string
@@ -459,7 +436,7 @@ func TestSummarize(t *testing.T) {
 // BenchmarkReadFile measures ReadFile on the FB-2010 SWIM day (MB/s from
 // b.SetBytes).
 func BenchmarkReadFile(b *testing.B) {
-	p := filepath.Join(dataDir(b), fileFB2010)
+	p := filepath.Join(testenv.SharedData(b), fileFB2010)
 	info, err := os.Stat(p)
 	if err != nil {
 		b.Fatal(err)
@@ -502,7 +479,7 @@ type rumenTask struct {
 // counts (tasks with attempts), attempt counts, input and shuffle sums and
 // submit times, job by job.
 func TestMumakCSVMatchesRumenJSON(t *testing.T) {
-	data := dataDir(t)
+	data := testenv.SharedData(t)
 	f, err := os.Open(filepath.Join(data, "hadoop-mumak", "19-jobs.trace.json.gz"))
 	if err != nil {
 		t.Fatal(err)

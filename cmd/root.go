@@ -13,6 +13,7 @@ import (
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/configcmd"
 	"github.com/optd/optd/cmd/serve"
+	"github.com/optd/optd/cmd/thresholds"
 	"github.com/optd/optd/cmd/version"
 )
 
@@ -24,5 +25,6 @@ func NewRootCommand() *cobra.Command {
 		serve.NewCommand,
 		configcmd.NewCommand,
 		version.NewCommand,
+		thresholds.NewCommand,
 	)
 }

@@ -1,0 +1,464 @@
+package solver
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// lagBound is one Lagrangian upper bound of the assignment problem.
+// Relaxing the supply constraints Σ_j x_ij ≤ s_i with multipliers π_i ≥ 0
+// gives, for any π,
+//
+//	z ≤ L(π) = Σ_i π_i s_i + Σ_j max{ Σ_i (v_i − π_i)·a_i : a feasible on node j }
+//
+// and the inner maxima are single-node knapsacks that the DP tables bound
+// from above. π = 0 is the sum of independent single-node optima; π = v is
+// the total value of the supply; the LP duals of the pattern
+// (Dantzig-Wolfe) master give the LP bound. In the search, where node j has
+// decided the types before p_j and has residual r_j, the bound of the
+// subtree is
+//
+//	val + Σ_i π_i s'_i + Σ_j tab.layer[p_j][r_j]
+//
+// (s' the remaining supply), because the remaining choices of each node are
+// a suffix of the type order.
+type lagBound struct {
+	pi  []float64 // nil means π = 0
+	tab *tables   // nil means every inner maximum is 0 (π ≥ v)
+}
+
+func (b *lagBound) piOf(i int) float64 {
+	if b.pi == nil {
+		return 0
+	}
+	return b.pi[i]
+}
+
+func (b *lagBound) term(t int, r []int64) float64 {
+	if b.tab == nil {
+		return 0
+	}
+	return b.tab.layer[t][b.tab.g.index(r)]
+}
+
+// maxBounds is the largest number of Lagrangian bounds a search combines.
+const maxBounds = 4
+
+// search is a depth-first branch and bound over the counts x[j][t].
+//
+// Decision order: node by node (nodes sorted by capacity, largest first),
+// within a node type by type (model order); each count is tried best bound
+// first. (Branching type-major on the types whose supply binds in the LP was
+// tried and explored more nodes on the benchmark suite.) Memory is
+// O(nodes·types) for the path plus the fixed-size transposition table.
+//
+// Symmetry: nodes with identical capacities are adjacent (same[j] says node j
+// equals node j−1) and their patterns must be lexicographically
+// non-increasing in the type order, x[j] ≤_lex x[j−1]; every solution has a
+// permutation of its identical nodes with that property, so no optimum is
+// lost and the m! orderings of m identical nodes are explored once.
+type search struct {
+	m      *model
+	nodes  [][]int64
+	same   []bool
+	supply []int
+	bounds []*lagBound
+	total  int // number of decisions, nodes·types
+
+	resid [][]int64
+	eq    []bool // x[j] equals x[j−1] on the types decided so far
+	x     [][]int
+	piS   [maxBounds]float64 // Σ_t π_t s'_t
+	sum   [maxBounds]float64 // Σ_j layer[p_j][r_j]
+	stack []decision
+
+	best     [][]int
+	bestVal  float64
+	explored int64
+
+	ctx       context.Context
+	deadline  time.Time
+	nodeLimit int64
+	stopped   StopReason
+	progress  func(Progress)
+	start     time.Time
+	lastProg  time.Time
+	candBufs  [][]cand
+
+	memo   *memo
+	zob    [3][]uint64 // Zobrist keys per task type: supply (2 independent), previous pattern
+	h1, h2 uint64      // Σ_t s'_t·zob[0|1][t] (mod 2^64), kept up to date by decide
+}
+
+type decision struct {
+	j, t, c int
+	eq      bool // eq[j] before the decision
+	delta   [maxBounds]float64
+}
+
+type cand struct {
+	c     int
+	bound float64
+}
+
+func newSearch(ctx context.Context, m *model, nodes [][]int64, same []bool, supply []int, bounds []*lagBound) *search {
+	if len(bounds) > maxBounds {
+		panic("solver: too many bounds")
+	}
+	n := len(m.dem)
+	s := &search{m: m, nodes: nodes, same: same, supply: slices.Clone(supply), bounds: bounds,
+		total: len(nodes) * n, ctx: ctx, start: time.Now()}
+	s.resid = make([][]int64, len(nodes))
+	s.x = make([][]int, len(nodes))
+	s.best = make([][]int, len(nodes))
+	s.eq = make([]bool, len(nodes))
+	for j := range nodes {
+		s.resid[j] = slices.Clone(nodes[j])
+		s.x[j] = make([]int, n)
+		s.best[j] = make([]int, n)
+		s.eq[j] = same[j]
+	}
+	for b, lb := range bounds {
+		for t, sup := range s.supply {
+			s.piS[b] += lb.piOf(t) * float64(sup)
+		}
+		for j := range nodes {
+			s.sum[b] += lb.term(0, nodes[j])
+		}
+	}
+	s.candBufs = make([][]cand, s.total)
+	s.stack = make([]decision, 0, s.total)
+	if len(nodes) > 1 {
+		rng := rand.New(rand.NewPCG(0x6f707464, 0x69746121))
+		for z := range s.zob {
+			s.zob[z] = make([]uint64, n)
+			for i := range s.zob[z] {
+				s.zob[z][i] = rng.Uint64()
+			}
+		}
+		for i, sup := range s.supply {
+			s.h1 += uint64(sup) * s.zob[0][i]
+			s.h2 += uint64(sup) * s.zob[1][i]
+		}
+	}
+	return s
+}
+
+// setIncumbent installs a known feasible assignment (search node and type order).
+func (s *search) setIncumbent(x [][]int, val float64) {
+	if val > s.bestVal {
+		for j := range x {
+			copy(s.best[j], x[j])
+		}
+		s.bestVal = val
+	}
+}
+
+// rootBound is the minimum of the Lagrangian bounds at the root.
+func (s *search) rootBound() float64 { return s.subtreeBound(0) }
+
+// subtreeBound is the bound of the current subtree with value val so far.
+func (s *search) subtreeBound(val float64) float64 {
+	ub := math.Inf(1)
+	for b := range s.bounds {
+		ub = math.Min(ub, val+s.piS[b]+s.sum[b])
+	}
+	return ub
+}
+
+// run explores the tree and returns the largest bound left unexplored when
+// the search stopped early (−Inf when it completed).
+func (s *search) run() float64 {
+	if s.total == 0 {
+		return math.Inf(-1)
+	}
+	return s.dfs(0, 0)
+}
+
+// step returns the node and type of decision k.
+func (s *search) step(k int) (j, t int) { return k / len(s.m.dem), k % len(s.m.dem) }
+
+func (s *search) stop() bool {
+	if s.stopped != "" {
+		return true
+	}
+	if s.explored&1023 != 0 {
+		return false
+	}
+	now := time.Now()
+	switch {
+	case s.ctx.Err() != nil:
+		s.stopped = StopCanceled
+		if s.ctx.Err() == context.DeadlineExceeded {
+			s.stopped = StopTimeLimit
+		}
+	case !s.deadline.IsZero() && now.After(s.deadline):
+		s.stopped = StopTimeLimit
+	case s.nodeLimit > 0 && s.explored >= s.nodeLimit:
+		s.stopped = StopNodeLimit
+	}
+	if s.progress != nil && now.Sub(s.lastProg) > 200*time.Millisecond {
+		s.lastProg = now
+		s.progress(Progress{NodesExplored: s.explored, Incumbent: s.bestVal, Elapsed: now.Sub(s.start)})
+	}
+	return s.stopped != ""
+}
+
+// bound returns the upper bound after setting x[j][t] = c, val being the
+// value before that choice.
+func (s *search) bound(j, t, c int, val float64) float64 {
+	r := s.resid[j]
+	d := s.m.dem[t]
+	gain := val + float64(c)*s.m.val[t]
+	ub := math.Inf(1)
+	idxOld, idxNew := -1, -1
+	var lastGrid *grid
+	for b, lb := range s.bounds {
+		v := gain + s.piS[b] - float64(c)*lb.piOf(t) + s.sum[b]
+		if lb.tab != nil {
+			if g := lb.tab.g; g != lastGrid {
+				idxOld, idxNew, lastGrid = g.index(r), g.indexAfter(r, d, int64(c)), g
+			}
+			v += lb.tab.layer[t+1][idxNew] - lb.tab.layer[t][idxOld]
+		}
+		if v < ub {
+			ub = v
+		}
+	}
+	return ub
+}
+
+// decide sets x[j][t] = c and updates every incremental quantity.
+func (s *search) decide(j, t, c int) {
+	dc := decision{j: j, t: t, c: c, eq: s.eq[j]}
+	r := s.resid[j]
+	for b, lb := range s.bounds {
+		if lb.tab != nil {
+			old := lb.term(t, r)
+			dc.delta[b] = -old
+		}
+	}
+	if c > 0 {
+		s.x[j][t] = c
+		s.supply[t] -= c
+		for p, d := range s.m.dem[t] {
+			r[p] -= int64(c) * d
+		}
+		if s.zob[0] != nil {
+			s.h1 -= uint64(c) * s.zob[0][t]
+			s.h2 -= uint64(c) * s.zob[1][t]
+		}
+	}
+	for b, lb := range s.bounds {
+		if lb.tab != nil {
+			dc.delta[b] += lb.term(t+1, r)
+			s.sum[b] += dc.delta[b]
+		}
+		s.piS[b] -= float64(c) * lb.piOf(t)
+	}
+	if s.eq[j] && s.same[j] && c != s.x[j-1][t] {
+		s.eq[j] = false
+	}
+	s.stack = append(s.stack, dc)
+}
+
+// undo reverts the last decision.
+func (s *search) undo() {
+	dc := s.stack[len(s.stack)-1]
+	s.stack = s.stack[:len(s.stack)-1]
+	j, t, c := dc.j, dc.t, dc.c
+	if c > 0 {
+		s.x[j][t] = 0
+		s.supply[t] += c
+		for p, d := range s.m.dem[t] {
+			s.resid[j][p] += int64(c) * d
+		}
+		if s.zob[0] != nil {
+			s.h1 += uint64(c) * s.zob[0][t]
+			s.h2 += uint64(c) * s.zob[1][t]
+		}
+	}
+	for b, lb := range s.bounds {
+		s.sum[b] -= dc.delta[b]
+		s.piS[b] += float64(c) * lb.piOf(t)
+	}
+	s.eq[j] = dc.eq
+}
+
+// cmax is the largest count of type t that node j can still take.
+func (s *search) cmax(j, t int) int {
+	sup := s.supply[t]
+	if sup == 0 {
+		return 0
+	}
+	f := maxFit(s.m.dem[t], s.resid[j])
+	if int64(sup) < f {
+		f = int64(sup)
+	}
+	if s.eq[j] && s.same[j] && int64(s.x[j-1][t]) < f {
+		f = int64(s.x[j-1][t])
+	}
+	return int(f)
+}
+
+func (s *search) dfs(k int, val float64) float64 {
+	s.explored++
+	if s.stop() {
+		return s.subtreeBound(val)
+	}
+	mark := len(s.stack)
+	open := math.Inf(-1)
+	for {
+		if k == s.total {
+			if s.m.canImprove(val, s.bestVal) {
+				for j := range s.x {
+					copy(s.best[j], s.x[j])
+				}
+				s.bestVal = val
+				if s.progress != nil {
+					s.progress(Progress{NodesExplored: s.explored, Incumbent: val, Elapsed: time.Since(s.start)})
+				}
+			}
+			s.unwind(mark)
+			return open
+		}
+		if s.zob[0] != nil && s.atNodeStart(k) && s.useMemo() && s.memo.dominated(s.stateKey(k), val) {
+			s.unwind(mark)
+			return open
+		}
+		j, t := s.step(k)
+		if s.cmax(j, t) > 0 {
+			break
+		}
+		s.decide(j, t, 0) // forced; no branching
+		k++
+	}
+	j, t := s.step(k)
+	cmax := s.cmax(j, t)
+	cands := s.candBufs[k][:0]
+	const sortLimit = 64
+	if cmax < sortLimit {
+		for c := cmax; c >= 0; c-- {
+			if b := s.bound(j, t, c, val); s.m.canImprove(b, s.bestVal) {
+				cands = append(cands, cand{c, b})
+			}
+		}
+		slices.SortStableFunc(cands, func(a, b cand) int { return -cmpFloat(a.bound, b.bound) })
+		s.candBufs[k] = cands
+	}
+	for idx := 0; ; idx++ {
+		var cd cand
+		if cmax < sortLimit {
+			if idx == len(cands) {
+				break
+			}
+			cd = cands[idx]
+		} else {
+			if idx > cmax {
+				break
+			}
+			cd = cand{cmax - idx, s.bound(j, t, cmax-idx, val)}
+		}
+		if s.stopped != "" {
+			if cmax >= sortLimit {
+				open = math.Max(open, s.subtreeBound(val)) // lazy enumeration: bound the rest at once
+				break
+			}
+			open = math.Max(open, cd.bound)
+			continue
+		}
+		if !s.m.canImprove(cd.bound, s.bestVal) {
+			continue
+		}
+		s.decide(j, t, cd.c)
+		open = math.Max(open, s.dfs(k+1, val+float64(cd.c)*s.m.val[t]))
+		s.undo()
+	}
+	s.unwind(mark)
+	return open
+}
+
+func (s *search) unwind(mark int) {
+	for len(s.stack) > mark {
+		s.undo()
+	}
+}
+
+// atNodeStart reports whether decision k starts a node after the first,
+// where the transposition table applies.
+func (s *search) atNodeStart(k int) bool { return k > 0 && k%len(s.m.dem) == 0 }
+
+// useMemo allocates the transposition table once the search is large
+// enough to need it.
+func (s *search) useMemo() bool {
+	if s.memo == nil && s.explored > memoAfter {
+		s.memo = newMemo()
+	}
+	return s.memo != nil
+}
+
+// memoAfter is the number of explored nodes after which the transposition
+// table is allocated (small searches never pay for it).
+const memoAfter = 1 << 14
+
+// memo is a transposition table of the search, bounded in size. At the
+// start of node j the rest of the problem depends only on the remaining
+// supply s' and, within a class of identical nodes, on the pattern of node
+// j−1 (which bounds node j's by symmetry breaking). If the same state was reached before with a value at
+// least as large, its subtree was already searched with an incumbent no
+// better than the current one, and every completion of the current prefix
+// completes that prefix with a value at least as large: the current subtree
+// is dominated. (Paths reaching the same state are typically the same tasks
+// distributed differently over the nodes before j.) States are identified
+// by two independent 64-bit hashes; a false match needs both to collide
+// (about 2^-128 per comparison). Entries are overwritten on index
+// collision, which only loses pruning.
+type memo struct {
+	entries []memoEntry
+	mask    uint64
+}
+
+type memoEntry struct {
+	h1, h2 uint64
+	val    float64
+}
+
+// memoEntries is the size of the transposition table (24 MiB).
+const memoEntries = 1 << 20
+
+func newMemo() *memo {
+	return &memo{entries: make([]memoEntry, memoEntries), mask: memoEntries - 1}
+}
+
+// dominated reports whether state key was reached before with value ≥ val,
+// and records val otherwise.
+func (t *memo) dominated(key [2]uint64, val float64) bool {
+	e := &t.entries[key[0]&t.mask]
+	if e.h1 == key[0] && e.h2 == key[1] {
+		if e.val >= val {
+			return true
+		}
+		e.val = val
+		return false
+	}
+	*e = memoEntry{key[0], key[1], val}
+	return false
+}
+
+// stateKey hashes the state at the start of the node of decision k.
+func (s *search) stateKey(k int) [2]uint64 {
+	j, _ := s.step(k)
+	h1 := s.h1 + uint64(k+1)*0x9e3779b97f4a7c15
+	h2 := s.h2 + uint64(k+1)*0xc2b2ae3d27d4eb4f
+	if s.same[j] {
+		for t := range s.m.dem {
+			c := uint64(s.x[j-1][t])
+			h1 += c * s.zob[2][t]
+			h2 += c * s.zob[1][t] * 0xbf58476d1ce4e5b9
+		}
+	}
+	return [2]uint64{h1, h2}
+}

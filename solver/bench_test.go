@@ -1,0 +1,101 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// benchInstances are the benchmark instances: the four HaSTE tables, a
+// random 20 nodes × 20 types × 2 resources instance and hard 3-resource
+// instances of the CBC comparison suite (40-50 heterogeneous nodes, 8-10
+// types, more tasks than fit).
+func benchInstances(b *testing.B) []struct {
+	name string
+	in   *Instance
+} {
+	var out []struct {
+		name string
+		in   *Instance
+	}
+	for _, n := range BuiltinNames() {
+		in, err := BuiltinInstance(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, struct {
+			name string
+			in   *Instance
+		}{n, in})
+	}
+	rng := rand.New(rand.NewPCG(20, 20))
+	in, err := RandomInstance(rng, RandomSpec{Nodes: 20, Types: 20, Resources: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out = append(out, struct {
+		name string
+		in   *Instance
+	}{"random-20x20x2", in})
+	for i := 0; i < 3; i++ {
+		in := hardInstance(i)
+		out = append(out, struct {
+			name string
+			in   *Instance
+		}{fmt.Sprintf("hard%d-%dx%dx3", i, len(in.Nodes), len(in.Tasks)), in})
+	}
+	return out
+}
+
+// BenchmarkExact measures the time to a proven optimum (time limit 60 s;
+// proven=0 in the report means the limit was hit).
+func BenchmarkExact(b *testing.B) {
+	for _, bi := range benchInstances(b) {
+		if err := bi.in.Validate(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run("instance="+bi.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var r *Result
+			for b.Loop() {
+				var err error
+				r, err = Exact(context.Background(), bi.in, Options{TimeLimit: 60 * time.Second})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			proven := 0.0
+			if r.Optimal {
+				proven = 1
+			}
+			b.ReportMetric(proven, "proven")
+			b.ReportMetric(r.Objective, "objective")
+			b.ReportMetric(float64(r.Stats.NodesExplored), "bb_nodes")
+		})
+	}
+}
+
+// BenchmarkMethods compares the three methods' speed on the HaSTE tables.
+func BenchmarkMethods(b *testing.B) {
+	for _, n := range BuiltinNames() {
+		in, err := BuiltinInstance(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range Methods() {
+			b.Run(fmt.Sprintf("instance=%s/method=%s", n, m), func(b *testing.B) {
+				b.ReportAllocs()
+				var r *Result
+				for b.Loop() {
+					r, err = Solve(context.Background(), in, m, Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(r.Objective, "objective")
+			})
+		}
+	}
+}

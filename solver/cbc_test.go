@@ -1,0 +1,96 @@
+package solver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cbcResult is what CBC reported for one instance.
+type cbcResult struct {
+	status    string  // first words of the solution file, e.g. "Optimal"
+	optimal   bool    // CBC proved optimality
+	objective float64 // recomputed exactly from the solution's x_j_i values
+	elapsed   time.Duration
+}
+
+var errNoCBC = errors.New("cbc not on PATH")
+
+// runCBC writes in as an LP file in dir and solves it with
+// `cbc FILE -threads 1 [-sec S] -solve -solu OUT`, single-threaded. The
+// objective is recomputed from the integer values of the solution file
+// (so it is compared exactly, not through CBC's 8 printed decimals).
+func runCBC(ctx context.Context, dir, name string, in *Instance, limit time.Duration) (cbcResult, error) {
+	var r cbcResult
+	bin, err := exec.LookPath("cbc")
+	if err != nil {
+		return r, errNoCBC
+	}
+	lpPath := filepath.Join(dir, name+".lp")
+	solPath := filepath.Join(dir, name+".sol")
+	f, err := os.Create(lpPath)
+	if err != nil {
+		return r, err
+	}
+	if err := WriteLP(f, in); err != nil {
+		f.Close()
+		return r, err
+	}
+	if err := f.Close(); err != nil {
+		return r, err
+	}
+	args := []string{lpPath, "-threads", "1"}
+	if limit > 0 {
+		args = append(args, "-sec", strconv.FormatFloat(limit.Seconds(), 'f', 3, 64))
+	}
+	args = append(args, "-solve", "-solu", solPath)
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	r.elapsed = time.Since(start)
+	if err != nil {
+		return r, fmt.Errorf("cbc: %v: %s", err, lastLines(string(out), 5))
+	}
+	sol, err := os.Open(solPath)
+	if err != nil {
+		return r, fmt.Errorf("cbc wrote no solution: %v: %s", err, lastLines(string(out), 5))
+	}
+	defer sol.Close()
+	sc := bufio.NewScanner(sol)
+	if !sc.Scan() {
+		return r, fmt.Errorf("cbc: empty solution file")
+	}
+	head := sc.Text()
+	r.status, _, _ = strings.Cut(head, " - ")
+	r.optimal = strings.HasPrefix(head, "Optimal")
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 3 || !strings.HasPrefix(fs[1], "x_") {
+			continue
+		}
+		var j, i int
+		if _, err := fmt.Sscanf(fs[1], "x_%d_%d", &j, &i); err != nil {
+			return r, fmt.Errorf("cbc: bad variable %q", fs[1])
+		}
+		v, err := strconv.ParseFloat(fs[2], 64)
+		if err != nil {
+			return r, fmt.Errorf("cbc: bad value %q", fs[2])
+		}
+		r.objective += float64(int64(v+0.5)) * in.Value(i)
+	}
+	return r, sc.Err()
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

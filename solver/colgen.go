@@ -1,0 +1,268 @@
+package solver
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/optd/optd/solver/lp"
+)
+
+// Column generation limits.
+const (
+	// cgMaxIterations caps the master LP solves of one column generation.
+	cgMaxIterations = 200
+	// cgPricingNodes caps the branch-and-bound nodes of one pricing problem;
+	// beyond it the DP table value is used as the (valid) pricing bound.
+	cgPricingNodes = 20000
+	// cgReducedCostTol is the relative reduced cost above which a column
+	// enters the master.
+	cgReducedCostTol = 1e-9
+)
+
+var errNoLPBound = errors.New("solver: no LP bound")
+
+// nodeClass is a set of identical nodes (capacity C, m nodes).
+type nodeClass struct {
+	cap   []int64
+	count int
+}
+
+func classesOf(sorted [][]int64) []nodeClass {
+	var cl []nodeClass
+	for j, c := range sorted {
+		if j > 0 && slices.Equal(c, sorted[j-1]) {
+			cl[len(cl)-1].count++
+			continue
+		}
+		cl = append(cl, nodeClass{cap: c, count: 1})
+	}
+	return cl
+}
+
+// lpBound solves the LP relaxation of the pattern (Dantzig-Wolfe)
+// formulation by column generation:
+//
+//	max Σ_c Σ_a v(a)·y_ca
+//	s.t. Σ_a y_ca ≤ m_c                  for each node class c   (dual μ_c)
+//	     Σ_c Σ_a a_i·y_ca ≤ s_i          for each task type i    (dual π_i)
+//	     y ≥ 0,
+//
+// where a ranges over the feasible single-node patterns of class c (integer
+// a ≥ 0, Σ_i a_i·R[i,·] ≤ C_c). Pricing is the single-node knapsack
+// max_a Σ_i (v_i − π_i)·a_i − μ_c, solved by the branch and bound with the
+// DP bound. Whatever the convergence, every π ≥ 0 gives the valid bound
+//
+//	L(π) = Σ_i π_i s_i + Σ_c m_c · max_a Σ_i (v_i − π_i)·a_i,
+//
+// which equals the LP optimum at the final duals; the π with the smallest
+// L(π) seen is returned as a lagBound. The LP master solution, rounded down
+// and completed by per-node fills, is returned as an incumbent candidate.
+func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int, base *tables) (*lagBound, lpStats, error) {
+	var st lpStats
+	classes := classesOf(sorted)
+	n := len(m.dem)
+	type column struct {
+		class int
+		a     []int
+	}
+	var cols []column
+	seen := map[string]bool{}
+	addCol := func(c int, a []int) bool {
+		key := strconv.Itoa(c) + ":" + patternKey(a)
+		if seen[key] || slices.Max(a) == 0 {
+			return false
+		}
+		seen[key] = true
+		cols = append(cols, column{c, slices.Clone(a)})
+		return true
+	}
+	classOfNode := make([]int, len(sorted))
+	for j, c := 0, -1; j < len(sorted); j++ {
+		if j == 0 || !slices.Equal(sorted[j], sorted[j-1]) {
+			c++
+		}
+		classOfNode[j] = c
+	}
+	for j, a := range incumbent {
+		addCol(classOfNode[j], a)
+	}
+	bestL := math.Inf(1)
+	var bestPi []float64
+	var bestTab *tables
+	var y []float64
+	pi := make([]float64, n)
+	u := make([]float64, n)
+	for iter := 0; iter < cgMaxIterations; iter++ {
+		if ctx.Err() != nil {
+			break
+		}
+		// pricing at the current π (π = 0 on the first pass)
+		for i := range u {
+			u[i] = m.val[i] - pi[i]
+		}
+		tab := buildTables(base.g, m.dem, u, countBounds(m.dem, m.supply, sorted))
+		L := 0.0
+		for i := range pi {
+			L += pi[i] * float64(m.supply[i])
+		}
+		added := false
+		for c, cl := range classes {
+			a, k := pricePattern(ctx, m, u, tab, cl.cap)
+			L += float64(cl.count) * k
+			if a != nil && m.patternValue(a)-dot(pi, a) > 0 {
+				added = addCol(c, a) || added
+			}
+		}
+		if L < bestL {
+			bestL, bestPi, bestTab = L, slices.Clone(pi), tab
+		}
+		if iter > 0 && !added {
+			break
+		}
+		// master LP
+		var p lp.Problem
+		p.Sense = lp.Maximize
+		for i := 0; i < n; i++ {
+			p.AddRow(math.Inf(-1), float64(m.supply[i]))
+		}
+		for _, cl := range classes {
+			p.AddRow(math.Inf(-1), float64(cl.count))
+		}
+		for _, col := range cols {
+			rows := []int{n + col.class}
+			vals := []float64{1}
+			for i, ai := range col.a {
+				if ai > 0 {
+					rows = append(rows, i)
+					vals = append(vals, float64(ai))
+				}
+			}
+			p.AddCol(m.patternValue(col.a), 0, math.Inf(1), rows, vals)
+		}
+		sol, err := lp.Solve(ctx, &p, lp.Options{})
+		st.LPSolves++
+		if err != nil {
+			break
+		}
+		y = sol.Primal
+		for i := range pi {
+			pi[i] = math.Max(0, sol.RowDuals[i])
+		}
+		// stop early when the LP value already meets the best Lagrangian
+		// bound (the LP is then optimal)
+		if sol.Objective >= bestL-cgReducedCostTol*math.Max(1, bestL) {
+			break
+		}
+	}
+	if bestPi == nil {
+		return nil, st, errNoLPBound
+	}
+	st.LPBound = bestL
+	if y != nil {
+		xr := make([][]int, len(sorted))
+		for j := range xr {
+			xr[j] = make([]int, n)
+		}
+		supply := slices.Clone(m.supply)
+		next := make([]int, len(classes)) // next free node of each class
+		start := make([]int, len(classes))
+		for j := len(sorted) - 1; j >= 0; j-- {
+			start[classOfNode[j]] = j
+		}
+		order := make([]int, len(y)) // columns added after the last LP solve have no value
+		for k := range order {
+			order[k] = k
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(y[a], y[b]) })
+		for _, k := range order {
+			col := cols[k]
+			c := col.class
+			for r := 0; r < int(math.Floor(y[k]+1e-9)) && next[c] < classes[c].count; r++ {
+				if !fitsSupply(col.a, supply) {
+					break
+				}
+				j := start[c] + next[c]
+				copy(xr[j], col.a)
+				for i, ai := range col.a {
+					supply[i] -= ai
+				}
+				next[c]++
+			}
+		}
+		// complete the nodes left empty with per-node fills
+		var restIdx []int
+		var restCaps [][]int64
+		for j := range sorted {
+			if classOfNode[j] >= 0 && j-start[classOfNode[j]] >= next[classOfNode[j]] {
+				restIdx = append(restIdx, j)
+				restCaps = append(restCaps, sorted[j])
+			}
+		}
+		deadline, _ := ctx.Deadline()
+		fill, _, _ := perNodeAssign(ctx, m, restCaps, supply, deadline, base)
+		for r, j := range restIdx {
+			xr[j] = fill[r]
+		}
+		st.rounded = xr
+	}
+	return &lagBound{pi: bestPi, tab: bestTab}, st, nil
+}
+
+// pricePattern solves max Σ_i u_i·a_i over the feasible patterns of a node
+// with capacity c (a_i ≤ s_i) by branch and bound with the DP bound tab. It
+// returns the best pattern found and a valid upper bound on the maximum
+// (the maximum itself when the search completes).
+func pricePattern(ctx context.Context, m *model, u []float64, tab *tables, c []int64) ([]int, float64) {
+	pm := &model{k: m.k, w: m.w, dem: m.dem, val: u, supply: slices.Clone(m.supply)}
+	for i := range u {
+		if u[i] <= 0 {
+			pm.supply[i] = 0
+		}
+	}
+	one := [][]int64{c}
+	s := newSearch(ctx, pm, one, []bool{false}, pm.supply, []*lagBound{{tab: tab}})
+	s.nodeLimit = cgPricingNodes
+	open := s.run()
+	if s.stopped != "" {
+		return s.best[0], math.Max(s.bestVal, math.Min(open, s.rootBound()))
+	}
+	return s.best[0], s.bestVal
+}
+
+func patternKey(a []int) string {
+	b := make([]byte, 0, 4*len(a))
+	for _, x := range a {
+		b = append(b, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+	}
+	return string(b)
+}
+
+func dot(pi []float64, a []int) float64 {
+	s := 0.0
+	for i, x := range a {
+		s += pi[i] * float64(x)
+	}
+	return s
+}
+
+func fitsSupply(a, supply []int) bool {
+	for i, x := range a {
+		if x > supply[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,31 @@
+// Package solver solves the Initial Task Assignment (ITA) of HaSTE (Yao,
+// Gao, Wang, Sheng, Mi, IEEE TCC 2021, §3.3): choose how many tasks x_ij of
+// each type i to start on each node j so that
+//
+//	Σ_i x_ij·R[i,p] ≤ C[j,p]   for every node j and resource p,
+//	Σ_j x_ij ≤ s_i             (the s_i pending tasks of type i),
+//
+// maximising Σ_i Σ_j x_ij·v_i with v_i = Σ_p w_p·R[i,p], a multiple
+// multi-dimensional bounded knapsack. Three methods share one Result type
+// (CONTRACTS §3):
+//
+//   - exact: the proven global optimum. Task types with equal demands are
+//     merged; identical nodes are grouped and ordered lexicographically
+//     (symmetry breaking); a depth-first branch and bound over the counts,
+//     node by node, is pruned by Lagrangian bounds computed from
+//     single-node knapsack DPs over the capacity grid reduced by the GCD of
+//     the demands (π = 0: independent nodes; π = LP duals of the pattern
+//     formulation, solved by column generation with solver/lp; π = v:
+//     supply), rounded down to the value unit, and by a bounded
+//     transposition table on the remaining supply. A time limit returns the
+//     incumbent with its proven bound and Optimal = false.
+//   - per-node: the paper's Algorithm 1 as intended — node 1 filled with an
+//     optimal single-node knapsack, then node 2 with what is left, etc.
+//     (see perNodeAssign for why Algorithm 1 as printed is not exact).
+//   - ffd-dp: the FFD dot-product greedy with the fitness of Eq. 1.
+//
+// Built-in instances haste-table2 … haste-table5 reproduce the first batch
+// of map tasks of the paper's Tables 2-5 (see hasteTables); RandomInstance
+// draws seeded random instances; WriteLP writes the compact integer program
+// for CBC or glpsol.
+package solver

@@ -1,0 +1,143 @@
+package solver
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+)
+
+// ffdAssign is the FFD dot-product greedy (the paper's Eq. 1, used by RTA
+// and as the FFD-DP baseline): nodes are filled one after another in the
+// given order; on node j it repeatedly starts the pending task t_i that fits
+// in the residual capacity C[j,·] with the largest fitness
+//
+//	F_ij = Σ_p R[i,p] · C[j,p] · w_p                                   (Eq. 1)
+//
+// where C[j,p] is the node's residual (the paper updates C on every
+// heartbeat) until no pending task fits. Ties in F are broken in favour of
+// the task type listed first in the input, which reproduces the paper's
+// worked example (§3.4.1: on ⟨10 GB, 6 cores⟩ with types ⟨1,3⟩ and ⟨3,1⟩
+// the fitness sequence is 36, 26, then a tie at ⟨4,4⟩ resolved to type I,
+// then 10, filling the node completely). Eq. 1 is applied literally in the
+// instance's units: it is quadratic in the unit of each resource while the
+// objective is linear, so with memory in MB and w = (1/1024, 1) the memory
+// term weighs 1024 times more than with the paper's GB and w = (1, 1).
+func ffdAssign(m *model, caps [][]int64, supply []int) [][]int {
+	s := slices.Clone(supply)
+	x := make([][]int, len(caps))
+	first := make([]int, len(m.dem)) // input position of each merged type
+	for t := range m.dem {
+		first[t] = m.members[t][0]
+	}
+	for j, c := range caps {
+		x[j] = make([]int, len(m.dem))
+		r := slices.Clone(c)
+		for {
+			bestT, bestF := -1, math.Inf(-1)
+			for t, d := range m.dem {
+				if s[t] == 0 || !fitsIn(d, r) {
+					continue
+				}
+				f := 0.0
+				for p := range d {
+					f += float64(d[p]) * float64(r[p]) * m.w[p]
+				}
+				if f > bestF || (f == bestF && first[t] < first[bestT]) {
+					bestT, bestF = t, f
+				}
+			}
+			if bestT < 0 {
+				break
+			}
+			x[j][bestT]++
+			s[bestT]--
+			for p, d := range m.dem[bestT] {
+				r[p] -= d
+			}
+		}
+	}
+	return x
+}
+
+// perNodeAssign is the paper's Algorithm 1 as intended: for j = 1..m in the
+// given order, node j receives an optimal single-node bounded
+// multi-dimensional knapsack of the tasks still pending,
+//
+//	max Σ_i v_i·a_i  s.t.  Σ_i a_i·R[i,p] ≤ C[j,p] ∀p,  0 ≤ a_i ≤ s_i (pending),
+//
+// and those tasks are removed from the pending set.
+//
+// Why not Algorithm 1 as printed: it keeps one task list L[a,b] per capacity
+// cell and, filling cell ⟨a,b⟩ with task t_i, extends the list of cell
+// ⟨a−R[i,1], b−R[i,2]⟩ unless t_i is already in it (line 8). Read with T as
+// the set of task types (R is indexed by type), that check allows one task
+// per type per node, so with many identical tasks (52 maps of one job) a
+// node gets at most one of them. Read with one entry per task, the single
+// remembered list is only one of the optimal sub-solutions of the smaller
+// cell; when it already holds every copy of a type (or the one task t_i),
+// the cell cannot use t_i even though another list of the same value would
+// allow it, so OPT is not the knapsack optimum (it is a DP without the item
+// dimension). The correct DP needs a layer per item (here: per task type
+// with bounded copies), which is what the single-node search below solves
+// exactly; its result is the intended "fill node j optimally".
+//
+// Each single-node fill is an exact branch and bound over the task types
+// with the dynamic-programming bound of a table built once for the largest
+// node and the full supply (valid for smaller residual supply because it is
+// a relaxation). Ties between equally valuable fills are broken by the
+// search order: types by value, larger first; counts best bound first, then
+// larger first.
+func perNodeAssign(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables) (x [][]int, explored int64, stopped StopReason) {
+	s := slices.Clone(supply)
+	x = make([][]int, len(caps))
+	for j, c := range caps {
+		one := [][]int64{c}
+		bounds := []*lagBound{{tab: base}, {pi: m.val}}
+		srch := newSearch(ctx, m, one, []bool{false}, s, bounds)
+		srch.deadline = deadline
+		srch.run()
+		explored += srch.explored
+		if srch.stopped != "" {
+			stopped = srch.stopped
+		}
+		x[j] = srch.best[0]
+		for t, a := range x[j] {
+			s[t] -= a
+		}
+	}
+	return x, explored, stopped
+}
+
+// baseTables returns the π = 0 tables over the grid of the largest capacity
+// in every resource, with count bounds from supply.
+func baseTables(m *model, caps [][]int64, supply []int) *tables {
+	g := newGrid(capMax(caps, m.k), m.dem, cellBudget(len(m.dem)))
+	return buildTables(g, m.dem, m.val, countBounds(m.dem, supply, caps))
+}
+
+func capMax(caps [][]int64, k int) []int64 {
+	mx := make([]int64, k)
+	for _, c := range caps {
+		for p := range mx {
+			mx[p] = max(mx[p], c[p])
+		}
+	}
+	return mx
+}
+
+func nodeCaps(in *Instance) [][]int64 {
+	caps := make([][]int64, len(in.Nodes))
+	for j, n := range in.Nodes {
+		caps[j] = n.Capacity
+	}
+	return caps
+}
+
+func assignmentValue(m *model, x [][]int) float64 {
+	v := 0.0
+	for _, a := range x {
+		v += m.patternValue(a)
+	}
+	return v
+}

@@ -1,0 +1,73 @@
+package mdp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/optd/optd/models"
+)
+
+// benchModel has slots of distinct costs 1 + i² (no symmetry to exploit),
+// R uniform on 1..maxR with Y ∈ {2, 40}, λ = 0.4·K, μ = 1.
+func benchModel(tb testing.TB, slots, K, maxR, waiting int) PlacementModel {
+	costs := make([]float64, slots)
+	for i := range costs {
+		costs[i] = float64(1 + i*i)
+	}
+	var pts []models.JointPoint
+	for r := 1; r <= maxR; r++ {
+		pts = append(pts,
+			models.JointPoint{Data: float64(2 * r), Reduces: r, Prob: 0.5 / float64(maxR)},
+			models.JointPoint{Data: float64(40 * r), Reduces: r, Prob: 0.5 / float64(maxR)})
+	}
+	return PlacementModel{SlotCosts: costs, K: K, Lambda: 0.4 * float64(K), Mu: 1, MaxWaiting: waiting, Workload: jointWorkload(tb, pts...)}
+}
+
+// BenchmarkSolvePlacement solves the placement MDP exactly (RVI, plus the
+// exact evaluation of greedy and random) at growing sizes.
+func BenchmarkSolvePlacement(b *testing.B) {
+	for _, c := range []struct{ slots, K, maxR, waiting int }{
+		{6, 3, 2, 2}, {8, 4, 2, 2}, {9, 3, 3, 2}, {10, 4, 2, 2}, {12, 4, 2, 1},
+	} {
+		m := benchModel(b, c.slots, c.K, c.maxR, c.waiting)
+		if _, err := m.validate(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("slots=%d/K=%d/maxR=%d/waiting=%d", c.slots, c.K, c.maxR, c.waiting), func(b *testing.B) {
+			b.ReportAllocs()
+			var sol *PlacementSolution
+			for b.Loop() {
+				var err error
+				if sol, err = SolvePlacement(context.Background(), m, SolveOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(sol.States), "states")
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/solve")
+		})
+	}
+}
+
+// BenchmarkHindsightBound bounds a trace of the Fig. 9-like stable system
+// (100 slots of distinct costs, coarsened to 20 classes).
+func BenchmarkHindsightBound(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		rng := rand.New(rand.NewPCG(1, uint64(n)))
+		costs := make([]float64, 100)
+		for i := range costs {
+			costs[i] = 1 + 99*rng.Float64()
+		}
+		jobs := randomTrace(rng, n, 3, 3)
+		b.Run(fmt.Sprintf("slots=100/classes=20/jobs=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := HindsightBoundCoarse(context.Background(), jobs, costs, 20); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/job")
+		})
+	}
+}

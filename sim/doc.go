@@ -1,7 +1,40 @@
-// Package sim will hold optd's discrete-event engine (virtual clock, seeded,
-// deterministic) and the two models built on it: the reduce-placement queue of
-// CONTRACTS §4 and a cluster of nodes running map and reduce tasks.
+// Package sim is optd's discrete-event simulation: one engine and the models
+// built on it.
 //
-// It is filled by the issues on reduce placement and heartbeat scheduling; it has
-// no code yet.
+// # Engine (engine.go)
+//
+// Engine is a virtual clock and an indexed binary heap of events ordered by
+// (time, scheduling order), with cancel and reschedule by handle. It holds
+// no randomness and no model state, so that the reduce-placement queue here
+// and the cluster simulator of a later issue share it. Randomness comes from
+// seeded math/rand/v2 PCG streams (rng.go): one stream per source of
+// randomness, so runs are reproducible and policies compared with common
+// random numbers.
+//
+// # The reduce-placement queue (placement.go; CONTRACTS §4)
+//
+// The "stable system" of Tan, Meng, Meng, Zhang, "Improving ReduceTask Data
+// Locality for Sequential MapReduce Jobs" (INFOCOM 2013, §II, §III-B): jobs
+// arrive (Poisson, rate λ), the map phases are served by K-limited processor
+// sharing (Definition 1: with n jobs present, the min(n, K) oldest are in
+// service, each at rate 1/min(n, K) of one unit of capacity; the others wait
+// FIFO), map work B is Exp(μ). When job i enters service it is placed at once
+// on R_i free reduce slots chosen by a policy.Placement and holds them until
+// its map phase ends; its cost is Y_i·Σ_j H(σ_i(j)), Y_i = X_i/R_i. The
+// figure of merit is the long-run mean cost per job that entered service,
+// eq. (8)-(9): C̄ = lim (1/n)·Σ_{i≤n} Σ_j X_i^j·H(σ_i(j)). An optional finite
+// waiting room (max_waiting) makes the state space finite: an arrival that
+// finds max_waiting jobs waiting is lost. The cluster has at least K·r̄ slots
+// (§II), so a job entering service always finds R free slots.
+//
+// Processor sharing is simulated exactly for any work distribution (not by
+// memorylessness), so trace-driven works are right too: see Model.Run.
+//
+// Scenarios (scenario.go, source.go) are the JSON of CONTRACTS §4, with an
+// optional "trace" object that replays SWIM or Coflow traces (TraceSpec).
+// Replications use seeds derived from the scenario's (ReplicationSeed); each
+// replication runs every policy on the same arrivals, works and (X, R).
+// Every run records the service interval [Start, End), Y and R of each job,
+// which is what the hindsight lower bound of package mdp needs; those do not
+// depend on the policy, since placement does not change the queue.
 package sim

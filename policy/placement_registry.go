@@ -1,0 +1,132 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/optd/optd/thresholds"
+)
+
+// Registry errors.
+var (
+	// ErrUnknownPolicy: no policy is registered under the name.
+	ErrUnknownPolicy = errors.New("policy: unknown policy")
+	// ErrDuplicatePolicy: a policy is already registered under the name.
+	ErrDuplicatePolicy = errors.New("policy: duplicate policy name")
+	// ErrInvalidConfig: a PlacementConfig field is out of range.
+	ErrInvalidConfig = errors.New("policy: invalid configuration")
+	// ErrInvalidRequest: a PlacementRequest the policy cannot serve (fewer
+	// free slots than R, R < 1, X negative or not finite).
+	ErrInvalidRequest = errors.New("policy: invalid placement request")
+)
+
+// PlacementConfig configures a placement policy built by name. Zero values
+// mean the documented defaults; a policy ignores the fields it does not use.
+type PlacementConfig struct {
+	// Seed seeds the policy's own randomness ("random").
+	Seed uint64
+	// Window is ω, the size of the sliding window of Theorem 4's estimator
+	// ("receding-horizon", "rolling-horizon"); 0 means
+	// thresholds.DefaultWindow.
+	Window int
+	// Horizon is H, the number of future jobs the rolling policy looks
+	// ahead ("rolling-horizon"); 0 means thresholds.DefaultHorizon.
+	Horizon int
+	// Rolling holds the rolling policy's other settings (refresh rule,
+	// table options); its Horizon is overridden by Horizon when that is set.
+	Rolling thresholds.RollingConfig
+}
+
+// PlacementFactory builds a fresh placement policy (one per cluster or per
+// simulation replication).
+type PlacementFactory func(cfg PlacementConfig) (Placement, error)
+
+// Names of the built-in placement policies.
+const (
+	NameRandom          = "random"
+	NameGreedy          = "greedy"
+	NameRecedingHorizon = "receding-horizon"
+	NameRollingHorizon  = "rolling-horizon"
+)
+
+var placements = struct {
+	sync.RWMutex
+	m map[string]PlacementFactory
+}{m: map[string]PlacementFactory{}}
+
+func init() {
+	for name, f := range map[string]PlacementFactory{
+		NameRandom:          NewRandom,
+		NameGreedy:          func(PlacementConfig) (Placement, error) { return Greedy{}, nil },
+		NameRecedingHorizon: NewRecedingHorizon,
+		NameRollingHorizon:  NewRollingHorizon,
+	} {
+		if err := RegisterPlacement(name, f); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// RegisterPlacement adds a placement policy under name. The name must be
+// non-empty and not yet registered (ErrDuplicatePolicy). Safe for concurrent
+// use.
+func RegisterPlacement(name string, f PlacementFactory) error {
+	if name == "" || f == nil {
+		return fmt.Errorf("%w: empty name or nil factory", ErrInvalidConfig)
+	}
+	placements.Lock()
+	defer placements.Unlock()
+	if _, ok := placements.m[name]; ok {
+		return fmt.Errorf("%w: %q", ErrDuplicatePolicy, name)
+	}
+	placements.m[name] = f
+	return nil
+}
+
+// NewPlacement builds the placement policy registered under name.
+func NewPlacement(name string, cfg PlacementConfig) (Placement, error) {
+	placements.RLock()
+	f, ok := placements.m[name]
+	placements.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (known: %v)", ErrUnknownPolicy, name, PlacementNames())
+	}
+	return f(cfg)
+}
+
+// PlacementNames returns the registered placement policy names, sorted.
+func PlacementNames() []string {
+	placements.RLock()
+	defer placements.RUnlock()
+	names := make([]string, 0, len(placements.m))
+	for n := range placements.m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// checkRequest validates the parts of a request every policy relies on.
+func checkRequest(req *PlacementRequest) error {
+	switch {
+	case req.R < 1:
+		return fmt.Errorf("%w: R = %d, must be ≥ 1", ErrInvalidRequest, req.R)
+	case len(req.Free) < req.R:
+		return fmt.Errorf("%w: %d free slots, job needs R = %d", ErrInvalidRequest, len(req.Free), req.R)
+	case !(req.X >= 0) || req.X > math.MaxFloat64:
+		return fmt.Errorf("%w: X = %v, must be finite and ≥ 0", ErrInvalidRequest, req.X)
+	}
+	return nil
+}
+
+// block returns positions start..start+r−1.
+func block(start, r int) []int {
+	p := make([]int, r)
+	for k := range p {
+		p[k] = start + k
+	}
+	return p
+}

@@ -1,0 +1,112 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/optd/optd/thresholds"
+)
+
+var (
+	_ Placement = (*RecedingHorizon)(nil)
+	_ Placement = (*RollingHorizon)(nil)
+)
+
+// RecedingHorizon is Theorem 4 of Tan et al. (INFOCOM 2013, §IV) with its
+// sliding-window estimator: on each placement it records the job's
+// observation (N_i, X_i, R_i) and places the job on the R cheapest free
+// slots if y = X/R ≥ p·E[X/R], p = N̄/(2N̄+1), and on positions R+1..2R
+// otherwise (thresholds.DecideRecedingHorizon, which also documents the
+// fewer-than-2R-free case). Not safe for concurrent use.
+type RecedingHorizon struct {
+	rh *thresholds.RecedingHorizon
+}
+
+// NewRecedingHorizon returns the policy with a fresh estimator of window
+// cfg.Window.
+func NewRecedingHorizon(cfg PlacementConfig) (Placement, error) {
+	rh, err := thresholds.NewRecedingHorizon(cfg.Window)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return &RecedingHorizon{rh: rh}, nil
+}
+
+// Name implements Plugin.
+func (*RecedingHorizon) Name() string { return NameRecedingHorizon }
+
+// Estimator returns the policy's estimator (for snapshots).
+func (p *RecedingHorizon) Estimator() *thresholds.Estimator { return p.rh.Estimator }
+
+// Place observes the job and decides by Theorem 4.
+func (p *RecedingHorizon) Place(req *PlacementRequest) (PlacementDecision, error) {
+	if err := checkRequest(req); err != nil {
+		return PlacementDecision{}, err
+	}
+	d, err := p.rh.Decide(observation(req), len(req.Free))
+	if err != nil {
+		return PlacementDecision{}, err
+	}
+	e := d.Estimate
+	return PlacementDecision{
+		Positions: d.Positions,
+		Threshold: e.Threshold,
+		Reason: fmt.Sprintf("receding-horizon: y = %.6g vs p·E[X/R] = %.6g (p = %.4g, N̄ = %.4g, E[X/R] = %.6g over %d jobs): %s",
+			d.Y, e.Threshold, e.P, e.MeanJobs, e.MeanY, e.Samples, d.Rule),
+	}, nil
+}
+
+func observation(req *PlacementRequest) thresholds.Observation {
+	return thresholds.Observation{JobsInSystem: req.JobsInSystem, Data: req.X, Reduces: req.R}
+}
+
+// RollingHorizon is the finite-horizon rolling threshold policy
+// (thresholds.Rolling): each job is placed by the stage-1 thresholds of the
+// Theorem-2 table for H+1 sequential jobs drawn from the estimator window's
+// empirical law of (X, R), i.e. as if H more jobs would arrive before any
+// running job leaves. Not safe for concurrent use.
+type RollingHorizon struct {
+	r *thresholds.Rolling
+}
+
+// NewRollingHorizon returns the rolling policy with horizon cfg.Horizon and
+// a fresh estimator of window cfg.Window.
+func NewRollingHorizon(cfg PlacementConfig) (Placement, error) {
+	est, err := thresholds.NewEstimator(cfg.Window)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	rc := cfg.Rolling
+	if cfg.Horizon != 0 {
+		rc.Horizon = cfg.Horizon
+	}
+	r, err := thresholds.NewRolling(rc, est)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return &RollingHorizon{r: r}, nil
+}
+
+// Name implements Plugin.
+func (*RollingHorizon) Name() string { return NameRollingHorizon }
+
+// Estimator returns the policy's estimator (for snapshots).
+func (p *RollingHorizon) Estimator() *thresholds.Estimator { return p.r.Estimator() }
+
+// Place observes the job, refreshes the table if the estimate moved, and
+// places the job on the block the stage-1 thresholds choose.
+func (p *RollingHorizon) Place(req *PlacementRequest) (PlacementDecision, error) {
+	if err := checkRequest(req); err != nil {
+		return PlacementDecision{}, err
+	}
+	d, err := p.r.Decide(context.Background(), observation(req), len(req.Free))
+	if err != nil {
+		return PlacementDecision{}, err
+	}
+	reason := fmt.Sprintf("rolling-horizon (H = %d, table from %d jobs, mean Y %.6g): y = %.6g, skip %d cheapest (%.6g > y ≥ %.6g)",
+		d.Horizon, d.TableSamples, d.TableMeanY, d.Y, d.Start, d.Above, d.Below)
+	if d.Clamped {
+		reason += ", clamped to the last free slots"
+	}
+	return PlacementDecision{Positions: d.Positions, Threshold: d.Below, Reason: reason}, nil
+}

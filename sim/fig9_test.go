@@ -1,0 +1,53 @@
+package sim_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+var fig9 = flag.Bool("fig9", false, "reproduce Fig. 9 of Tan et al. (INFOCOM 2013): 5 loads × 10 replications × 50,000 jobs")
+
+// TestFig9 reproduces Fig. 9 (§V-B): savings of receding-horizon over random
+// and greedy, (baseline − RH)/baseline, per replication (common random
+// numbers make the savings paired), mean ± 95% CI over the replications.
+// Run with: go test ./sim -run TestFig9 -fig9 -v
+func TestFig9(t *testing.T) {
+	if !*fig9 {
+		t.Skip("long reproduction; run with -fig9")
+	}
+	ctx := context.Background()
+	fmt.Println("| ρ | random | greedy | receding-horizon | empty-cluster | saving vs random (%) | saving vs greedy (%) |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, rho := range []string{"0.2", "0.3", "0.4", "0.5", "0.6"} {
+		s, err := sim.LoadScenario(filepath.Join("testdata", "scenarios", "fig9-rho"+rho+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := registry(policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon)
+		cost := map[string][]float64{}
+		var sr, sg, empty []float64
+		for rep := range s.Replications {
+			r, err := s.RunReplication(ctx, rep, fs, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n, res := range r.Results {
+				cost[n] = append(cost[n], res.MeanCost)
+			}
+			rh := r.Results[policy.NameRecedingHorizon].MeanCost
+			rnd, g := r.Results[policy.NameRandom].MeanCost, r.Results[policy.NameGreedy].MeanCost
+			sr = append(sr, 100*(rnd-rh)/rnd)
+			sg = append(sg, 100*(g-rh)/g)
+			empty = append(empty, r.Results[policy.NameGreedy].EmptyClusterMean)
+		}
+		f := func(xs []float64) string { m, h := sim.MeanCI95(xs); return fmt.Sprintf("%.4g ± %.2g", m, h) }
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", rho, f(cost[policy.NameRandom]), f(cost[policy.NameGreedy]),
+			f(cost[policy.NameRecedingHorizon]), f(empty), f(sr), f(sg))
+	}
+}

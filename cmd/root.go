@@ -10,8 +10,10 @@ package cmd
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/optd/optd/cmd/bound"
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/configcmd"
+	"github.com/optd/optd/cmd/ita"
 	"github.com/optd/optd/cmd/serve"
 	"github.com/optd/optd/cmd/thresholds"
 	"github.com/optd/optd/cmd/version"
@@ -26,5 +28,7 @@ func NewRootCommand() *cobra.Command {
 		configcmd.NewCommand,
 		version.NewCommand,
 		thresholds.NewCommand,
+		ita.NewCommand,
+		bound.NewCommand,
 	)
 }

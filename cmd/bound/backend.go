@@ -1,0 +1,36 @@
+package bound
+
+import (
+	"context"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+// MDPSolution is what bound uses of the MDP's solution.
+type MDPSolution struct {
+	Optimal, Lower, Upper float64
+	Exact                 bool
+	States                int
+	// Policy is the optimal decision table ("mdp-optimal"); it must be
+	// stateless, since every replication reuses it.
+	Policy      policy.Placement
+	PolicyCosts map[string]float64
+}
+
+// Backend is what `optd bound` needs from package mdp, behind a small
+// interface so that the command can be tested (and built) on its own.
+type Backend interface {
+	// SolvePlacement solves the scenario's MDP. tooLarge reports that the
+	// model exceeds maxStates (then the solution is nil and err is nil).
+	SolvePlacement(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (sol *MDPSolution, tooLarge bool, err error)
+	// HindsightBound is the total-cost lower bound of the offline LP over
+	// the given jobs (each held its slots during [Start, End)). With
+	// maxClasses > 0 and more distinct slot costs than that, the slots are
+	// grouped into maxClasses classes, each rounded down to its cheapest
+	// cost (a smaller LP and a weaker, still valid, bound).
+	HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error)
+	// EmptyClusterBound is E[Y·(sum of the R cheapest slot costs)].
+	EmptyClusterBound(w *models.Workload, slotCosts []float64) float64
+}

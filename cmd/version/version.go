@@ -1,5 +1,6 @@
 // Package version implements `optd version`: the build's version, Go
-// toolchain and VCS commit as JSON on stdout.
+// toolchain, VCS commit and the COIN-OR Clp library it is linked with, as JSON
+// on stdout.
 package version
 
 import (
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/solver/lp"
 )
 
 // Version overrides the module version from the build info when set at link
@@ -21,6 +23,7 @@ var Version = ""
 type Info struct {
 	Version    string `json:"version"`
 	Go         string `json:"go"`
+	Clp        string `json:"clp"` // the Clp library linked through solver/lp
 	Commit     string `json:"commit,omitempty"`
 	CommitTime string `json:"commit_time,omitempty"`
 	Modified   bool   `json:"modified,omitempty"` // built from a tree with uncommitted changes
@@ -29,7 +32,9 @@ type Info struct {
 // Get returns the running binary's Info.
 func Get() Info {
 	bi, _ := debug.ReadBuildInfo() // nil when absent
-	return fromBuildInfo(bi, Version)
+	info := fromBuildInfo(bi, Version)
+	info.Clp = lp.Version()
+	return info
 }
 
 // fromBuildInfo extracts Info from bi (nil when the binary carries none);

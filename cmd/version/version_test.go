@@ -1,6 +1,7 @@
 package version
 
 import (
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -38,5 +39,14 @@ func TestFromBuildInfo(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestGetReportsClp checks that the Clp version comes from the linked library
+// and looks like MAJOR.MINOR.PATCH.
+func TestGetReportsClp(t *testing.T) {
+	got := Get().Clp
+	if !regexp.MustCompile(`^\d+\.\d+(\.\d+)?`).MatchString(got) {
+		t.Fatalf("Get().Clp = %q, want a version like 1.17.6", got)
 	}
 }

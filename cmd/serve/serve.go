@@ -14,6 +14,7 @@ import (
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/server"
+	"github.com/optd/optd/solver/lp"
 )
 
 // NewCommand returns the `optd serve` command.
@@ -57,5 +58,6 @@ func Options(env *cli.Env) server.Options {
 func SelfChecks(c config.Config) []server.SelfCheck {
 	return []server.SelfCheck{
 		server.DataDirWritable(c.DataDir),
+		{Name: "clp-lp", Check: lp.SelfCheck},
 	}
 }

@@ -1,6 +1,7 @@
 package mdp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -132,15 +133,7 @@ func newClasses(costs []float64) *classes {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case costs[a] < costs[b]:
-			return -1
-		case costs[a] > costs[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(costs[a], costs[b]) })
 	c := &classes{of: map[float64]int{}}
 	for _, i := range idx {
 		k := len(c.cost) - 1

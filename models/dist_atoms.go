@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -73,16 +74,6 @@ func mergedAtomTable(values, probs []float64) *atomTable {
 		p = append(p, probs[i])
 	}
 	return newAtomTable(x, p, nil)
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // prefixSums returns s with s[i] = Σ_{l<i} v_l, by Neumaier's compensated
@@ -252,7 +243,7 @@ func sortedIndex(n int, cmp func(i, j int) int) []int {
 
 // byValue compares values[i] with values[j].
 func byValue(values []float64) func(i, j int) int {
-	return func(i, j int) int { return cmpFloat(values[i], values[j]) }
+	return func(i, j int) int { return cmp.Compare(values[i], values[j]) }
 }
 
 // NewEmpirical returns the empirical law of the samples: each sample has

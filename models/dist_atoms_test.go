@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -41,7 +42,7 @@ func bruteCDF(atoms []atom, x float64) float64 {
 // bruteAtoms merges equal values, drops zero probabilities and sorts.
 func bruteAtoms(atoms []atom) (values, probs []float64) {
 	sorted := slices.Clone(atoms)
-	slices.SortFunc(sorted, func(a, b atom) int { return cmpFloat(a.x, b.x) })
+	slices.SortFunc(sorted, func(a, b atom) int { return cmp.Compare(a.x, b.x) })
 	for _, at := range sorted {
 		if at.p == 0 {
 			continue

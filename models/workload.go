@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -119,7 +120,7 @@ func newJointWorkload(path string, points []JointPoint) (*Workload, error) {
 		if c := points[i].Reduces - points[j].Reduces; c != 0 {
 			return c
 		}
-		return cmpFloat(points[i].Data, points[j].Data)
+		return cmp.Compare(points[i].Data, points[j].Data)
 	}
 	idx := sortedIndex(len(points), byRX)
 	w := &Workload{spec: workloadSpec{Joint: slices.Clone(points)}}

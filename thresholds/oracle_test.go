@@ -1,6 +1,7 @@
 package thresholds
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -126,15 +127,7 @@ func policyCost(t testing.TB, tab *Table, pts []point, costs []float64) float64 
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case costs[a] < costs[b]:
-			return -1
-		case costs[a] > costs[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[a], costs[b]) })
 	var rec func(n int, free []int, prob, acc float64) float64
 	rec = func(n int, free []int, prob, acc float64) float64 {
 		if n > tab.Jobs {

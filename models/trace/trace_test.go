@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -190,20 +191,10 @@ func TestREADMEStatistics(t *testing.T) {
 		if n < 2 {
 			t.Errorf("%d jobs with 1 map and 500 reduces, README says several", n)
 		}
-		if jobs[0].SubmitS != 0 || !slices.IsSortedFunc(jobs, func(a, b Job) int { return cmpFloat(a.SubmitS, b.SubmitS) }) {
+		if jobs[0].SubmitS != 0 || !slices.IsSortedFunc(jobs, func(a, b Job) int { return cmp.Compare(a.SubmitS, b.SubmitS) }) {
 			t.Errorf("jobs not in submit order from 0: first %g", jobs[0].SubmitS)
 		}
 	})
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TestDerivedCountsOnRealTrace checks the derivation rules job by job on

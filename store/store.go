@@ -1,0 +1,290 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/optd/optd/thresholds"
+)
+
+// Errors; match with errors.Is.
+var (
+	// ErrNotFound: no cluster (or job) with that id.
+	ErrNotFound = errors.New("store: not found")
+	// ErrExists: a cluster with that id already exists.
+	ErrExists = errors.New("store: already exists")
+	// ErrLocked: another process holds the database file.
+	ErrLocked = errors.New("store: database is locked by another process")
+	// ErrCorrupt: a stored record cannot be decoded.
+	ErrCorrupt = errors.New("store: corrupt record")
+)
+
+// Cluster is a cluster's immutable description.
+type Cluster struct {
+	ID     string `json:"id"`
+	Nodes  []Node `json:"nodes"`
+	Slots  []Slot `json:"slots"`
+	Policy Policy `json:"policy"`
+}
+
+// Node is a cluster node.
+type Node struct {
+	ID          string             `json:"id"`
+	Rack        string             `json:"rack,omitempty"`
+	Capacity    map[string]float64 `json:"capacity,omitempty"`
+	ReduceSlots int                `json:"reduce_slots,omitempty"`
+}
+
+// Slot is a reduce slot with its fetch cost H(v).
+type Slot struct {
+	Node      string  `json:"node"`
+	FetchCost float64 `json:"fetch_cost"`
+}
+
+// Policy is the cluster's placement policy and its configuration.
+type Policy struct {
+	Name    string `json:"name"`
+	Window  int    `json:"window,omitempty"`
+	Horizon int    `json:"horizon,omitempty"`
+	Seed    uint64 `json:"seed,omitempty"`
+}
+
+// Job is an unfinished job.
+type Job struct {
+	ID           string `json:"id"`
+	Maps         int    `json:"maps"`
+	Reduces      int    `json:"reduces"`
+	JobsInSystem int    `json:"jobs_in_system"`
+	// Seq orders submissions within the cluster (1, 2, …).
+	Seq int64 `json:"seq"`
+	// Placed is set by PlaceReduces; Slots (indices into Cluster.Slots) are
+	// then held until the job finishes.
+	Placed bool    `json:"placed,omitempty"`
+	Slots  []int   `json:"slots,omitempty"`
+	DataMB float64 `json:"data_mb,omitempty"`
+}
+
+// Meta holds a cluster's counters.
+type Meta struct {
+	// LastSeq is the Seq of the last submitted job.
+	LastSeq int64 `json:"last_seq"`
+	// Finished counts the jobs that finished.
+	Finished int64 `json:"finished"`
+}
+
+// State is everything stored about a cluster.
+type State struct {
+	Cluster Cluster
+	Meta    Meta
+	// Jobs are the unfinished jobs in submission order.
+	Jobs []Job
+	// Estimator is the placement policy's estimator window, nil if none.
+	Estimator *thresholds.EstimatorState
+}
+
+// Change is one atomic change to a cluster's state.
+type Change struct {
+	// Put adds or replaces jobs (by ID).
+	Put []Job
+	// Delete removes jobs by ID (missing ones are ErrNotFound).
+	Delete []string
+	// Meta, if set, replaces the counters.
+	Meta *Meta
+	// Estimator, if set, replaces the estimator window.
+	Estimator *thresholds.EstimatorState
+}
+
+var (
+	bucketClusters = []byte("clusters")
+	bucketJobs     = []byte("jobs")
+	keyCluster     = []byte("cluster")
+	keyMeta        = []byte("meta")
+	keyEstimator   = []byte("estimator")
+)
+
+// Store is an open database. Safe for concurrent use.
+type Store struct {
+	db *bolt.DB
+}
+
+// Open opens (creating if needed, mode 0o600) the database at path. It
+// waits at most lockTimeout for the file lock, then returns ErrLocked.
+func Open(path string, lockTimeout time.Duration) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketClusters)
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: init %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the database file.
+func (s *Store) Path() string { return s.db.Path() }
+
+// Create stores a new cluster with empty jobs and the given estimator
+// (nil: none). ErrExists if the id is taken.
+func (s *Store) Create(ctx context.Context, c Cluster, est *thresholds.EstimatorState) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketClusters)
+		if root.Bucket([]byte(c.ID)) != nil {
+			return fmt.Errorf("%w: cluster %q", ErrExists, c.ID)
+		}
+		b, err := root.CreateBucket([]byte(c.ID))
+		if err != nil {
+			return err
+		}
+		if _, err := b.CreateBucket(bucketJobs); err != nil {
+			return err
+		}
+		if err := putJSON(b, keyCluster, c); err != nil {
+			return err
+		}
+		if err := putJSON(b, keyMeta, Meta{}); err != nil {
+			return err
+		}
+		if est != nil {
+			return putJSON(b, keyEstimator, est)
+		}
+		return nil
+	})
+}
+
+// Commit applies ch to cluster id atomically and durably: deletes, then
+// puts, then meta and estimator. ErrNotFound if the cluster or a deleted job
+// does not exist; nothing is written then.
+func (s *Store) Commit(ctx context.Context, id string, ch Change) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketClusters).Bucket([]byte(id))
+		if b == nil {
+			return fmt.Errorf("%w: cluster %q", ErrNotFound, id)
+		}
+		jobs := b.Bucket(bucketJobs)
+		for _, jid := range ch.Delete {
+			if jobs.Get([]byte(jid)) == nil {
+				return fmt.Errorf("%w: job %q in cluster %q", ErrNotFound, jid, id)
+			}
+			if err := jobs.Delete([]byte(jid)); err != nil {
+				return err
+			}
+		}
+		for _, j := range ch.Put {
+			if err := putJSON(jobs, []byte(j.ID), j); err != nil {
+				return err
+			}
+		}
+		if ch.Meta != nil {
+			if err := putJSON(b, keyMeta, ch.Meta); err != nil {
+				return err
+			}
+		}
+		if ch.Estimator != nil {
+			return putJSON(b, keyEstimator, ch.Estimator)
+		}
+		return nil
+	})
+}
+
+// update runs fn in one read-write transaction unless ctx is already done;
+// fn's writes are discarded if ctx is done before the commit starts. A
+// commit that has started completes (bbolt cannot abandon an fsync).
+func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return ctx.Err()
+	})
+}
+
+// Load returns the stored state of cluster id (ErrNotFound if none).
+func (s *Store) Load(ctx context.Context, id string) (*State, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var st State
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketClusters).Bucket([]byte(id))
+		if b == nil {
+			return fmt.Errorf("%w: cluster %q", ErrNotFound, id)
+		}
+		if err := getJSON(b, keyCluster, &st.Cluster); err != nil {
+			return err
+		}
+		if err := getJSON(b, keyMeta, &st.Meta); err != nil {
+			return err
+		}
+		if b.Get(keyEstimator) != nil {
+			st.Estimator = new(thresholds.EstimatorState)
+			if err := getJSON(b, keyEstimator, st.Estimator); err != nil {
+				return err
+			}
+		}
+		return b.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+			var j Job
+			if err := json.Unmarshal(v, &j); err != nil {
+				return fmt.Errorf("%w: job %q: %w", ErrCorrupt, k, err)
+			}
+			st.Jobs = append(st.Jobs, j)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(st.Jobs, func(a, b Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	return &st, nil
+}
+
+// List returns the ids of every stored cluster, sorted.
+func (s *Store) List() ([]string, error) {
+	var ids []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketClusters).ForEachBucket(func(k []byte) error {
+			ids = append(ids, string(k))
+			return nil
+		})
+	})
+	return ids, err
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encoding %s: %w", key, err)
+	}
+	return b.Put(key, data)
+}
+
+func getJSON(b *bolt.Bucket, key []byte, v any) error {
+	data := b.Get(key)
+	if data == nil {
+		return fmt.Errorf("%w: missing %q", ErrCorrupt, key)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %q: %w", ErrCorrupt, key, err)
+	}
+	return nil
+}

@@ -103,6 +103,24 @@ type configJSON struct {
 		Format string `json:"format"`
 	} `json:"log"`
 	ShutdownTimeout string `json:"shutdown_timeout"`
+	TLS             struct {
+		CertFile     string `json:"cert_file"`
+		KeyFile      string `json:"key_file"`
+		ClientCAFile string `json:"client_ca_file"`
+	} `json:"tls"`
+	Auth struct {
+		TokenFile string `json:"token_file"`
+	} `json:"auth"`
+	Metrics struct {
+		Listen string `json:"listen"`
+	} `json:"metrics"`
+	Limits struct {
+		MaxRequestBytes  int    `json:"max_request_bytes"`
+		MaxSlots         int    `json:"max_slots"`
+		MaxJobs          int    `json:"max_jobs"`
+		MaxSolveTime     string `json:"max_solve_time"`
+		MaxSimulatedJobs int    `json:"max_simulated_jobs"`
+	} `json:"limits"`
 }
 
 func decodeConfig(t *testing.T, r result) configJSON {

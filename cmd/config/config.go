@@ -10,6 +10,19 @@
 //	log.level         --log-level          OPTD_LOG_LEVEL          info
 //	log.format        --log-format         OPTD_LOG_FORMAT         text
 //	shutdown_timeout  --shutdown-timeout   OPTD_SHUTDOWN_TIMEOUT   10s
+//	tls.cert_file     --tls-cert           OPTD_TLS_CERT_FILE      "" (plaintext)
+//	tls.key_file      --tls-key            OPTD_TLS_KEY_FILE       ""
+//	tls.client_ca_file --tls-client-ca     OPTD_TLS_CLIENT_CA_FILE "" (no client certificates)
+//	auth.token_file   --token-file         OPTD_AUTH_TOKEN_FILE    "" (no bearer token)
+//	metrics.listen    --metrics-listen     OPTD_METRICS_LISTEN     "" (no metrics endpoint)
+//	limits.max_request_bytes --max-request-bytes OPTD_LIMITS_MAX_REQUEST_BYTES 4194304
+//	limits.max_slots  --max-slots          OPTD_LIMITS_MAX_SLOTS   100000
+//	limits.max_jobs   --max-jobs           OPTD_LIMITS_MAX_JOBS    100000
+//	limits.max_solve_time --max-solve-time OPTD_LIMITS_MAX_SOLVE_TIME 1m
+//	limits.max_simulated_jobs --max-simulated-jobs OPTD_LIMITS_MAX_SIMULATED_JOBS 10000000
+//
+// The data directory is relative to the working directory unless absolute;
+// the server keeps its state in DATA_DIR/optd.db.
 //
 // The effective value of a key is the first of: a flag given on the command
 // line, the environment variable, the config file, the default from
@@ -25,9 +38,11 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +55,17 @@ const (
 	KeyLogLevel        = "log.level"
 	KeyLogFormat       = "log.format"
 	KeyShutdownTimeout = "shutdown_timeout"
+
+	KeyTLSCert          = "tls.cert_file"
+	KeyTLSKey           = "tls.key_file"
+	KeyTLSClientCA      = "tls.client_ca_file"
+	KeyTokenFile        = "auth.token_file"
+	KeyMetricsListen    = "metrics.listen"
+	KeyMaxRequestBytes  = "limits.max_request_bytes"
+	KeyMaxSlots         = "limits.max_slots"
+	KeyMaxJobs          = "limits.max_jobs"
+	KeyMaxSolveTime     = "limits.max_solve_time"
+	KeyMaxSimulatedJobs = "limits.max_simulated_jobs"
 )
 
 // EnvPrefix is the prefix of every environment variable optd reads; the rest of
@@ -73,6 +99,47 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful stop after SIGINT/SIGTERM; open
 	// calls still running after it are cancelled.
 	ShutdownTimeout time.Duration `json:"shutdown_timeout"`
+	// TLS configures the server's TLS; empty files mean plaintext.
+	TLS TLS `json:"tls"`
+	// Auth configures the bearer token.
+	Auth Auth `json:"auth"`
+	// Metrics configures the Prometheus endpoint.
+	Metrics Metrics `json:"metrics"`
+	// Limits bound request and problem sizes.
+	Limits Limits `json:"limits"`
+}
+
+// TLS names the server's PEM files. CertFile and KeyFile go together;
+// ClientCAFile (which needs them) makes the server require and verify client
+// certificates signed by that CA (mTLS).
+type TLS struct {
+	CertFile     string `json:"cert_file"`
+	KeyFile      string `json:"key_file"`
+	ClientCAFile string `json:"client_ca_file"`
+}
+
+// Auth configures authentication.
+type Auth struct {
+	// TokenFile holds the bearer token (surrounding white space trimmed)
+	// that every call but health checks must carry; empty: no token.
+	TokenFile string `json:"token_file"`
+}
+
+// Metrics configures observability.
+type Metrics struct {
+	// Listen is the host:port of the HTTP server exposing /metrics; empty
+	// disables it.
+	Listen string `json:"listen"`
+}
+
+// Limits bound request and problem sizes (see server.Limits); each must be
+// greater than 0.
+type Limits struct {
+	MaxRequestBytes  int           `json:"max_request_bytes"`
+	MaxSlots         int           `json:"max_slots"`
+	MaxJobs          int           `json:"max_jobs"`
+	MaxSolveTime     time.Duration `json:"max_solve_time"`
+	MaxSimulatedJobs int           `json:"max_simulated_jobs"`
 }
 
 // Log configures logging.
@@ -91,6 +158,13 @@ func Default() Config {
 		DataDir:         "optd-data",
 		Log:             Log{Level: "info", Format: "text"},
 		ShutdownTimeout: 10 * time.Second,
+		Limits: Limits{
+			MaxRequestBytes:  4 << 20,
+			MaxSlots:         100_000,
+			MaxJobs:          100_000,
+			MaxSolveTime:     time.Minute,
+			MaxSimulatedJobs: 10_000_000,
+		},
 	}
 }
 
@@ -154,9 +228,33 @@ func (c Config) Verify() error {
 	if c.ShutdownTimeout <= 0 {
 		add(KeyShutdownTimeout, c.ShutdownTimeout.String(), "must be greater than 0")
 	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		add(KeyTLSKey, c.TLS.KeyFile, "tls.cert_file and tls.key_file must be given together")
+	}
+	if c.TLS.ClientCAFile != "" && c.TLS.CertFile == "" {
+		add(KeyTLSClientCA, c.TLS.ClientCAFile, "needs tls.cert_file and tls.key_file (mTLS is TLS)")
+	}
+	if c.Metrics.Listen != "" {
+		if reason := checkHostPort(c.Metrics.Listen); reason != "" {
+			add(KeyMetricsListen, c.Metrics.Listen, reason)
+		}
+	}
+	for _, l := range []struct {
+		key string
+		v   int
+	}{{KeyMaxRequestBytes, c.Limits.MaxRequestBytes}, {KeyMaxSlots, c.Limits.MaxSlots},
+		{KeyMaxJobs, c.Limits.MaxJobs}, {KeyMaxSimulatedJobs, c.Limits.MaxSimulatedJobs}} {
+		if l.v <= 0 {
+			add(l.key, strconv.Itoa(l.v), "must be greater than 0")
+		}
+	}
+	if c.Limits.MaxSolveTime <= 0 {
+		add(KeyMaxSolveTime, c.Limits.MaxSolveTime.String(), "must be greater than 0")
+	}
 	if len(bad) == 0 {
 		return nil
 	}
+	slices.SortStableFunc(bad, func(a, b *FieldError) int { return cmp.Compare(keyOrder(a.Key), keyOrder(b.Key)) })
 	return &VerifyError{Fields: bad}
 }
 

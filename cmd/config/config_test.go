@@ -59,12 +59,15 @@ func mustLoad(t *testing.T, args ...string) Config {
 	return c
 }
 
-// full is a configuration that differs from Default in every field.
+// full is a configuration that differs from Default in every field of the
+// original five; the server's TLS, auth, metrics and limits keys keep their
+// defaults here and are layered in TestServerKeysLayers.
 var full = Config{
 	Listen:          "0.0.0.0:9000",
 	DataDir:         "/var/lib/optd",
 	Log:             Log{Level: "debug", Format: "json"},
 	ShutdownTimeout: 3 * time.Second,
+	Limits:          Default().Limits,
 }
 
 func TestDefaultIsValid(t *testing.T) {
@@ -75,7 +78,8 @@ func TestDefaultIsValid(t *testing.T) {
 	if d == full {
 		t.Fatal("the fixture must differ from the defaults")
 	}
-	want := Config{Listen: "127.0.0.1:7443", DataDir: "optd-data", Log: Log{"info", "text"}, ShutdownTimeout: 10 * time.Second}
+	want := Config{Listen: "127.0.0.1:7443", DataDir: "optd-data", Log: Log{"info", "text"}, ShutdownTimeout: 10 * time.Second,
+		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000}}
 	if d != want {
 		t.Fatalf("Default() = %+v, want %+v", d, want)
 	}
@@ -83,11 +87,21 @@ func TestDefaultIsValid(t *testing.T) {
 
 func TestEnvVarNames(t *testing.T) {
 	want := map[string]string{
-		KeyListen:          "OPTD_LISTEN",
-		KeyDataDir:         "OPTD_DATA_DIR",
-		KeyLogLevel:        "OPTD_LOG_LEVEL",
-		KeyLogFormat:       "OPTD_LOG_FORMAT",
-		KeyShutdownTimeout: "OPTD_SHUTDOWN_TIMEOUT",
+		KeyListen:           "OPTD_LISTEN",
+		KeyDataDir:          "OPTD_DATA_DIR",
+		KeyLogLevel:         "OPTD_LOG_LEVEL",
+		KeyLogFormat:        "OPTD_LOG_FORMAT",
+		KeyShutdownTimeout:  "OPTD_SHUTDOWN_TIMEOUT",
+		KeyTLSCert:          "OPTD_TLS_CERT_FILE",
+		KeyTLSKey:           "OPTD_TLS_KEY_FILE",
+		KeyTLSClientCA:      "OPTD_TLS_CLIENT_CA_FILE",
+		KeyTokenFile:        "OPTD_AUTH_TOKEN_FILE",
+		KeyMetricsListen:    "OPTD_METRICS_LISTEN",
+		KeyMaxRequestBytes:  "OPTD_LIMITS_MAX_REQUEST_BYTES",
+		KeyMaxSlots:         "OPTD_LIMITS_MAX_SLOTS",
+		KeyMaxJobs:          "OPTD_LIMITS_MAX_JOBS",
+		KeyMaxSolveTime:     "OPTD_LIMITS_MAX_SOLVE_TIME",
+		KeyMaxSimulatedJobs: "OPTD_LIMITS_MAX_SIMULATED_JOBS",
 	}
 	for key, env := range want {
 		if got := EnvVar(key); got != env {
@@ -173,6 +187,7 @@ func TestPrecedenceFlagEnvFile(t *testing.T) {
 		DataDir:         "file-dir",                         // file > default
 		Log:             Log{Level: "warn", Format: "json"}, // env > file
 		ShutdownTimeout: time.Second,
+		Limits:          Default().Limits,
 	}
 	if got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
@@ -390,4 +405,49 @@ func FuzzLoadFile(f *testing.F) {
 			t.Fatalf("error for %q is not one line: %q", body, err)
 		}
 	})
+}
+
+// TestServerKeysLayers layers the server's TLS, auth, metrics and limits
+// keys: file, then env over file, then flag over env, and checks Verify.
+func TestServerKeysLayers(t *testing.T) {
+	clearEnv(t)
+	path := writeFile(t, "srv.yaml", "tls: {cert_file: c.pem, key_file: k.pem, client_ca_file: ca.pem}\n"+
+		"auth: {token_file: tok}\nmetrics: {listen: 127.0.0.1:9090}\n"+
+		"limits: {max_request_bytes: 1000, max_slots: 10, max_jobs: 5, max_solve_time: 2s, max_simulated_jobs: 99}\n")
+	got := mustLoad(t, "--config", path)
+	want := Default()
+	want.TLS = TLS{CertFile: "c.pem", KeyFile: "k.pem", ClientCAFile: "ca.pem"}
+	want.Auth.TokenFile = "tok"
+	want.Metrics.Listen = "127.0.0.1:9090"
+	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99}
+	if got != want {
+		t.Fatalf("file: got %+v, want %+v", got, want)
+	}
+	t.Setenv("OPTD_LIMITS_MAX_SLOTS", "20")
+	t.Setenv("OPTD_METRICS_LISTEN", "127.0.0.1:9191")
+	got = mustLoad(t, "--config", path, "--max-slots", "30", "--max-solve-time", "3s")
+	want.Limits.MaxSlots, want.Limits.MaxSolveTime, want.Metrics.Listen = 30, 3*time.Second, "127.0.0.1:9191"
+	if got != want {
+		t.Fatalf("env and flags: got %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		key  string
+	}{
+		{[]string{"--tls-cert", "c.pem"}, KeyTLSKey},
+		{[]string{"--tls-client-ca", "ca.pem"}, KeyTLSClientCA},
+		{[]string{"--max-jobs", "0"}, KeyMaxJobs},
+		{[]string{"--max-solve-time", "0s"}, KeyMaxSolveTime},
+		{[]string{"--metrics-listen", "nope"}, KeyMetricsListen},
+	} {
+		_, err := load(t, tc.args...)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Key != tc.key {
+			t.Errorf("%q: err = %v, want a FieldError for %s", tc.args, err, tc.key)
+		}
+	}
+	t.Setenv("OPTD_LIMITS_MAX_SLOTS", "") // the file's value applies again
+	if _, err := load(t, "--config", writeFile(t, "bad.yaml", "limits: {max_slots: lots}\n")); err == nil || !strings.Contains(err.Error(), KeyMaxSlots) {
+		t.Errorf("max_slots: lots: err = %v, want one naming %s", err, KeyMaxSlots)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +36,33 @@ var settings = []setting{
 	{KeyLogLevel, "log-level", "log level: " + strings.Join(LogLevels, ", ")},
 	{KeyLogFormat, "log-format", "log format on stderr: " + strings.Join(LogFormats, ", ")},
 	{KeyShutdownTimeout, "shutdown-timeout", "graceful shutdown limit before open calls are cancelled"},
+	{KeyTLSCert, "tls-cert", "PEM server certificate (with --tls-key: serve TLS)"},
+	{KeyTLSKey, "tls-key", "PEM private key of --tls-cert"},
+	{KeyTLSClientCA, "tls-client-ca", "PEM CA bundle: require client certificates signed by it (mTLS)"},
+	{KeyTokenFile, "token-file", "file holding the bearer token calls must carry (health checks exempt)"},
+	{KeyMetricsListen, "metrics-listen", "host:port of the Prometheus /metrics endpoint (empty: off)"},
+	{KeyMaxRequestBytes, "max-request-bytes", "largest request accepted, in bytes"},
+	{KeyMaxSlots, "max-slots", "most reduce slots (and nodes) per cluster"},
+	{KeyMaxJobs, "max-jobs", "most unfinished jobs per cluster"},
+	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time"},
+	{KeyMaxSimulatedJobs, "max-simulated-jobs", "most jobs × replications per simulation"},
 }
+
+// keyOrder is a key's position in settings (for sorting field errors).
+func keyOrder(key string) int {
+	for i, s := range settings {
+		if s.key == key {
+			return i
+		}
+	}
+	return len(settings)
+}
+
+// durationKeys and intKeys are the settings that are not strings.
+var (
+	durationKeys = []string{KeyShutdownTimeout, KeyMaxSolveTime}
+	intKeys      = []string{KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxSimulatedJobs}
+)
 
 // Keys returns every setting's key in a fixed order.
 func Keys() []string {
@@ -78,6 +105,26 @@ func (c Config) value(key string) string {
 		return c.Log.Format
 	case KeyShutdownTimeout:
 		return c.ShutdownTimeout.String()
+	case KeyTLSCert:
+		return c.TLS.CertFile
+	case KeyTLSKey:
+		return c.TLS.KeyFile
+	case KeyTLSClientCA:
+		return c.TLS.ClientCAFile
+	case KeyTokenFile:
+		return c.Auth.TokenFile
+	case KeyMetricsListen:
+		return c.Metrics.Listen
+	case KeyMaxRequestBytes:
+		return strconv.Itoa(c.Limits.MaxRequestBytes)
+	case KeyMaxSlots:
+		return strconv.Itoa(c.Limits.MaxSlots)
+	case KeyMaxJobs:
+		return strconv.Itoa(c.Limits.MaxJobs)
+	case KeyMaxSolveTime:
+		return c.Limits.MaxSolveTime.String()
+	case KeyMaxSimulatedJobs:
+		return strconv.Itoa(c.Limits.MaxSimulatedJobs)
 	}
 	panic(fmt.Sprintf("config: no setting with key %q", key))
 }
@@ -88,17 +135,24 @@ func AddFlags(fs *pflag.FlagSet, d Config, keys ...string) {
 	for _, key := range keys {
 		s := lookup(key)
 		usage := s.usage + " (env " + EnvVar(key) + ")"
-		if key == KeyShutdownTimeout {
-			fs.Duration(s.flag, d.ShutdownTimeout, usage)
-			continue
+		switch {
+		case slices.Contains(durationKeys, key):
+			dv, _ := time.ParseDuration(d.value(key))
+			fs.Duration(s.flag, dv, usage)
+		case slices.Contains(intKeys, key):
+			iv, _ := strconv.Atoi(d.value(key))
+			fs.Int(s.flag, iv, usage)
+		default:
+			fs.String(s.flag, d.value(key), usage)
 		}
-		fs.String(s.flag, d.value(key), usage)
 	}
 }
 
 // ServerKeys are the settings of the gRPC server, which `optd serve` and
 // `optd config` take as flags; the log settings are global flags.
-var ServerKeys = []string{KeyListen, KeyDataDir, KeyShutdownTimeout}
+var ServerKeys = []string{KeyListen, KeyDataDir, KeyShutdownTimeout,
+	KeyTLSCert, KeyTLSKey, KeyTLSClientCA, KeyTokenFile, KeyMetricsListen,
+	KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxSolveTime, KeyMaxSimulatedJobs}
 
 // AddFileFlag registers the --config flag on fs.
 func AddFileFlag(fs *pflag.FlagSet) {
@@ -258,11 +312,31 @@ func decode(v *viper.Viper) (Config, error) {
 	c.DataDir = str(KeyDataDir)
 	c.Log.Level = str(KeyLogLevel)
 	c.Log.Format = str(KeyLogFormat)
-	d, err := durationValue(KeyShutdownTimeout, v.Get(KeyShutdownTimeout))
-	if err != nil {
-		bad = append(bad, err)
+	c.TLS.CertFile = str(KeyTLSCert)
+	c.TLS.KeyFile = str(KeyTLSKey)
+	c.TLS.ClientCAFile = str(KeyTLSClientCA)
+	c.Auth.TokenFile = str(KeyTokenFile)
+	c.Metrics.Listen = str(KeyMetricsListen)
+	dur := func(key string) time.Duration {
+		d, err := durationValue(key, v.Get(key))
+		if err != nil {
+			bad = append(bad, err)
+		}
+		return d
 	}
-	c.ShutdownTimeout = d
+	num := func(key string) int {
+		n, err := intValue(key, v.Get(key))
+		if err != nil {
+			bad = append(bad, err)
+		}
+		return n
+	}
+	c.ShutdownTimeout = dur(KeyShutdownTimeout)
+	c.Limits.MaxSolveTime = dur(KeyMaxSolveTime)
+	c.Limits.MaxRequestBytes = num(KeyMaxRequestBytes)
+	c.Limits.MaxSlots = num(KeyMaxSlots)
+	c.Limits.MaxJobs = num(KeyMaxJobs)
+	c.Limits.MaxSimulatedJobs = num(KeyMaxSimulatedJobs)
 	if len(bad) > 0 {
 		return Config{}, &VerifyError{Fields: bad}
 	}
@@ -290,6 +364,36 @@ func durationValue(key string, val any) (time.Duration, *FieldError) {
 		return d, nil
 	}
 	return 0, &FieldError{Key: key, Value: fmt.Sprint(val), Reason: `must be a duration string with a unit, like "10s"`}
+}
+
+// intValue accepts an integer (of any Go integer type, or a float64 with an
+// integral value as JSON gives) or a decimal string.
+func intValue(key string, val any) (int, *FieldError) {
+	switch t := val.(type) {
+	case int:
+		return t, nil
+	case int64:
+		return int(t), nil
+	case float64:
+		if t == float64(int(t)) {
+			return int(t), nil
+		}
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(t)); err == nil {
+			return n, nil
+		}
+		return 0, &FieldError{Key: key, Value: t, Reason: "must be an integer"}
+	}
+	return 0, &FieldError{Key: key, Value: fmt.Sprint(val), Reason: "must be an integer"}
+}
+
+// MarshalJSON writes the limits with the solve time as a duration string.
+func (l Limits) MarshalJSON() ([]byte, error) {
+	type plain Limits
+	return json.Marshal(struct {
+		plain
+		MaxSolveTime string `json:"max_solve_time"`
+	}{plain(l), l.MaxSolveTime.String()})
 }
 
 // MarshalJSON writes c with the config file's keys (snake_case, log as a

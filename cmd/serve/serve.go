@@ -5,9 +5,13 @@
 package serve
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +19,7 @@ import (
 	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/server"
 	"github.com/optd/optd/solver/lp"
+	"github.com/optd/optd/store"
 )
 
 // NewCommand returns the `optd serve` command.
@@ -32,15 +37,58 @@ exits 0. Nothing is printed on stdout.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv, err := server.New(Options(env))
-			if err != nil {
-				return err
-			}
-			return srv.Run(ctx)
+			return Run(ctx, env)
 		},
 	}
 	config.AddFlags(c.Flags(), config.Default(), config.ServerKeys...)
 	return c
+}
+
+// DBFile is the name of the state database inside the data directory.
+const DBFile = "optd.db"
+
+// Run serves until ctx is cancelled: it opens the store in the data
+// directory (failing if another optd holds it), starts the metrics endpoint
+// if configured, and serves ClusterService and OptimizeService with TLS, the
+// bearer token and the limits of the configuration.
+func Run(ctx context.Context, env *cli.Env) error {
+	cfg := env.Config
+	opts := Options(env)
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	st, err := store.Open(filepath.Join(cfg.DataDir, DBFile), time.Second)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if cfg.TLS.CertFile != "" {
+		if opts.TLS, err = server.LoadTLS(cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile); err != nil {
+			return err
+		}
+	}
+	if cfg.Auth.TokenFile != "" {
+		if opts.Token, err = server.ReadToken(cfg.Auth.TokenFile); err != nil {
+			return err
+		}
+	}
+	opts.Metrics = server.NewMetrics()
+	if cfg.Metrics.Listen != "" {
+		if _, err := server.ServeMetrics(ctx, cfg.Metrics.Listen, opts.Metrics, env.Logger); err != nil {
+			return fmt.Errorf("metrics.listen: %w", err)
+		}
+	}
+	clusters, err := server.NewClusterService(st, opts.Limits, opts.Metrics, env.Logger)
+	if err != nil {
+		return err
+	}
+	optimize := server.NewOptimizeService(opts.Limits, opts.Metrics)
+	opts.Register = append(opts.Register, clusters.Register, optimize.Register)
+	srv, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
 }
 
 // Options maps the effective configuration to the server's options.
@@ -51,6 +99,13 @@ func Options(env *cli.Env) server.Options {
 		ShutdownTimeout: env.Config.ShutdownTimeout,
 		Logger:          env.Logger,
 		SelfChecks:      SelfChecks(env.Config),
+		Limits: server.Limits{
+			MaxRequestBytes:  env.Config.Limits.MaxRequestBytes,
+			MaxSlots:         env.Config.Limits.MaxSlots,
+			MaxJobs:          env.Config.Limits.MaxJobs,
+			MaxSolveTime:     env.Config.Limits.MaxSolveTime,
+			MaxSimulatedJobs: env.Config.Limits.MaxSimulatedJobs,
+		},
 	}
 }
 

@@ -1,0 +1,301 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/optd/optd/policy"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/store"
+)
+
+var _ optdv1.ClusterServiceServer = (*ClusterService)(nil)
+
+// ClusterService serves optd.v1.ClusterService over a [store.Store].
+//
+// Calls on one cluster are serialized by a per-cluster lock (waiting for it
+// honours the call's deadline); calls on different clusters run
+// concurrently. Each state change is validated against the in-memory state,
+// committed to the store (durable, fsync) and only then applied in memory
+// and acknowledged; if the commit fails the cluster is reloaded from the
+// store on its next call, so memory never holds an unacknowledged change.
+type ClusterService struct {
+	optdv1.UnimplementedClusterServiceServer
+
+	store   *store.Store
+	limits  Limits
+	metrics *Metrics
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	clusters map[string]*clusterEntry
+}
+
+// clusterEntry is a known cluster: lock is a 1-slot semaphore (held while a
+// call works on the cluster); c is nil until loaded.
+type clusterEntry struct {
+	lock chan struct{}
+	c    *cluster
+}
+
+// NewClusterService serves the clusters in st. metrics and log may be nil.
+func NewClusterService(st *store.Store, limits Limits, metrics *Metrics, log *slog.Logger) (*ClusterService, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ids, err := st.List()
+	if err != nil {
+		return nil, fmt.Errorf("server: listing clusters: %w", err)
+	}
+	s := &ClusterService{store: st, limits: limits.withDefaults(), metrics: metrics, log: log,
+		clusters: make(map[string]*clusterEntry, len(ids))}
+	for _, id := range ids {
+		s.clusters[id] = &clusterEntry{lock: make(chan struct{}, 1)}
+	}
+	return s, nil
+}
+
+// Register adds the service to a gRPC server (for [Options.Register]).
+func (s *ClusterService) Register(r grpc.ServiceRegistrar) { optdv1.RegisterClusterServiceServer(r, s) }
+
+// acquire locks the cluster and loads it if needed; call release when done.
+func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntry, release func(), err error) {
+	s.mu.Lock()
+	e, ok := s.clusters[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: cluster %q", store.ErrNotFound, id)
+	}
+	select {
+	case e.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	release = func() { <-e.lock }
+	if e.c == nil {
+		st, err := s.store.Load(ctx, id)
+		if err == nil {
+			e.c, err = loadCluster(st)
+		}
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	return e, release, nil
+}
+
+// commit writes ch durably; on failure it drops the in-memory state so that
+// the next call reloads what the store holds.
+func (s *ClusterService) commit(ctx context.Context, e *clusterEntry, ch store.Change) error {
+	if err := s.store.Commit(ctx, e.c.st.Cluster.ID, ch); err != nil {
+		e.c = nil
+		return err
+	}
+	return nil
+}
+
+// RegisterCluster implements optd.v1.ClusterService.
+func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.RegisterClusterRequest) (*optdv1.RegisterClusterResponse, error) {
+	c, err := clusterFromRequest(req, s.limits)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPlacement(c.Policy)
+	if err != nil {
+		return nil, err
+	}
+	e := &clusterEntry{lock: make(chan struct{}, 1)}
+	e.lock <- struct{}{}
+	defer func() { <-e.lock }()
+	s.mu.Lock()
+	if _, dup := s.clusters[c.ID]; dup {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: cluster %q", store.ErrExists, c.ID)
+	}
+	s.clusters[c.ID] = e
+	s.mu.Unlock()
+
+	st := &store.State{Cluster: c, Estimator: estimatorState(p, 0)}
+	if err := s.store.Create(ctx, c, st.Estimator); err != nil {
+		s.mu.Lock()
+		delete(s.clusters, c.ID)
+		s.mu.Unlock()
+		return nil, err
+	}
+	if e.c, err = loadCluster(st); err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "cluster registered", "cluster_id", c.ID, "nodes", len(c.Nodes), "slots", len(c.Slots), "policy", c.Policy.Name)
+	return &optdv1.RegisterClusterResponse{State: stateProto(e.c)}, nil
+}
+
+// SubmitJob implements optd.v1.ClusterService.
+func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobRequest) (*optdv1.SubmitJobResponse, error) {
+	if err := checkSubmit(req); err != nil {
+		return nil, err
+	}
+	e, release, err := s.acquire(ctx, req.GetClusterId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c := e.c
+	if _, dup := c.jobs[req.GetJobId()]; dup {
+		return nil, fmt.Errorf("%w: job %q is already in cluster %q", store.ErrExists, req.GetJobId(), req.GetClusterId())
+	}
+	if r, n := int(req.GetReduces()), len(c.st.Cluster.Slots); r > n {
+		return nil, invalid("reduces", r, "more than the cluster's %d reduce slots", n)
+	}
+	if len(c.st.Jobs) >= s.limits.MaxJobs {
+		return nil, fmt.Errorf("%w: cluster %q has %d unfinished jobs, the limit limits.max_jobs", ErrExhausted, req.GetClusterId(), len(c.st.Jobs))
+	}
+	meta := c.st.Meta
+	meta.LastSeq++
+	job := store.Job{ID: req.GetJobId(), Maps: int(req.GetMaps()), Reduces: int(req.GetReduces()),
+		JobsInSystem: len(c.st.Jobs), Seq: meta.LastSeq}
+	if err := s.commit(ctx, e, store.Change{Put: []store.Job{job}, Meta: &meta}); err != nil {
+		return nil, err
+	}
+	c.st.Meta = meta
+	c.putJob(job)
+	return &optdv1.SubmitJobResponse{JobsInSystem: int32(job.JobsInSystem)}, nil
+}
+
+// PlaceReduces implements optd.v1.ClusterService: the cluster's placement
+// policy chooses R of the free slots (cheapest first) for the job; the
+// decision, the job's slots and the policy's estimator window are committed
+// together.
+func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, error) {
+	if err := checkPlace(req); err != nil {
+		return nil, err
+	}
+	e, release, err := s.acquire(ctx, req.GetClusterId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c := e.c
+	i, ok := c.jobs[req.GetJobId()]
+	if !ok {
+		return nil, fmt.Errorf("%w: job %q in cluster %q (SubmitJob first)", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
+	}
+	job := c.st.Jobs[i]
+	if job.Placed {
+		return nil, fmt.Errorf("%w: job %q already holds %d reduce slots", ErrPrecondition, job.ID, len(job.Slots))
+	}
+	if r := int(req.GetReduces()); r > 0 {
+		job.Reduces = r
+	}
+	free := c.freeSlots()
+	if job.Reduces > len(free) {
+		return nil, fmt.Errorf("%w: job %q needs %d reduce slots, %d are free (retry after a job finishes)",
+			ErrPrecondition, job.ID, job.Reduces, len(free))
+	}
+	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem}
+	for _, j := range c.st.Jobs {
+		switch {
+		case j.Placed:
+			preq.Held = append(preq.Held, j.Slots)
+		case j.ID != job.ID:
+			preq.Waiting++
+		}
+	}
+	start := time.Now()
+	d, err := c.policy.Place(preq)
+	s.metrics.solverTime("placement", start)
+	if err != nil {
+		e.c = nil // the policy may have observed the job: reload its state
+		return nil, err
+	}
+	if err := checkPositions(d.Positions, job.Reduces, len(free)); err != nil {
+		e.c = nil
+		return nil, err
+	}
+	job.Placed, job.DataMB = true, req.GetDataMb()
+	job.Slots = make([]int, len(d.Positions))
+	resp := &optdv1.PlaceReducesResponse{Policy: c.policy.Name(), Reason: d.Reason, Slots: make([]*optdv1.PlacedSlot, len(d.Positions))}
+	y := req.GetDataMb() / float64(job.Reduces)
+	for k, pos := range d.Positions {
+		v := free[pos].Index
+		job.Slots[k] = v
+		sl := c.st.Cluster.Slots[v]
+		resp.Slots[k] = &optdv1.PlacedSlot{Slot: int32(v), NodeId: sl.Node, FetchCost: sl.FetchCost}
+		resp.FetchCost += y * sl.FetchCost
+	}
+	if !math.IsNaN(d.Threshold) {
+		resp.Threshold = &d.Threshold
+	}
+	est := estimatorState(c.policy, c.seenOffset)
+	if err := s.commit(ctx, e, store.Change{Put: []store.Job{job}, Estimator: est}); err != nil {
+		return nil, err
+	}
+	c.st.Estimator = est
+	c.putJob(job)
+	s.metrics.decision(resp.Policy)
+	return resp, nil
+}
+
+// checkPositions guards against a policy answering out of contract.
+func checkPositions(pos []int, r, nFree int) error {
+	if len(pos) != r {
+		return fmt.Errorf("server: policy returned %d positions for R = %d", len(pos), r)
+	}
+	for k, p := range pos {
+		if p < 0 || p >= nFree || (k > 0 && p <= pos[k-1]) {
+			return fmt.Errorf("server: policy returned positions %v (not ascending in [0, %d))", pos, nFree)
+		}
+	}
+	return nil
+}
+
+// JobFinished implements optd.v1.ClusterService.
+func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishedRequest) (*optdv1.JobFinishedResponse, error) {
+	if err := checkJobRef(req.GetClusterId(), req.GetJobId()); err != nil {
+		return nil, err
+	}
+	e, release, err := s.acquire(ctx, req.GetClusterId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c := e.c
+	i, ok := c.jobs[req.GetJobId()]
+	if !ok {
+		return nil, fmt.Errorf("%w: job %q in cluster %q", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
+	}
+	freed := len(c.st.Jobs[i].Slots)
+	meta := c.st.Meta
+	meta.Finished++
+	if err := s.commit(ctx, e, store.Change{Delete: []string{req.GetJobId()}, Meta: &meta}); err != nil {
+		return nil, err
+	}
+	c.st.Meta = meta
+	c.deleteJob(req.GetJobId())
+	return &optdv1.JobFinishedResponse{FreedSlots: int32(freed)}, nil
+}
+
+// GetClusterState implements optd.v1.ClusterService.
+func (s *ClusterService) GetClusterState(ctx context.Context, req *optdv1.GetClusterStateRequest) (*optdv1.GetClusterStateResponse, error) {
+	if err := checkID("cluster_id", req.GetClusterId()); err != nil {
+		return nil, err
+	}
+	e, release, err := s.acquire(ctx, req.GetClusterId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return &optdv1.GetClusterStateResponse{State: stateProto(e.c)}, nil
+}
+
+// Heartbeat implements optd.v1.ClusterService. The heartbeat pipeline
+// (policy/heartbeat.go) is not in the tree yet.
+func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatRequest) (*optdv1.HeartbeatResponse, error) {
+	return nil, fmt.Errorf("%w: Heartbeat needs the heartbeat pipeline (policy heartbeat assignment), which this server does not have yet", ErrUnimplemented)
+}

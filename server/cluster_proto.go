@@ -1,0 +1,41 @@
+package server
+
+import (
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+)
+
+// stateProto converts a cluster's state to its API form.
+func stateProto(c *cluster) *optdv1.ClusterState {
+	st := c.st
+	out := &optdv1.ClusterState{
+		ClusterId:    st.Cluster.ID,
+		Policy:       &optdv1.PlacementPolicy{Name: st.Cluster.Policy.Name, Window: int32(st.Cluster.Policy.Window), Horizon: int32(st.Cluster.Policy.Horizon), Seed: st.Cluster.Policy.Seed},
+		FreeSlots:    int32(c.nFree()),
+		FinishedJobs: st.Meta.Finished,
+	}
+	for _, n := range st.Cluster.Nodes {
+		out.Nodes = append(out.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: n.Capacity, ReduceSlots: int32(n.ReduceSlots)})
+	}
+	out.Slots = make([]*optdv1.ReduceSlot, len(st.Cluster.Slots))
+	for v, sl := range st.Cluster.Slots {
+		out.Slots[v] = &optdv1.ReduceSlot{NodeId: sl.Node, FetchCost: sl.FetchCost}
+	}
+	for _, j := range st.Jobs {
+		js := &optdv1.JobState{JobId: j.ID, Maps: int32(j.Maps), Reduces: int32(j.Reduces), JobsInSystem: int32(j.JobsInSystem),
+			Placed: j.Placed, DataMb: j.DataMB, SubmitSeq: j.Seq}
+		for _, v := range j.Slots {
+			js.Slots = append(js.Slots, int32(v))
+		}
+		out.Jobs = append(out.Jobs, js)
+	}
+	if e, ok := c.policy.(estimated); ok {
+		est := e.Estimator()
+		es := &optdv1.EstimatorState{Window: int32(est.Window()), Seen: est.Seen() + c.seenOffset}
+		if v, ok := est.Estimate(); ok {
+			es.Samples = int32(v.Samples)
+			es.MeanJobs, es.MeanY, es.P, es.Threshold = &v.MeanJobs, &v.MeanY, &v.P, &v.Threshold
+		}
+		out.Estimator = es
+	}
+	return out
+}

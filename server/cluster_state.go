@@ -1,0 +1,150 @@
+package server
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/store"
+	"github.com/optd/optd/thresholds"
+)
+
+// estimated is implemented by the placement policies with Theorem 4's
+// sliding-window estimator (receding-horizon, rolling-horizon).
+type estimated interface {
+	Estimator() *thresholds.Estimator
+}
+
+// newPlacement builds the cluster's placement policy from the registry.
+func newPlacement(p store.Policy) (policy.Placement, error) {
+	pl, err := policy.NewPlacement(p.Name, policy.PlacementConfig{Seed: p.Seed, Window: p.Window, Horizon: p.Horizon})
+	if err != nil {
+		return nil, fmt.Errorf("policy.name %q: %w", p.Name, err)
+	}
+	return pl, nil
+}
+
+// estimatorState returns the policy's estimator snapshot, nil if it has
+// none; seenOffset is added to its Seen (see cluster.seenOffset).
+func estimatorState(p policy.Placement, seenOffset int64) *thresholds.EstimatorState {
+	if e, ok := p.(estimated); ok {
+		s := e.Estimator().Snapshot()
+		s.Seen += seenOffset
+		return &s
+	}
+	return nil
+}
+
+// cluster is a cluster's state in memory, loaded from the store and kept
+// equal to it: every change is committed to the store first and applied
+// here only after the commit succeeded. Access only while holding the
+// cluster's lock ([lockedCluster]).
+type cluster struct {
+	st     *store.State
+	policy policy.Placement
+	// byCost lists slot indices cheapest first (ties by index); the free
+	// list a placement sees is this order filtered by holder.
+	byCost []int
+	// holder[v] is the job holding slot v, "" if free.
+	holder []string
+	// jobs indexes st.Jobs by id.
+	jobs map[string]int
+	// seenOffset is the stored estimator's Seen minus the observations
+	// replayed into the fresh policy on load, so that Seen survives restarts.
+	seenOffset int64
+}
+
+// loadCluster rebuilds a cluster from its stored state. The policy's
+// estimator is restored by replaying the stored window into a fresh policy,
+// which reproduces the window, its order and its sums (the running sums are
+// recomputed every ω observations, so they agree with the live ones up to
+// rounding); Seen is carried over through seenOffset. The "random" policy's
+// stream restarts from its seed.
+func loadCluster(st *store.State) (*cluster, error) {
+	p, err := newPlacement(st.Cluster.Policy)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{st: st, policy: p, holder: make([]string, len(st.Cluster.Slots)), jobs: map[string]int{}}
+	if e, ok := p.(estimated); ok && st.Estimator != nil {
+		if _, err := thresholds.RestoreEstimator(*st.Estimator); err != nil {
+			return nil, fmt.Errorf("cluster %q: stored estimator: %w", st.Cluster.ID, err)
+		}
+		for _, o := range st.Estimator.Observations {
+			if err := e.Estimator().Observe(o); err != nil {
+				return nil, err
+			}
+		}
+		c.seenOffset = st.Estimator.Seen - int64(len(st.Estimator.Observations))
+	}
+	c.byCost = make([]int, len(st.Cluster.Slots))
+	for v := range c.byCost {
+		c.byCost[v] = v
+	}
+	slots := st.Cluster.Slots
+	slices.SortStableFunc(c.byCost, func(a, b int) int { return cmp.Compare(slots[a].FetchCost, slots[b].FetchCost) })
+	for i, j := range st.Jobs {
+		c.jobs[j.ID] = i
+		for _, v := range j.Slots {
+			if v < 0 || v >= len(c.holder) || c.holder[v] != "" {
+				return nil, fmt.Errorf("cluster %q: stored job %q holds slot %d, which is out of range or already held", st.Cluster.ID, j.ID, v)
+			}
+			c.holder[v] = j.ID
+		}
+	}
+	return c, nil
+}
+
+// freeSlots returns the free slots cheapest first.
+func (c *cluster) freeSlots() []policy.Slot {
+	free := make([]policy.Slot, 0, len(c.byCost))
+	for _, v := range c.byCost {
+		if c.holder[v] == "" {
+			free = append(free, policy.Slot{Index: v, Cost: c.st.Cluster.Slots[v].FetchCost})
+		}
+	}
+	return free
+}
+
+func (c *cluster) nFree() int {
+	n := 0
+	for _, h := range c.holder {
+		if h == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// putJob applies a committed job record.
+func (c *cluster) putJob(j store.Job) {
+	if i, ok := c.jobs[j.ID]; ok {
+		for _, v := range c.st.Jobs[i].Slots {
+			c.holder[v] = ""
+		}
+		c.st.Jobs[i] = j
+	} else {
+		c.jobs[j.ID] = len(c.st.Jobs)
+		c.st.Jobs = append(c.st.Jobs, j)
+	}
+	for _, v := range j.Slots {
+		c.holder[v] = j.ID
+	}
+}
+
+// deleteJob applies a committed deletion.
+func (c *cluster) deleteJob(id string) {
+	i, ok := c.jobs[id]
+	if !ok {
+		return
+	}
+	for _, v := range c.st.Jobs[i].Slots {
+		c.holder[v] = ""
+	}
+	c.st.Jobs = slices.Delete(c.st.Jobs, i, i+1)
+	delete(c.jobs, id)
+	for k := i; k < len(c.st.Jobs); k++ {
+		c.jobs[c.st.Jobs[k].ID] = k
+	}
+}

@@ -1,0 +1,250 @@
+package server
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/optd/optd/policy"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+)
+
+func TestClusterLifecycle(t *testing.T) {
+	ts := startServer(t, "", Options{}, nil)
+	ctx := ctxT(t)
+	costs := []float64{5, 1, 4, 2, 3, 9}
+	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c1", policy.NameGreedy, costs...)); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"j1", "j2"} {
+		r, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c1", JobId: id, Maps: 10, Reduces: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetJobsInSystem() != int32(i) {
+			t.Errorf("%s: jobs_in_system = %d, want %d", id, r.GetJobsInSystem(), i)
+		}
+	}
+	// Greedy takes the R cheapest free slots: check against a sort.
+	p1, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j1", DataMb: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slotCosts(p1); !slices.Equal(got, []float64{1, 2}) {
+		t.Errorf("j1 slots cost %v, want the two cheapest [1 2]", got)
+	}
+	if p1.GetPolicy() != policy.NameGreedy || p1.GetReason() == "" || p1.GetFetchCost() != 5*(1+2) {
+		t.Errorf("j1 decision = %v", p1)
+	}
+	p2, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j2", DataMb: 4, Reduces: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slotCosts(p2); !slices.Equal(got, []float64{3, 4, 5}) {
+		t.Errorf("j2 slots cost %v, want the next three [3 4 5]", got)
+	}
+	st, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.GetState(); s.GetFreeSlots() != 1 || len(s.GetJobs()) != 2 || !s.GetJobs()[1].GetPlaced() || s.GetJobs()[1].GetReduces() != 3 {
+		t.Errorf("state = %v", s)
+	}
+	// Placing twice is refused and changes nothing.
+	_, err = ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j2", DataMb: 4})
+	wantCode(t, err, codes.FailedPrecondition, "already holds")
+	f, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "c1", JobId: "j1"})
+	if err != nil || f.GetFreedSlots() != 2 {
+		t.Fatalf("JobFinished = %v, %v; want 2 freed", f, err)
+	}
+	st, _ = ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "c1"})
+	if s := st.GetState(); s.GetFreeSlots() != 3 || len(s.GetJobs()) != 1 || s.GetFinishedJobs() != 1 {
+		t.Errorf("after JobFinished: state = %v", s)
+	}
+	// Not enough free slots: FailedPrecondition naming the counts.
+	ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c1", JobId: "big", Reduces: 5})
+	_, err = ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "big", DataMb: 1})
+	wantCode(t, err, codes.FailedPrecondition, "needs 5 reduce slots, 3 are free")
+}
+
+// TestRecedingHorizonEstimator: the cluster's Theorem-4 estimator sees every
+// placed job and its threshold is p·E[X/R] with p = N̄/(2N̄+1).
+func TestRecedingHorizonEstimator(t *testing.T) {
+	ts := startServer(t, "", Options{}, nil)
+	ctx := ctxT(t)
+	req := costsCluster("rh", "", 1, 2, 3, 4, 5, 6, 7, 8)
+	if _, err := ts.cluster.RegisterCluster(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	// j1 arrives alone (N=0), j2 sees one job (N=1).
+	for _, j := range []struct {
+		id string
+		x  float64
+	}{{"j1", 8}, {"j2", 2}} {
+		if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "rh", JobId: j.id, Reduces: 2}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "rh", JobId: j.id, DataMb: j.x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.GetPolicy() != policy.NameRecedingHorizon || p.Threshold == nil {
+			t.Errorf("%s: %v", j.id, p)
+		}
+	}
+	st, _ := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "rh"})
+	e := st.GetState().GetEstimator()
+	nbar, ybar := 0.5, (4.0+1.0)/2
+	p := nbar / (2*nbar + 1)
+	if e.GetSamples() != 2 || e.GetSeen() != 2 || e.GetMeanJobs() != nbar || e.GetMeanY() != ybar || e.GetThreshold() != p*ybar {
+		t.Errorf("estimator = %v, want N̄ = %v, E[X/R] = %v, threshold %v", e, nbar, ybar, p*ybar)
+	}
+}
+
+func slotCosts(p *optdv1.PlaceReducesResponse) []float64 {
+	var c []float64
+	for _, s := range p.GetSlots() {
+		c = append(c, s.GetFetchCost())
+	}
+	slices.Sort(c)
+	return c
+}
+
+func wantCode(t *testing.T, err error, code codes.Code, msg string) {
+	t.Helper()
+	st, _ := status.FromError(err)
+	if st.Code() != code || !strings.Contains(st.Message(), msg) {
+		t.Errorf("err = %v, want %v containing %q", err, code, msg)
+	}
+}
+
+// TestBadInputs: each bad request gets its code and leaves the state as it
+// was (compared with GetClusterState before and after).
+func TestBadInputs(t *testing.T) {
+	ts := startServer(t, "", Options{Token: "s3cret", Limits: Limits{MaxRequestBytes: 2048, MaxSlots: 50, MaxJobs: 3}}, nil)
+	ctx := metadata.AppendToOutgoingContext(ctxT(t), "authorization", "Bearer s3cret")
+	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", policy.NameGreedy, 1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := costsCluster("big", "", make([]float64, 10)...)
+	for _, n := range big.Nodes {
+		n.Rack = strings.Repeat("r", 250)
+	}
+	tooMany := costsCluster("many", "", make([]float64, 51)...)
+	tooMany.Slots = tooMany.Slots[:1]
+	wrongCtx := metadata.AppendToOutgoingContext(ctxT(t), "authorization", "Bearer nope")
+	cases := []struct {
+		name string
+		call func() error
+		code codes.Code
+		msg  string
+	}{
+		{"unknown cluster", func() error {
+			_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "nope", JobId: "x", Reduces: 1})
+			return err
+		}, codes.NotFound, `cluster "nope"`},
+		{"unknown job", func() error {
+			_, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c", JobId: "x"})
+			return err
+		}, codes.NotFound, `job "x"`},
+		{"finish unknown job", func() error {
+			_, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "c", JobId: "x"})
+			return err
+		}, codes.NotFound, `job "x"`},
+		{"duplicate cluster", func() error {
+			_, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", "", 1))
+			return err
+		}, codes.AlreadyExists, `cluster "c"`},
+		{"duplicate job", func() error {
+			_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1})
+			return err
+		}, codes.AlreadyExists, `job "j"`},
+		{"duplicate node", func() error {
+			r := costsCluster("d", "", 1, 2)
+			r.Nodes[1].Id = r.Nodes[0].Id
+			_, err := ts.cluster.RegisterCluster(ctx, r)
+			return err
+		}, codes.InvalidArgument, "nodes[1].id"},
+		{"negative maps", func() error {
+			_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "k", Maps: -1, Reduces: 1})
+			return err
+		}, codes.InvalidArgument, "maps = -1"},
+		{"negative data", func() error {
+			_, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c", JobId: "j", DataMb: -3})
+			return err
+		}, codes.InvalidArgument, "data_mb = -3"},
+		{"negative fetch cost", func() error {
+			_, err := ts.cluster.RegisterCluster(ctx, costsCluster("neg", "", 1, -2))
+			return err
+		}, codes.InvalidArgument, "slots[1].fetch_cost = -2"},
+		{"more reduces than slots", func() error {
+			_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "k", Reduces: 4})
+			return err
+		}, codes.InvalidArgument, "reduces = 4"},
+		{"unknown policy", func() error {
+			_, err := ts.cluster.RegisterCluster(ctx, costsCluster("p", "magic", 1))
+			return err
+		}, codes.InvalidArgument, "magic"},
+		{"oversize request", func() error {
+			_, err := ts.cluster.RegisterCluster(ctx, big)
+			return err
+		}, codes.InvalidArgument, "limits.max_request_bytes = 2048"},
+		{"too many nodes", func() error {
+			_, err := ts.cluster.RegisterCluster(ctx, tooMany)
+			return err
+		}, codes.InvalidArgument, "limits.max_slots = 50"},
+		{"empty id", func() error {
+			_, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{})
+			return err
+		}, codes.InvalidArgument, "cluster_id"},
+		{"wrong token", func() error {
+			_, err := ts.cluster.SubmitJob(wrongCtx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "k", Reduces: 1})
+			return err
+		}, codes.Unauthenticated, "invalid bearer token"},
+		{"no token", func() error {
+			_, err := ts.cluster.GetClusterState(t.Context(), &optdv1.GetClusterStateRequest{ClusterId: "c"})
+			return err
+		}, codes.Unauthenticated, "missing authorization"},
+		{"heartbeat", func() error {
+			_, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "c"})
+			return err
+		}, codes.Unimplemented, "heartbeat pipeline"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, tc.call(), tc.code, tc.msg)
+			after, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "c"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(before, after) {
+				t.Errorf("state changed:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+	// Only "c" exists: nothing above registered a cluster.
+	ids, _ := ts.store.List()
+	if !slices.Equal(ids, []string{"c"}) {
+		t.Errorf("stored clusters = %v, want [c]", ids)
+	}
+	// The job limit: ResourceExhausted naming it.
+	for _, id := range []string{"k1", "k2"} {
+		if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: id, Reduces: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "k3", Reduces: 1})
+	wantCode(t, err, codes.ResourceExhausted, "limits.max_jobs")
+}

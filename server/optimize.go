@@ -1,0 +1,254 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/sim"
+	"github.com/optd/optd/solver"
+	"github.com/optd/optd/thresholds"
+)
+
+var _ optdv1.OptimizeServiceServer = (*OptimizeService)(nil)
+
+// defaultSimPolicies are simulated when a request names none.
+var defaultSimPolicies = []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon}
+
+// OptimizeService serves optd.v1.OptimizeService: stateless adapters to
+// packages thresholds, solver and sim. JSON inputs are decoded by the same
+// strict decoders as the CLI's files, except that references to files
+// ("file" keys: empirical samples, traces) are refused, so that a client
+// cannot make the server read its disk.
+type OptimizeService struct {
+	optdv1.UnimplementedOptimizeServiceServer
+
+	limits  Limits
+	metrics *Metrics
+}
+
+// NewOptimizeService returns the service; metrics may be nil.
+func NewOptimizeService(limits Limits, metrics *Metrics) *OptimizeService {
+	return &OptimizeService{limits: limits.withDefaults(), metrics: metrics}
+}
+
+// Register adds the service to a gRPC server (for [Options.Register]).
+func (s *OptimizeService) Register(r grpc.ServiceRegistrar) {
+	optdv1.RegisterOptimizeServiceServer(r, s)
+}
+
+// ComputeThresholds implements optd.v1.OptimizeService (Theorems 1-2).
+func (s *OptimizeService) ComputeThresholds(ctx context.Context, req *optdv1.ComputeThresholdsRequest) (*optdv1.ComputeThresholdsResponse, error) {
+	w, err := decodeWorkload(req.GetWorkloadJson())
+	if err != nil {
+		return nil, err
+	}
+	k := int(req.GetJobs())
+	if k < 1 {
+		return nil, invalid("jobs", k, "must be ≥ 1")
+	}
+	costs := req.GetSlotCosts()
+	if len(costs) > 0 {
+		if need := float64(k) * float64(w.MaxReduces()); float64(len(costs)) < need {
+			return nil, invalid("slot_costs", fmt.Sprintf("%d costs", len(costs)), "need at least K·max_reduces = %d·%d", k, w.MaxReduces())
+		}
+	}
+	start := time.Now()
+	tab, err := thresholds.BuildTable(ctx, w, k, thresholds.Options{})
+	s.metrics.solverTime("thresholds", start)
+	if err != nil {
+		return nil, err
+	}
+	out := &optdv1.ComputeThresholdsResponse{
+		Jobs: int32(tab.Jobs), MaxReduces: int32(tab.MaxReduces), Recursion: tab.Recursion.String(),
+		CostCoefficients: tab.CostCoefficients, ElapsedMs: msSince(start),
+	}
+	for _, q := range tab.Stages {
+		out.Stages = append(out.Stages, &optdv1.ThresholdStage{Thresholds: q})
+	}
+	if len(costs) > 0 {
+		c, err := tab.ExpectedCost(costs)
+		if err != nil {
+			return nil, fmt.Errorf("slot_costs: %w", err)
+		}
+		out.ExpectedOptimalCost = &c
+	}
+	return out, nil
+}
+
+// SolveInitialAssignment implements optd.v1.OptimizeService (HaSTE's ITA).
+// The time limit is min(time_limit_ms, limits.max_solve_time, the call's
+// deadline); on it the best solution found and its bound come back with
+// optimal = false.
+func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv1.SolveInitialAssignmentRequest) (*optdv1.SolveInitialAssignmentResponse, error) {
+	var in *solver.Instance
+	var err error
+	switch {
+	case req.GetBuiltin() != "" && req.GetInstanceJson() != "":
+		return nil, invalid("builtin", req.GetBuiltin(), "give builtin or instance_json, not both")
+	case req.GetBuiltin() != "":
+		in, err = solver.BuiltinInstance(req.GetBuiltin())
+	case req.GetInstanceJson() == "":
+		return nil, invalid("instance_json", `""`, "give instance_json or builtin (%s)", strings.Join(solver.BuiltinNames(), ", "))
+	default:
+		in, err = solver.DecodeInstance(strings.NewReader(req.GetInstanceJson()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	method := solver.MethodExact
+	if req.GetMethod() != "" {
+		if method, err = solver.ParseMethod(req.GetMethod()); err != nil {
+			return nil, err
+		}
+	}
+	if req.GetTimeLimitMs() < 0 {
+		return nil, invalid("time_limit_ms", req.GetTimeLimitMs(), "must be ≥ 0 (0: limits.max_solve_time)")
+	}
+	limit := s.limits.MaxSolveTime
+	if t := time.Duration(req.GetTimeLimitMs()) * time.Millisecond; t > 0 && t < limit {
+		limit = t
+	}
+	start := time.Now()
+	res, err := solver.Solve(ctx, in, method, solver.Options{TimeLimit: limit})
+	s.metrics.solverTime("ita-"+string(method), start)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	return &optdv1.SolveInitialAssignmentResponse{Objective: res.Objective, Optimal: res.Optimal,
+		ResultJson: string(data), ElapsedMs: msSince(start)}, nil
+}
+
+// Simulate implements optd.v1.OptimizeService: the reduce-placement model of
+// CONTRACTS §4, every policy on the same replications (common random
+// numbers), as `optd bound` simulates them.
+func (s *OptimizeService) Simulate(ctx context.Context, req *optdv1.SimulateRequest) (*optdv1.SimulateResponse, error) {
+	sc, names, err := s.scenario(req.GetScenarioJson(), req.GetPolicies())
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.limits.MaxSolveTime)
+	defer cancel()
+	factories := make([]sim.NamedFactory, len(names))
+	for k, name := range names {
+		factories[k] = sim.NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
+			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
+		}}
+	}
+	start := time.Now()
+	costs := make([][]float64, len(names))
+	for rep := range sc.Replications {
+		r, err := sc.RunReplication(ctx, rep, factories, false)
+		if err != nil {
+			return nil, err
+		}
+		for k, name := range names {
+			costs[k] = append(costs[k], r.Results[name].MeanCost)
+		}
+	}
+	s.metrics.solverTime("simulate", start)
+	out := &optdv1.SimulateResponse{Replications: int32(sc.Replications), ElapsedMs: msSince(start)}
+	for k, name := range names {
+		mean, half := sim.MeanCI95(costs[k])
+		pc := &optdv1.PolicyCost{Policy: name, MeanCost: mean, ReplicationCosts: costs[k]}
+		if !math.IsNaN(half) {
+			pc.Ci95 = &half
+		}
+		out.Policies = append(out.Policies, pc)
+	}
+	return out, nil
+}
+
+// Bound implements optd.v1.OptimizeService. The bound computation lives in
+// cmd/bound and must move to a package before the server can call it.
+func (s *OptimizeService) Bound(*optdv1.BoundRequest, grpc.ServerStreamingServer[optdv1.BoundResponse]) error {
+	return fmt.Errorf("%w: Bound needs the bound computation of `optd bound` in a package the server can import (it is in cmd/bound)", ErrUnimplemented)
+}
+
+// scenario decodes and bounds a scenario and the policy names to run.
+func (s *OptimizeService) scenario(data string, policies []string) (*sim.Scenario, []string, error) {
+	if data == "" {
+		return nil, nil, invalid("scenario_json", `""`, "must be a scenario (CONTRACTS §4)")
+	}
+	if err := rejectFileRefs("scenario_json", []byte(data)); err != nil {
+		return nil, nil, err
+	}
+	sc, err := sim.DecodeScenario([]byte(data), "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := float64(sc.Jobs) * float64(sc.Replications); n > float64(s.limits.MaxSimulatedJobs) {
+		return nil, nil, overLimit("jobs × replications", n, "limits.max_simulated_jobs", s.limits.MaxSimulatedJobs)
+	}
+	if len(policies) == 0 {
+		policies = defaultSimPolicies
+	}
+	known := policy.PlacementNames()
+	for i, p := range policies {
+		if !slices.Contains(known, p) {
+			return nil, nil, invalid(fieldf("policies[%d]", i), p, "unknown policy (known: %s)", strings.Join(known, ", "))
+		}
+		if slices.Contains(policies[:i], p) {
+			return nil, nil, invalid(fieldf("policies[%d]", i), p, "listed twice")
+		}
+	}
+	return sc, policies, nil
+}
+
+func decodeWorkload(data string) (*models.Workload, error) {
+	if data == "" {
+		return nil, invalid("workload_json", `""`, "must be a workload (CONTRACTS §2)")
+	}
+	if err := rejectFileRefs("workload_json", []byte(data)); err != nil {
+		return nil, err
+	}
+	return models.DecodeWorkload([]byte(data), "")
+}
+
+// rejectFileRefs refuses JSON that names a file anywhere (a "file" key at
+// any depth): over the network, samples and traces must be inline. Invalid
+// JSON passes through, for the strict decoder to report.
+func rejectFileRefs(field string, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	var walk func(path string, v any) error
+	walk = func(path string, v any) error {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, x := range t {
+				if k == "file" {
+					return invalid(path+".file", x, "file references are not accepted over gRPC; give the data inline")
+				}
+				if err := walk(path+"."+k, x); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, x := range t {
+				if err := walk(fmt.Sprintf("%s[%d]", path, i), x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(field, v)
+}

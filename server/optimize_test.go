@@ -1,0 +1,126 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/sim"
+	"github.com/optd/optd/solver"
+	"github.com/optd/optd/thresholds"
+)
+
+func TestOptimizeService(t *testing.T) {
+	ts := startServer(t, "", Options{}, nil)
+	ctx := ctxT(t)
+	wl, err := os.ReadFile("../examples/workload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("ComputeThresholds", func(t *testing.T) {
+		costs := make([]float64, 12)
+		for i := range costs {
+			costs[i] = float64(i + 1)
+		}
+		r, err := ts.optimize.ComputeThresholds(ctx, &optdv1.ComputeThresholdsRequest{WorkloadJson: string(wl), Jobs: 3, SlotCosts: costs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := models.DecodeWorkload(wl, "")
+		tab, err := thresholds.BuildTable(ctx, w, 3, thresholds.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.GetStages()) != len(tab.Stages) || !slices.Equal(r.GetCostCoefficients(), tab.CostCoefficients) {
+			t.Fatalf("response %v differs from the package's table", r)
+		}
+		for i, q := range tab.Stages {
+			if !slices.Equal(r.GetStages()[i].GetThresholds(), q) {
+				t.Errorf("stage %d: %v, want %v", i+1, r.GetStages()[i].GetThresholds(), q)
+			}
+		}
+		want, _ := tab.ExpectedCost(costs)
+		if r.ExpectedOptimalCost == nil || *r.ExpectedOptimalCost != want {
+			t.Errorf("expected cost %v, want %v", r.ExpectedOptimalCost, want)
+		}
+		_, err = ts.optimize.ComputeThresholds(ctx, &optdv1.ComputeThresholdsRequest{WorkloadJson: string(wl), Jobs: 0})
+		wantCode(t, err, codes.InvalidArgument, "jobs = 0")
+		_, err = ts.optimize.ComputeThresholds(ctx, &optdv1.ComputeThresholdsRequest{
+			WorkloadJson: `{"data": {"kind": "empirical", "file": "/etc/passwd"}, "reduces": {"kind": "uniform-int", "min": 1, "max": 2}}`, Jobs: 1})
+		wantCode(t, err, codes.InvalidArgument, "file references are not accepted")
+		_, err = ts.optimize.ComputeThresholds(ctx, &optdv1.ComputeThresholdsRequest{WorkloadJson: `{"data": 1}`, Jobs: 1})
+		wantCode(t, err, codes.InvalidArgument, "")
+	})
+
+	t.Run("SolveInitialAssignment", func(t *testing.T) {
+		name := solver.BuiltinNames()[0]
+		r, err := ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, Method: "per-node"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := solver.BuiltinInstance(name)
+		want, err := solver.Solve(ctx, in, solver.MethodPerNode, solver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got solver.Result
+		if err := json.Unmarshal([]byte(r.GetResultJson()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if r.GetObjective() != want.Objective || got.Objective != want.Objective {
+			t.Errorf("objective %v (json %v), want %v", r.GetObjective(), got.Objective, want.Objective)
+		}
+		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, Method: "magic"})
+		wantCode(t, err, codes.InvalidArgument, "magic")
+		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: "nope"})
+		wantCode(t, err, codes.InvalidArgument, "nope")
+	})
+
+	t.Run("Simulate", func(t *testing.T) {
+		sc, err := os.ReadFile("../cmd/bound/testdata/tiny.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := []string{policy.NameGreedy, policy.NameRecedingHorizon}
+		r, err := ts.optimize.Simulate(ctx, &optdv1.SimulateRequest{ScenarioJson: string(sc), Policies: names})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Second method: the same replications run directly.
+		s, _ := sim.DecodeScenario(sc, "")
+		var nf []sim.NamedFactory
+		for _, n := range names {
+			nf = append(nf, sim.NamedFactory{Name: n, New: func(seed uint64) (policy.Placement, error) {
+				return policy.NewPlacement(n, policy.PlacementConfig{Seed: seed})
+			}})
+		}
+		for rep := range s.Replications {
+			rr, err := s.RunReplication(ctx, rep, nf, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, n := range names {
+				if got := r.GetPolicies()[k].GetReplicationCosts()[rep]; got != rr.Results[n].MeanCost {
+					t.Errorf("%s rep %d: %v, want %v", n, rep, got, rr.Results[n].MeanCost)
+				}
+			}
+		}
+		_, err = ts.optimize.Simulate(ctx, &optdv1.SimulateRequest{ScenarioJson: string(sc), Policies: []string{"greedy", "greedy"}})
+		wantCode(t, err, codes.InvalidArgument, "listed twice")
+	})
+
+	t.Run("Bound", func(t *testing.T) {
+		stream, err := ts.optimize.Bound(ctx, &optdv1.BoundRequest{})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		wantCode(t, err, codes.Unimplemented, "cmd/bound")
+	})
+}

@@ -1,0 +1,217 @@
+package server
+
+import (
+	"math"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/optd/optd/policy"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/store"
+)
+
+// maxIDBytes bounds cluster, node and job ids.
+const maxIDBytes = 256
+
+// Default hop distances of [optdv1.Topology].
+const (
+	defaultSameRackHops  = 2
+	defaultCrossRackHops = 4
+)
+
+// defaultPolicy is the placement policy of a cluster registered without one.
+const defaultPolicy = policy.NameRecedingHorizon
+
+// checkID: non-empty, at most maxIDBytes bytes of UTF-8 without control
+// characters.
+func checkID(field, id string) error {
+	switch {
+	case id == "":
+		return invalid(field, `""`, "must not be empty")
+	case len(id) > maxIDBytes:
+		return invalid(field, len(id), "bytes: an id has at most %d bytes", maxIDBytes)
+	case !utf8.ValidString(id):
+		return invalid(field, id, "must be valid UTF-8")
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return invalid(field, id, "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+func finiteNonNeg(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
+
+// clusterFromRequest validates a RegisterCluster request and returns the
+// cluster to store, with every slot's fetch cost given or derived from the
+// topology (see [slotsFromTopology]).
+func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.Cluster, error) {
+	c := store.Cluster{ID: req.GetClusterId()}
+	if err := checkID("cluster_id", c.ID); err != nil {
+		return c, err
+	}
+	nodes := req.GetNodes()
+	switch {
+	case len(nodes) == 0:
+		return c, invalid("nodes", "[]", "a cluster needs at least one node")
+	case len(nodes) > lim.MaxSlots:
+		return c, overLimit("len(nodes)", len(nodes), "limits.max_slots", lim.MaxSlots)
+	}
+	index := make(map[string]int, len(nodes))
+	derivedSlots := 0
+	for i, n := range nodes {
+		field := func(f string) string { return fieldf("nodes[%d].%s", i, f) }
+		if err := checkID(field("id"), n.GetId()); err != nil {
+			return c, err
+		}
+		if _, dup := index[n.GetId()]; dup {
+			return c, invalid(field("id"), n.GetId(), "duplicate node id")
+		}
+		index[n.GetId()] = i
+		if n.GetRack() != "" {
+			if err := checkID(field("rack"), n.GetRack()); err != nil {
+				return c, err
+			}
+		}
+		for name, v := range n.GetCapacity() {
+			if err := checkID(field("capacity key"), name); err != nil {
+				return c, err
+			}
+			if !finiteNonNeg(v) {
+				return c, invalid(fieldf("nodes[%d].capacity[%q]", i, name), v, "must be finite and ≥ 0")
+			}
+		}
+		if n.GetReduceSlots() < 0 {
+			return c, invalid(field("reduce_slots"), n.GetReduceSlots(), "must be ≥ 0")
+		}
+		derivedSlots += int(n.GetReduceSlots())
+		if derivedSlots > lim.MaxSlots {
+			return c, overLimit("Σ nodes[].reduce_slots", derivedSlots, "limits.max_slots", lim.MaxSlots)
+		}
+		c.Nodes = append(c.Nodes, store.Node{ID: n.GetId(), Rack: n.GetRack(), Capacity: n.GetCapacity(), ReduceSlots: int(n.GetReduceSlots())})
+	}
+	if slots := req.GetSlots(); len(slots) > 0 {
+		if len(slots) > lim.MaxSlots {
+			return c, overLimit("len(slots)", len(slots), "limits.max_slots", lim.MaxSlots)
+		}
+		for i, sl := range slots {
+			if _, ok := index[sl.GetNodeId()]; !ok {
+				return c, invalid(fieldf("slots[%d].node_id", i), sl.GetNodeId(), "is not one of the cluster's nodes")
+			}
+			if !finiteNonNeg(sl.GetFetchCost()) {
+				return c, invalid(fieldf("slots[%d].fetch_cost", i), sl.GetFetchCost(), "must be finite and ≥ 0")
+			}
+			c.Slots = append(c.Slots, store.Slot{Node: sl.GetNodeId(), FetchCost: sl.GetFetchCost()})
+		}
+	} else {
+		var err error
+		if c.Slots, err = slotsFromTopology(c.Nodes, req.GetTopology()); err != nil {
+			return c, err
+		}
+		if len(c.Slots) == 0 {
+			return c, invalid("slots", "[]", "no reduce slots: give slots or nodes[].reduce_slots")
+		}
+	}
+	p := req.GetPolicy()
+	c.Policy = store.Policy{Name: p.GetName(), Window: int(p.GetWindow()), Horizon: int(p.GetHorizon()), Seed: p.GetSeed()}
+	if c.Policy.Name == "" {
+		c.Policy.Name = defaultPolicy
+	}
+	if c.Policy.Window < 0 {
+		return c, invalid("policy.window", c.Policy.Window, "must be ≥ 0 (0: the default)")
+	}
+	if c.Policy.Horizon < 0 {
+		return c, invalid("policy.horizon", c.Policy.Horizon, "must be ≥ 0 (0: the default)")
+	}
+	if c.Policy.Window > lim.MaxJobs {
+		return c, overLimit("policy.window", c.Policy.Window, "limits.max_jobs", lim.MaxJobs)
+	}
+	if _, err := newPlacement(c.Policy); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// slotsFromTopology derives reduce slots and their fetch costs from hop
+// distances: node n has nodes[n].reduce_slots slots, each costing
+//
+//	H(n) = (1/|N|)·Σ_m hops(n, m),
+//
+// the mean hop count from n to every node, where the map output a reducer
+// fetches is assumed spread evenly over the nodes; hops(n, n) = 0,
+// same_rack_hops within a rack, cross_rack_hops across racks (a node with no
+// rack is a rack of its own).
+func slotsFromTopology(nodes []store.Node, t *optdv1.Topology) ([]store.Slot, error) {
+	same, cross := t.GetSameRackHops(), t.GetCrossRackHops()
+	if same == 0 {
+		same = defaultSameRackHops
+	}
+	if cross == 0 {
+		cross = defaultCrossRackHops
+	}
+	if !finiteNonNeg(same) {
+		return nil, invalid("topology.same_rack_hops", same, "must be finite and ≥ 0")
+	}
+	if !finiteNonNeg(cross) {
+		return nil, invalid("topology.cross_rack_hops", cross, "must be finite and ≥ 0")
+	}
+	perRack := map[string]int{}
+	for _, n := range nodes {
+		if n.Rack != "" {
+			perRack[n.Rack]++
+		}
+	}
+	var slots []store.Slot
+	total := float64(len(nodes))
+	for _, n := range nodes {
+		inRack := 1
+		if n.Rack != "" {
+			inRack = perRack[n.Rack]
+		}
+		h := (float64(inRack-1)*same + (total-float64(inRack))*cross) / total
+		for range n.ReduceSlots {
+			slots = append(slots, store.Slot{Node: n.ID, FetchCost: h})
+		}
+	}
+	return slots, nil
+}
+
+func checkSubmit(req *optdv1.SubmitJobRequest) error {
+	if err := checkID("cluster_id", req.GetClusterId()); err != nil {
+		return err
+	}
+	if err := checkID("job_id", req.GetJobId()); err != nil {
+		return err
+	}
+	if req.GetMaps() < 0 {
+		return invalid("maps", req.GetMaps(), "must be ≥ 0")
+	}
+	if req.GetReduces() < 1 {
+		return invalid("reduces", req.GetReduces(), "must be ≥ 1")
+	}
+	return nil
+}
+
+func checkPlace(req *optdv1.PlaceReducesRequest) error {
+	if err := checkID("cluster_id", req.GetClusterId()); err != nil {
+		return err
+	}
+	if err := checkID("job_id", req.GetJobId()); err != nil {
+		return err
+	}
+	if !finiteNonNeg(req.GetDataMb()) {
+		return invalid("data_mb", req.GetDataMb(), "must be finite and ≥ 0")
+	}
+	if req.GetReduces() < 0 {
+		return invalid("reduces", req.GetReduces(), "must be ≥ 1 (0: the value given at SubmitJob)")
+	}
+	return nil
+}
+
+func checkJobRef(clusterID, jobID string) error {
+	if err := checkID("cluster_id", clusterID); err != nil {
+		return err
+	}
+	return checkID("job_id", jobID)
+}

@@ -1,0 +1,134 @@
+package benchmarks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+// placementRun is a reduce-placement scenario simulated under several
+// policies with common random numbers, with the pathwise lower bounds of
+// each replication.
+type placementRun struct {
+	policies []string
+	// cost[name][rep] is the policy's mean cost per counted job.
+	cost map[string][]float64
+	// hindsight[rep] is the hindsight LP bound per counted job
+	// (mdp.HindsightBound, or HindsightBoundCoarse with classes cost
+	// classes rounded down), empty[rep] the empty-cluster bound (mean over
+	// the counted jobs of Y·Σ of the R cheapest slot costs).
+	hindsight, empty []float64
+	// jobs counted and events processed over all replications and policies.
+	jobs   int
+	events uint64
+}
+
+// best returns the best (largest) lower bound of replication rep.
+func (r *placementRun) best(rep int) float64 { return max(r.hindsight[rep], r.empty[rep]) }
+
+// bests returns the best bound of every replication.
+func (r *placementRun) bests() []float64 {
+	out := make([]float64, len(r.hindsight))
+	for i := range out {
+		out[i] = r.best(i)
+	}
+	return out
+}
+
+// scenarioFromJSON builds a scenario from its CONTRACTS §4 JSON form
+// (relative trace paths resolve against baseDir).
+func scenarioFromJSON(v map[string]any, baseDir string) (*sim.Scenario, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return sim.DecodeScenario(data, baseDir)
+}
+
+// registryFactories makes the factories of registered placement policies
+// with their default configuration.
+func registryFactories(names []string) []sim.NamedFactory {
+	fs := make([]sim.NamedFactory, len(names))
+	for i, name := range names {
+		fs[i] = sim.NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
+			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
+		}}
+	}
+	return fs
+}
+
+// runPlacement simulates every replication of s under the policies and
+// computes the bounds; classes > 0 coarsens the hindsight LP's slot costs
+// into that many classes (a weaker, still valid bound) when there are more
+// distinct costs.
+func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, policies []string, classes int) (*placementRun, error) {
+	out := &placementRun{policies: policies, cost: map[string][]float64{}}
+	fs := registryFactories(policies)
+	for rep := range s.Replications {
+		r, err := s.RunReplication(ctx, rep, fs, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+		first := r.Results[policies[0]]
+		for _, name := range policies {
+			out.cost[name] = append(out.cost[name], r.Results[name].MeanCost)
+			out.events += r.Results[name].Events
+		}
+		out.jobs += first.Counted
+		out.empty = append(out.empty, first.EmptyClusterMean)
+		lb, err := hindsightPerJob(ctx, r.Records, s.SlotCosts, classes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: replication %d: %w", label, rep, err)
+		}
+		out.hindsight = append(out.hindsight, lb)
+		env.Logf("%s: replication %d/%d done (hindsight bound %.4g)", label, rep+1, s.Replications, lb)
+	}
+	return out, nil
+}
+
+// hindsightPerJob is the hindsight LP bound (package mdp) on the total cost
+// of the counted jobs of one replication, divided by their number. Every
+// policy of the replication saw these very jobs, so the bound holds for each
+// policy's realized mean cost, replication by replication.
+func hindsightPerJob(ctx context.Context, recs []sim.JobRecord, slotCosts []float64, classes int) (float64, error) {
+	var tj []mdp.TraceJob
+	for _, j := range recs {
+		if !j.Counted {
+			continue
+		}
+		if !(j.End > j.Start) {
+			// Exponential works are positive almost surely; a job holding
+			// its slots for no time would need the instantaneous-job term
+			// of `optd bound`, which the report's scenarios never produce.
+			return 0, fmt.Errorf("job arriving at %v holds its slots for no time; the report's scenarios need positive works", j.Arrival)
+		}
+		tj = append(tj, mdp.TraceJob{Start: j.Start, End: j.End, Y: j.Y(), R: j.R})
+	}
+	if len(tj) == 0 {
+		return 0, fmt.Errorf("no counted job")
+	}
+	distinct := slices.Compact(slices.Sorted(slices.Values(slotCosts)))
+	var total float64
+	var err error
+	if classes > 0 && len(distinct) > classes {
+		total, err = mdp.HindsightBoundCoarse(ctx, tj, slotCosts, classes)
+	} else {
+		total, err = mdp.HindsightBound(ctx, tj, slotCosts)
+	}
+	return total / float64(len(tj)), err
+}
+
+// savings returns 100·(base − other)/base per replication: paired, since
+// both ran on the same jobs.
+func savings(base, other []float64) []float64 {
+	out := make([]float64, len(base))
+	for i := range base {
+		out[i] = 100 * (base[i] - other[i]) / base[i]
+	}
+	return out
+}

@@ -1,0 +1,281 @@
+package benchmarks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+)
+
+// Groups of sections, in the order the report shows them.
+const (
+	GroupReproduction = "Reproduction of the papers"
+	GroupPerformance  = "Performance"
+	GroupTraces       = "Real traces"
+)
+
+// groups is the order of the groups in RESULTS.md.
+var groups = []string{GroupReproduction, GroupPerformance, GroupTraces}
+
+// DefaultSeed is the seed of every random choice of the report unless
+// Config.Seed says otherwise.
+const DefaultSeed = 1
+
+// Config is one run of the report.
+type Config struct {
+	// Quick shrinks every experiment so that the report runs in under 3
+	// minutes on 2 cores (CI); the full report takes under 30.
+	Quick bool
+	// OutDir receives RESULTS.md, figures/ and raw/ (benchmarks/ when run
+	// by make bench).
+	OutDir string
+	// DataDir holds the public traces (../shared/data); the trace sections
+	// are skipped when it is absent.
+	DataDir string
+	// Seed seeds every random choice (0 means DefaultSeed).
+	Seed uint64
+	// Only, when not empty, runs only the sections with these names.
+	Only []string
+	// Log receives progress lines (stderr); nil discards them.
+	Log io.Writer
+	// Command is the command line to print as the way to rerun the report.
+	Command string
+}
+
+// Section is one part of the report: Run computes it and returns its
+// Markdown, figures and raw benchmark results.
+type Section struct {
+	// Name identifies the section (--only, the raw file raw/NAME.txt).
+	Name string
+	// Title is its heading; Group the group it belongs to.
+	Title, Group string
+	Run          func(ctx context.Context, env *Env) (*Output, error)
+}
+
+// Output is what a section produces.
+type Output struct {
+	// Markdown is the body of the section (without its heading).
+	Markdown string
+	// Figures are saved as figures/NAME.png and figures/NAME.svg and shown
+	// after the Markdown.
+	Figures []Figure
+	// Bench are the section's benchmark results, written to raw/NAME.txt in
+	// the `go test -bench` format (benchstat reads it).
+	Bench []BenchResult
+}
+
+// Figure is a plot to save under figures/.
+type Figure struct {
+	Name, Caption string
+	Plot          *plot.Plot
+}
+
+// SkipError says why a section cannot run on this machine (a missing peer
+// binary, absent trace data); the report shows the reason.
+type SkipError struct{ Reason string }
+
+func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
+// Skipf returns a *SkipError.
+func Skipf(format string, args ...any) error {
+	return &SkipError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Env is what a section sees of the run.
+type Env struct {
+	Config
+	Machine Machine
+	start   time.Time
+	section string
+}
+
+// Logf writes a progress line to the log, prefixed by the elapsed time and
+// the current section.
+func (e *Env) Logf(format string, args ...any) {
+	if e.Log == nil {
+		return
+	}
+	fmt.Fprintf(e.Log, "[%6.1fs] %s: %s\n", time.Since(e.start).Seconds(), e.section, fmt.Sprintf(format, args...))
+}
+
+// Pick returns quick in quick mode and full otherwise.
+func Pick[T any](e *Env, quick, full T) T {
+	if e.Quick {
+		return quick
+	}
+	return full
+}
+
+// sectionResult is the outcome of one section.
+type sectionResult struct {
+	sec     Section
+	out     *Output
+	err     error
+	elapsed time.Duration
+}
+
+// Run computes the selected sections and writes OutDir/RESULTS.md,
+// OutDir/figures/ and OutDir/raw/. A section that fails is reported in
+// RESULTS.md and makes Run return an error after every other section ran;
+// a skipped section (SkipError) is not an error.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Seed == 0 {
+		cfg.Seed = DefaultSeed
+	}
+	if cfg.OutDir == "" {
+		return errors.New("benchmarks: Config.OutDir is empty")
+	}
+	secs, err := selectSections(Sections(), cfg.Only)
+	if err != nil {
+		return err
+	}
+	figDir, rawDir := filepath.Join(cfg.OutDir, "figures"), filepath.Join(cfg.OutDir, "raw")
+	for _, d := range []string{figDir, rawDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("benchmarks: %w", err)
+		}
+	}
+	env := &Env{Config: cfg, start: time.Now(), section: "report"}
+	env.Machine = DescribeMachine(ctx)
+	env.Logf("machine: %s", env.Machine.CPU)
+	results := make([]sectionResult, 0, len(secs))
+	var failed []string
+	for _, s := range secs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		env.section = s.Name
+		env.Logf("start")
+		t0 := time.Now()
+		out, err := s.Run(ctx, env)
+		r := sectionResult{sec: s, out: out, err: err, elapsed: time.Since(t0)}
+		var skip *SkipError
+		switch {
+		case errors.As(err, &skip):
+			env.Logf("%v", err)
+		case err != nil:
+			env.Logf("FAILED: %v", err)
+			failed = append(failed, fmt.Sprintf("%s: %v", s.Name, err))
+		default:
+			if err := saveOutput(s.Name, out, figDir, rawDir, env.Machine); err != nil {
+				return err
+			}
+			env.Logf("done in %.1f s", r.elapsed.Seconds())
+		}
+		results = append(results, r)
+	}
+	env.section = "report"
+	md := renderReport(env, results, time.Since(env.start))
+	if err := os.WriteFile(filepath.Join(cfg.OutDir, "RESULTS.md"), md, 0o644); err != nil {
+		return fmt.Errorf("benchmarks: %w", err)
+	}
+	env.Logf("wrote %s in %.1f s", filepath.Join(cfg.OutDir, "RESULTS.md"), time.Since(env.start).Seconds())
+	if len(failed) > 0 {
+		return fmt.Errorf("benchmarks: %d section(s) failed: %s", len(failed), strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// selectSections keeps the sections named in only (all when empty),
+// rejecting unknown names.
+func selectSections(all []Section, only []string) ([]Section, error) {
+	if len(only) == 0 {
+		return all, nil
+	}
+	byName := map[string]Section{}
+	var names []string
+	for _, s := range all {
+		byName[s.Name] = s
+		names = append(names, s.Name)
+	}
+	var out []Section
+	for _, n := range only {
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("benchmarks: --only: unknown section %q (known: %s)", n, strings.Join(names, ", "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// saveOutput writes a section's figures and raw benchmark file.
+func saveOutput(name string, out *Output, figDir, rawDir string, m Machine) error {
+	if out == nil {
+		return fmt.Errorf("benchmarks: section %s returned no output", name)
+	}
+	for _, f := range out.Figures {
+		if err := saveFigure(f, figDir); err != nil {
+			return fmt.Errorf("benchmarks: section %s: figure %s: %w", name, f.Name, err)
+		}
+	}
+	if len(out.Bench) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	writeBenchHeader(&b, m)
+	for _, r := range out.Bench {
+		b.WriteString(r.Line(m.Cores))
+		b.WriteByte('\n')
+	}
+	return os.WriteFile(filepath.Join(rawDir, name+".txt"), b.Bytes(), 0o644)
+}
+
+// renderReport lays out RESULTS.md.
+func renderReport(env *Env, results []sectionResult, total time.Duration) []byte {
+	var b bytes.Buffer
+	mode := "full"
+	if env.Quick {
+		mode = "quick (--quick: smaller experiments; numbers are indicative only)"
+	}
+	fmt.Fprintf(&b, "# optd: reproduction and performance report\n\n")
+	fmt.Fprintf(&b, "Generated by `%s` (mode: %s, seed %d) in %.0f s. ", env.Command, mode, env.Seed, total.Seconds())
+	fmt.Fprintf(&b, "Every number below was computed by that command on the machine described here; ")
+	fmt.Fprintf(&b, "rerun it to regenerate this file, `figures/` and `raw/` (benchstat-ready `go test -bench` lines).\n\n")
+	b.WriteString(env.Machine.Markdown())
+	for _, g := range groups {
+		var in []sectionResult
+		for _, r := range results {
+			if r.sec.Group == g {
+				in = append(in, r)
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s\n", g)
+		for _, r := range in {
+			fmt.Fprintf(&b, "\n### %s\n\n", r.sec.Title)
+			var skip *SkipError
+			switch {
+			case errors.As(r.err, &skip):
+				fmt.Fprintf(&b, "*Skipped on this machine: %s.*\n", skip.Reason)
+				continue
+			case r.err != nil:
+				fmt.Fprintf(&b, "**This section failed:** `%v`\n", r.err)
+				continue
+			}
+			b.WriteString(strings.TrimRight(r.out.Markdown, "\n"))
+			b.WriteString("\n")
+			for _, f := range r.out.Figures {
+				fmt.Fprintf(&b, "\n![%s](figures/%s.svg)\n\n*%s* ([PNG](figures/%s.png))\n", f.Caption, f.Name, f.Caption, f.Name)
+			}
+			if len(r.out.Bench) > 0 {
+				fmt.Fprintf(&b, "\nRaw benchmark lines: [`raw/%s.txt`](raw/%s.txt).\n", r.sec.Name, r.sec.Name)
+			}
+			fmt.Fprintf(&b, "\n<sub>Section computed in %.1f s; rerun alone with `go run ./benchmarks/cmd/report --only %s%s`.</sub>\n",
+				r.elapsed.Seconds(), r.sec.Name, map[bool]string{true: " --quick", false: ""}[env.Quick])
+		}
+	}
+	if p := pendingMarkdown(); p != "" {
+		fmt.Fprintf(&b, "\n## Not reproduced yet\n\n%s", p)
+	}
+	return b.Bytes()
+}

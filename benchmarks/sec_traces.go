@@ -1,0 +1,129 @@
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+// placementTraces are the public traces replayed by the placement
+// section (paths under Config.DataDir; see ../shared/data/README.md).
+var placementTraces = []struct{ name, file string }{
+	{"SWIM FB-2009", "swim/FB-2009_samples_24_times_1hr_0.tsv"},
+	{"SWIM FB-2010", "swim/FB-2010_samples_24_times_1hr_0.tsv"},
+	{"Coflow FB2010", "coflow/FB2010-1Hr-150-0.txt"},
+}
+
+// traceScenario replays a trace (sim.TraceSpec) on the Fig. 9 cluster: 1000
+// slots with costs U[1, 100], K = 100, at most 10 reducers per job (R =
+// min(trace reducers, 10)), arrivals scaled to an offered load of 0.5,
+// exponential works; jobs = 0 (or more than the trace has) means the whole
+// trace.
+func traceScenario(file string, jobs, reps int, seed uint64) (*sim.Scenario, error) {
+	s, err := traceScenarioJobs(file, 0, reps, seed)
+	if err != nil || jobs <= 0 || jobs >= s.Jobs {
+		return s, err
+	}
+	return traceScenarioJobs(file, jobs, reps, seed)
+}
+
+// traceScenarioJobs is traceScenario with "jobs" set when jobs > 0.
+func traceScenarioJobs(file string, jobs, reps int, seed uint64) (*sim.Scenario, error) {
+	v := map[string]any{
+		"slots":               map[string]any{"count": 1000, "cost": map[string]any{"kind": "uniform", "min": 1, "max": 100}},
+		"max_jobs_in_service": 100,
+		"service_rate":        1,
+		"replications":        reps, "seed": seed,
+		"trace": map[string]any{"file": file, "max_reduces": 10, "load": 0.5, "work": sim.WorkExponential},
+	}
+	if jobs > 0 {
+		v["jobs"] = jobs
+	}
+	return scenarioFromJSON(v, filepath.Dir(file))
+}
+
+// tracesPlacement simulates the placement policies on each trace and puts
+// the best lower bound (hindsight LP on the same jobs, or empty cluster)
+// beside each policy.
+func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
+	if env.DataDir == "" {
+		return nil, Skipf("no trace data directory given (--data)")
+	}
+	if _, err := os.Stat(env.DataDir); err != nil {
+		return nil, Skipf("trace data directory %s is absent (see ../shared/data/README.md)", env.DataDir)
+	}
+	jobs, reps, classes := Pick(env, 1000, 0), Pick(env, 1, 5), Pick(env, 20, 100)
+	names := []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon, policy.NameRollingHorizon}
+	t := newTable("trace", "jobs used", "policy", "mean cost per job", "gap to best bound")
+	var cats []string
+	var values [][]float64
+	members := []string{policy.NameGreedy, policy.NameRecedingHorizon, policy.NameRollingHorizon, "best lower bound"}
+	for _, tr := range placementTraces {
+		path, err := filepath.Abs(filepath.Join(env.DataDir, tr.file))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, Skipf("trace %s is absent (see ../shared/data/README.md)", path)
+		}
+		s, err := traceScenario(path, jobs, reps, env.Seed)
+		if err != nil {
+			return nil, err
+		}
+		r, err := runPlacement(ctx, env, tr.name, s, names, classes)
+		if err != nil {
+			return nil, err
+		}
+		best := r.bests()
+		mb, hb := sim.MeanCI95(best)
+		perRep := r.jobs / s.Replications
+		row := make([]float64, len(members))
+		for _, name := range names {
+			m, h := sim.MeanCI95(r.cost[name])
+			gm, gh := sim.MeanCI95(gaps(r.cost[name], best))
+			t.add(tr.name, perRep, name, ci(m, h), ci(gm, gh)+"%")
+			for k, mem := range members {
+				if mem == name {
+					row[k] = m / mb
+				}
+			}
+		}
+		row[len(members)-1] = 1
+		mh, hh := sim.MeanCI95(r.hindsight)
+		me, he := sim.MeanCI95(r.empty)
+		t.add(tr.name, perRep, "**best lower bound**", ci(mb, hb), "")
+		t.add(tr.name, perRep, "(hindsight LP)", ci(mh, hh), "")
+		t.add(tr.name, perRep, "(empty cluster)", ci(me, he), "")
+		cats = append(cats, tr.name)
+		values = append(values, row)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Each trace is replayed on the Fig. 9 cluster (1000 slots with costs U[1, 100], K = 100; sim.TraceSpec): "+
+		"arrivals from the trace scaled to an offered load of 0.5, X = shuffle MiB, R = min(trace reducers, 10), map-only "+
+		"jobs left out, exponential works redrawn per replication; %s, %d replication(s), seed %d, no warm-up. Costs are "+
+		"in MiB × fetch cost. The gap is (policy − best bound)/best bound per replication; the hindsight LP is "+
+		"mdp.HindsightBoundCoarse with %d cost classes.\n\n",
+		map[bool]string{true: fmt.Sprintf("the first %d jobs of each trace", jobs), false: "whole traces"}[jobs > 0], reps, env.Seed, classes)
+	b.WriteString(t.String())
+	p, err := barPlot("Placement on real traces (cost / best lower bound)", "mean cost per job / best lower bound", cats, members, values)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Markdown: b.String(), Figures: []Figure{
+		{Name: "traces-placement", Caption: "Mean cost per job relative to the best lower bound on each trace (random is off the scale; see the table)", Plot: p},
+	}}, nil
+}
+
+// gaps returns 100·(cost − bound)/bound per replication.
+func gaps(cost, bound []float64) []float64 {
+	out := make([]float64, len(cost))
+	for i := range cost {
+		out[i] = 100 * (cost[i] - bound[i]) / bound[i]
+	}
+	return out
+}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/optd/optd/bound"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -64,6 +65,7 @@ var invalidSentinels = []error{
 	thresholds.ErrSlotCosts, thresholds.ErrJob, thresholds.ErrEstimator,
 	policy.ErrUnknownPolicy, policy.ErrInvalidConfig, policy.ErrInvalidRequest,
 	mdp.ErrInvalidMDP, mdp.ErrTooLarge, mdp.ErrInvalidModel,
+	bound.ErrInvalidRequest,
 }
 
 // preconditionSentinels are infeasibility errors: valid input that cannot

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/optd/optd/bound"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
@@ -173,26 +176,90 @@ func (s *OptimizeService) Simulate(ctx context.Context, req *optdv1.SimulateRequ
 	return out, nil
 }
 
-// Bound implements optd.v1.OptimizeService. The bound computation lives in
-// cmd/bound and must move to a package before the server can call it.
-func (s *OptimizeService) Bound(*optdv1.BoundRequest, grpc.ServerStreamingServer[optdv1.BoundResponse]) error {
-	return fmt.Errorf("%w: Bound needs the bound computation of `optd bound` in a package the server can import (it is in cmd/bound)", ErrUnimplemented)
+// maxMDPStates caps a Bound request's max_states: the MDP's tables grow
+// with the states times the decisions per state, and the server must not
+// be made to allocate without bound.
+const maxMDPStates = 1_000_000
+
+// Bound implements optd.v1.OptimizeService: what `optd bound` prints
+// (package bound), with the simulation's progress streamed first and the
+// result (CONTRACTS §4 JSON) last. Sharding is for batch systems and is not
+// offered here.
+func (s *OptimizeService) Bound(req *optdv1.BoundRequest, stream grpc.ServerStreamingServer[optdv1.BoundResponse]) error {
+	sc, err := s.decodeScenario(req.GetScenarioJson())
+	if err != nil {
+		return err
+	}
+	r := bound.Request{Settings: bound.Settings{
+		Policies: req.GetPolicies(), Bounds: req.GetBounds(),
+		Bins: int(req.GetBins()), MaxStates: int(req.GetMaxStates()),
+		HindsightClasses: int(req.GetHindsightClasses()),
+	}}
+	if len(r.Policies) == 0 {
+		r.Policies = bound.DefaultPolicies
+	}
+	if len(r.Bounds) == 0 {
+		r.Bounds = bound.DefaultBounds
+	}
+	if r.Bins == 0 {
+		r.Bins = bound.DefaultBins
+	}
+	if r.MaxStates == 0 {
+		r.MaxStates = bound.DefaultMaxStates
+	}
+	if r.MaxStates > maxMDPStates {
+		return overLimit("max_states", r.MaxStates, "the server's MDP size limit", maxMDPStates)
+	}
+	sum := sha256.Sum256([]byte(req.GetScenarioJson()))
+	r.ScenarioSHA256 = hex.EncodeToString(sum[:])
+	ctx, cancel := context.WithTimeout(stream.Context(), s.limits.MaxSolveTime)
+	defer cancel()
+	var sendErr error
+	progress := func(done, total int) {
+		if sendErr == nil {
+			sendErr = stream.Send(&optdv1.BoundResponse{Event: &optdv1.BoundResponse_Progress{
+				Progress: &optdv1.BoundProgress{Done: int32(done), Total: int32(total)}}})
+		}
+	}
+	start := time.Now()
+	out, err := bound.Run(ctx, bound.DefaultBackend(), sc, r, bound.Progress{Simulated: progress})
+	if err != nil {
+		return err
+	}
+	if sendErr != nil {
+		return sendErr
+	}
+	s.metrics.solverTime("bound", start)
+	data, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encoding the result: %w", err)
+	}
+	return stream.Send(&optdv1.BoundResponse{Event: &optdv1.BoundResponse_ResultJson{ResultJson: string(data)}})
+}
+
+// decodeScenario decodes a scenario and checks it against the limits.
+func (s *OptimizeService) decodeScenario(data string) (*sim.Scenario, error) {
+	if data == "" {
+		return nil, invalid("scenario_json", `""`, "must be a scenario (CONTRACTS §4)")
+	}
+	if err := rejectFileRefs("scenario_json", []byte(data)); err != nil {
+		return nil, err
+	}
+	sc, err := sim.DecodeScenario([]byte(data), "")
+	if err != nil {
+		return nil, err
+	}
+	if n := float64(sc.Jobs) * float64(sc.Replications); n > float64(s.limits.MaxSimulatedJobs) {
+		return nil, overLimit("jobs × replications", n, "limits.max_simulated_jobs", s.limits.MaxSimulatedJobs)
+	}
+	return sc, nil
 }
 
 // scenario decodes and bounds a scenario and the policy names to run.
 func (s *OptimizeService) scenario(data string, policies []string) (*sim.Scenario, []string, error) {
-	if data == "" {
-		return nil, nil, invalid("scenario_json", `""`, "must be a scenario (CONTRACTS §4)")
-	}
-	if err := rejectFileRefs("scenario_json", []byte(data)); err != nil {
-		return nil, nil, err
-	}
-	sc, err := sim.DecodeScenario([]byte(data), "")
+	sc, err := s.decodeScenario(data)
 	if err != nil {
 		return nil, nil, err
-	}
-	if n := float64(sc.Jobs) * float64(sc.Replications); n > float64(s.limits.MaxSimulatedJobs) {
-		return nil, nil, overLimit("jobs × replications", n, "limits.max_simulated_jobs", s.limits.MaxSimulatedJobs)
 	}
 	if len(policies) == 0 {
 		policies = defaultSimPolicies

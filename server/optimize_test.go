@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/optd/optd/bound"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
@@ -117,10 +119,60 @@ func TestOptimizeService(t *testing.T) {
 	})
 
 	t.Run("Bound", func(t *testing.T) {
-		stream, err := ts.optimize.Bound(ctx, &optdv1.BoundRequest{})
-		if err == nil {
-			_, err = stream.Recv()
+		sc, err := os.ReadFile("../cmd/bound/testdata/tiny.json")
+		if err != nil {
+			t.Fatal(err)
 		}
-		wantCode(t, err, codes.Unimplemented, "cmd/bound")
+		policies := []string{policy.NameGreedy, bound.PolicyMDPOptimal}
+		stream, err := ts.optimize.Bound(ctx, &optdv1.BoundRequest{ScenarioJson: string(sc), Policies: policies})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress []int32
+		var result string
+		for {
+			m, err := stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := m.GetProgress(); p != nil {
+				progress = append(progress, p.GetDone(), p.GetTotal())
+			}
+			result += m.GetResultJson()
+		}
+		if len(progress) == 0 || progress[len(progress)-2] != progress[len(progress)-1] {
+			t.Errorf("progress %v does not reach its total", progress)
+		}
+		// Second method: package bound called directly on the same input.
+		s, _ := sim.DecodeScenario(sc, "")
+		req := bound.Request{Settings: bound.Settings{Policies: policies, Bounds: bound.DefaultBounds,
+			Bins: bound.DefaultBins, MaxStates: bound.DefaultMaxStates}}
+		want, err := bound.Run(ctx, bound.DefaultBackend(), s, req, bound.Progress{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want)
+		if result != string(wantJSON) {
+			t.Errorf("result %s\nwant %s", result, wantJSON)
+		}
+		for _, c := range []struct {
+			req  *optdv1.BoundRequest
+			want string
+		}{
+			{&optdv1.BoundRequest{}, "scenario_json"},
+			{&optdv1.BoundRequest{ScenarioJson: string(sc), Policies: []string{"best"}}, `unknown policy "best"`},
+			{&optdv1.BoundRequest{ScenarioJson: string(sc), Bounds: []string{"magic"}}, `unknown bound "magic"`},
+			{&optdv1.BoundRequest{ScenarioJson: string(sc), MaxStates: 2_000_000}, "max_states"},
+			{&optdv1.BoundRequest{ScenarioJson: string(sc), Bins: -1}, "bins = -1"},
+		} {
+			stream, err := ts.optimize.Bound(ctx, c.req)
+			if err == nil {
+				_, err = stream.Recv()
+			}
+			wantCode(t, err, codes.InvalidArgument, c.want)
+		}
 	})
 }

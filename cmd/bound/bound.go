@@ -1,41 +1,13 @@
-// Package bound implements `optd bound` (CONTRACTS §4): for a reduce-placement
-// scenario (the stable system of Tan et al., INFOCOM 2013, §III-B, simulated
-// by package sim), each requested policy's mean cost per job with a 95%
-// confidence interval over replications, every applicable lower bound, the
-// exact optimum where the MDP is small enough to solve, and each policy's gap
-// to the best bound.
+// Package bound is the `optd bound` command (CONTRACTS §4), a thin adapter
+// from flags to package bound (what it computes and why each bound is a
+// bound is documented there):
 //
 //	optd bound --scenario FILE [--policies random,greedy,receding-horizon,...]
 //	           [--bounds hindsight-lp,empty-cluster,mdp] [--shard i/n]
 //	optd bound merge SHARD.json...
-//
-// Lower bounds:
-//
-//   - "hindsight-lp": per replication, the LP relaxation of the offline
-//     assignment that knows the whole sampled trace (mdp.HindsightBound),
-//     divided by the number of counted jobs, averaged over replications.
-//     Every policy is simulated on the same traces (common random numbers),
-//     so this bounds each policy's realized cost, trace by trace.
-//   - "empty-cluster": every job alone in an empty cluster,
-//     E[Y·Σ_{k≤R} H_(k)] (mdp.EmptyClusterBound; for a trace scenario the
-//     mean over the simulated jobs).
-//   - "mdp-optimal" (= "optimal") for explicit slot costs, a finite
-//     max_waiting and a discrete workload whose MDP has at most --max-states
-//     states; for a continuous workload "mdp-lower" (and "mdp-upper" under
-//     "upper_bounds") bracket the optimum with --bins bins.
-//
-// Policies are the names of policy.PlacementNames() plus "mdp-optimal" (the
-// MDP's decision table, when solved).
-//
-// Sharding: --shard i/n runs replications [⌊i·N/n⌋, ⌊(i+1)·N/n⌋) of the N
-// in the scenario and prints the same shape with the raw per-replication
-// figures, the settings and the replication-independent part under
-// "shard"; `optd bound merge` checks that the shards agree and cover every
-// replication once, and prints exactly what the unsharded run prints.
 package bound
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -49,25 +21,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/optd/optd/bound"
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/sim"
-)
-
-// Defaults of the flags.
-const (
-	DefaultPolicies  = "random,greedy,receding-horizon"
-	DefaultBounds    = "hindsight-lp,empty-cluster,mdp"
-	DefaultMaxStates = 200000
-	DefaultBins      = 8
-	// DefaultHindsightClasses: the hindsight LP uses the exact slot costs
-	// (one class per distinct cost) unless --hindsight-classes says
-	// otherwise. On the Fig. 9 setting (1000 distinct costs, 50,000 jobs)
-	// the exact LP takes about a minute per replication and gives 88.5
-	// where 100 rounded-down classes give 73.2.
-	DefaultHindsightClasses = 0
-	// PolicyMDPOptimal is the MDP's optimal decision table.
-	PolicyMDPOptimal = "mdp-optimal"
 )
 
 // options are the flags of `optd bound`.
@@ -86,10 +43,10 @@ type options struct {
 // NewCommand returns the `optd bound` command (and its `merge` subcommand)
 // using package mdp for the MDP and the hindsight bound.
 func NewCommand(env *cli.Env) *cobra.Command {
-	return newCommand(env, defaultBackend())
+	return newCommand(env, bound.DefaultBackend())
 }
 
-func newCommand(_ *cli.Env, be Backend) *cobra.Command {
+func newCommand(_ *cli.Env, be bound.Backend) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "bound --scenario FILE [--policies random,greedy,receding-horizon,...] [--shard i/n]",
@@ -100,7 +57,7 @@ service to departure) over its replications, with common random numbers, and
 prints the mean cost per job with a 95% confidence interval, the lower bounds
 (hindsight LP on the same traces, empty cluster, the MDP where solvable), the
 exact optimum when the MDP is small enough, and each policy's gap to the best
-bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + PolicyMDPOptimal + `.`,
+bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + bound.PolicyMDPOptimal + `.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return run(cmd, be, o)
@@ -108,14 +65,14 @@ bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + Policy
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario file (CONTRACTS §4 JSON)")
-	f.StringVar(&o.policies, "policies", DefaultPolicies, "comma-separated policies to simulate")
-	f.StringVar(&o.bounds, "bounds", DefaultBounds, "comma-separated lower bounds to compute: hindsight-lp, empty-cluster, mdp (empty for none)")
+	f.StringVar(&o.policies, "policies", strings.Join(bound.DefaultPolicies, ","), "comma-separated policies to simulate")
+	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, empty-cluster, mdp (empty for none)")
 	f.StringVar(&o.shard, "shard", "", "run only shard i of n (i/n, 0 ≤ i < n) of the replications")
 	f.IntVar(&o.window, "window", 0, "estimator window ω of receding-horizon and rolling-horizon (0: 100)")
 	f.IntVar(&o.horizon, "horizon", 0, "horizon H of rolling-horizon (0: 10)")
-	f.IntVar(&o.bins, "bins", DefaultBins, "bins per value of R for the MDP bracket of a continuous workload")
-	f.IntVar(&o.maxStates, "max-states", DefaultMaxStates, "largest MDP to solve (states)")
-	f.IntVar(&o.classes, "hindsight-classes", DefaultHindsightClasses, "group the slots into at most this many cost classes (rounded down) for the hindsight LP; 0: exact costs")
+	f.IntVar(&o.bins, "bins", bound.DefaultBins, "bins per value of R for the MDP bracket of a continuous workload")
+	f.IntVar(&o.maxStates, "max-states", bound.DefaultMaxStates, "largest MDP to solve (states)")
+	f.IntVar(&o.classes, "hindsight-classes", bound.DefaultHindsightClasses, "group the slots into at most this many cost classes (rounded down) for the hindsight LP; 0: exact costs")
 	_ = cmd.MarkFlagRequired("scenario")
 	cmd.AddCommand(newMergeCommand())
 	return cmd
@@ -157,42 +114,27 @@ func parseShard(s string) (i, n int, err error) {
 }
 
 // shardRange returns the replications of shard i of n.
-func shardRange(reps, i, n int) (lo, hi int) {
-	return i * reps / n, (i + 1) * reps / n
-}
-
-func run(cmd *cobra.Command, be Backend, o options) error {
-	ctx := cmd.Context()
+func run(cmd *cobra.Command, be bound.Backend, o options) error {
 	policies, err := parseList("policies", o.policies)
 	if err != nil {
 		return err
-	}
-	if len(policies) == 0 {
-		return fmt.Errorf("--policies: give at least one policy")
-	}
-	known := append(policy.PlacementNames(), PolicyMDPOptimal)
-	for _, p := range policies {
-		if !slices.Contains(known, p) {
-			return fmt.Errorf("--policies: unknown policy %q (known: %s)", p, strings.Join(known, ", "))
-		}
 	}
 	bounds, err := parseList("bounds", o.bounds)
 	if err != nil {
 		return err
 	}
-	for _, b := range bounds {
-		if !slices.Contains([]string{BoundHindsight, BoundEmptyCluster, boundsMDP}, b) {
-			return fmt.Errorf("--bounds: unknown bound %q (known: %s, %s, %s)", b, BoundHindsight, BoundEmptyCluster, boundsMDP)
+	req := bound.Request{Settings: bound.Settings{
+		Policies: policies, Bounds: bounds,
+		Window: o.window, Horizon: o.horizon, Bins: o.bins, MaxStates: o.maxStates,
+		HindsightClasses: o.classes,
+	}}
+	if o.shard != "" {
+		if req.ShardIndex, req.ShardCount, err = parseShard(o.shard); err != nil {
+			return err
 		}
 	}
-	if o.bins < 1 {
-		return fmt.Errorf("--bins = %d: must be ≥ 1", o.bins)
-	}
-	if o.maxStates < 1 {
-		return fmt.Errorf("--max-states = %d: must be ≥ 1", o.maxStates)
-	}
-	if o.window < 0 || o.horizon < 0 || o.classes < 0 {
-		return fmt.Errorf("--window = %d, --horizon = %d, --hindsight-classes = %d: must be ≥ 0", o.window, o.horizon, o.classes)
+	if err := req.Validate(); err != nil {
+		return fmt.Errorf("--%w", err)
 	}
 	data, err := os.ReadFile(o.scenario)
 	if err != nil {
@@ -203,197 +145,57 @@ func run(cmd *cobra.Command, be Backend, o options) error {
 		return err
 	}
 	sum := sha256.Sum256(data)
-	settings := Settings{
-		ScenarioSHA256: hex.EncodeToString(sum[:]),
-		Replications:   s.Replications,
-		Policies:       policies, Bounds: bounds,
-		Window: o.window, Horizon: o.horizon, Bins: o.bins, MaxStates: o.maxStates,
-		HindsightClasses: o.classes,
-	}
-	shardIdx, shardN := 0, 1
-	if o.shard != "" {
-		if shardIdx, shardN, err = parseShard(o.shard); err != nil {
-			return err
-		}
-	}
-	lo, hi := shardRange(s.Replications, shardIdx, shardN)
+	req.ScenarioSHA256 = hex.EncodeToString(sum[:])
 
-	prog := newProgress(cmd.ErrOrStderr(), (hi-lo)*len(policies))
+	prog := newProgress(cmd.ErrOrStderr())
 	defer prog.finish()
-
-	fixed, mdpPolicy, err := computeFixed(ctx, be, s, settings, prog)
+	out, err := bound.Run(cmd.Context(), be, s, req, bound.Progress{Simulated: prog.simulated, MDP: prog.mdp})
 	if err != nil {
 		return err
-	}
-	if slices.Contains(policies, PolicyMDPOptimal) && mdpPolicy == nil {
-		why := "--bounds does not include mdp"
-		if fixed.MDP != nil {
-			why = fixed.MDP.Skipped
-		}
-		return fmt.Errorf("--policies: %s needs the MDP of the scenario solved: %s", PolicyMDPOptimal, why)
-	}
-	factories := make([]sim.NamedFactory, len(policies))
-	for k, name := range policies {
-		factories[k] = sim.NamedFactory{Name: name, New: factory(name, o, mdpPolicy)}
-	}
-	reps := make([]RepFigures, 0, hi-lo)
-	for rep := lo; rep < hi; rep++ {
-		r, err := runReplication(ctx, be, s, rep, factories, bounds, o.classes)
-		if err != nil {
-			return err
-		}
-		reps = append(reps, r)
-		prog.add(len(policies))
-	}
-	if hi == lo {
-		return fmt.Errorf("--shard %s: no replication in this shard (the scenario has %d)", o.shard, s.Replications)
-	}
-	out, err := aggregate(policies, fixed, reps)
-	if err != nil {
-		return err
-	}
-	if o.shard != "" {
-		out.Shard = &Shard{Index: shardIdx, Count: shardN, Settings: settings, Fixed: fixed, Reps: reps}
 	}
 	prog.finish()
 	return cli.WriteJSON(cmd.OutOrStdout(), out)
 }
 
-// factory returns the policy factory of name: the registry's with the
-// command's configuration, or the solved MDP's table.
-func factory(name string, o options, mdpPolicy policy.Placement) sim.PolicyFactory {
-	if name == PolicyMDPOptimal {
-		return func(uint64) (policy.Placement, error) { return mdpPolicy, nil }
-	}
-	return func(seed uint64) (policy.Placement, error) {
-		return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Window: o.window, Horizon: o.horizon})
-	}
-}
-
-// computeFixed computes the replication-independent bounds: the MDP and the
-// exact empty-cluster bound.
-func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings, prog *progress) (Fixed, policy.Placement, error) {
-	f := Fixed{LowerBounds: map[string]float64{}}
-	if be == nil {
-		if slices.Contains(st.Bounds, boundsMDP) {
-			f.MDP = &MDPInfo{Skipped: "this build has no MDP solver"}
-		}
-		return f, nil, nil
-	}
-	if slices.Contains(st.Bounds, BoundEmptyCluster) && !pathwiseEmptyCluster(be, s) {
-		f.LowerBounds[BoundEmptyCluster] = be.EmptyClusterBound(s.Workload, s.SlotCosts)
-	}
-	if !slices.Contains(st.Bounds, boundsMDP) {
-		return f, nil, nil
-	}
-	info := &MDPInfo{}
-	f.MDP = info
-	switch {
-	case s.Trace != nil:
-		info.Skipped = "a trace scenario has no MDP"
-	case !s.SlotsExplicit:
-		info.Skipped = "slots are drawn from a law; the MDP needs slots.costs"
-	case s.MaxWaiting < 0:
-		info.Skipped = "max_waiting is unlimited; the MDP needs a finite waiting room"
-	}
-	if info.Skipped != "" {
-		return f, nil, nil
-	}
-	sol, tooLarge, err := be.SolvePlacement(ctx, s, st.Bins, st.MaxStates, prog.mdp)
-	if err != nil {
-		return f, nil, fmt.Errorf("MDP: %w", err)
-	}
-	if tooLarge {
-		info.Skipped = fmt.Sprintf("the MDP has more than --max-states = %d states", st.MaxStates)
-		return f, nil, nil
-	}
-	info.Solved, info.Exact, info.States, info.PolicyCosts = true, sol.Exact, sol.States, sol.PolicyCosts
-	if sol.Exact {
-		opt := sol.Optimal
-		f.Optimal = &opt
-		f.LowerBounds[BoundMDPOptimal] = opt
-	} else {
-		f.LowerBounds[BoundMDPLower] = sol.Lower
-		f.UpperBounds = map[string]float64{BoundMDPUpper: sol.Upper}
-	}
-	return f, sol.Policy, nil
-}
-
-// pathwiseEmptyCluster reports that the empty-cluster bound is the mean
-// over the simulated jobs (a trace, or no mdp backend) rather than the
-// exact expectation over the workload.
-func pathwiseEmptyCluster(be Backend, s *sim.Scenario) bool {
-	return be == nil || s.Trace != nil
-}
-
-// runReplication simulates one replication under every policy and computes
-// its pathwise bounds.
-func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, factories []sim.NamedFactory, bounds []string, classes int) (RepFigures, error) {
-	hindsight := be != nil && slices.Contains(bounds, BoundHindsight)
-	r, err := s.RunReplication(ctx, rep, factories, hindsight)
-	if err != nil {
-		return RepFigures{}, err
-	}
-	first := r.Results[factories[0].Name]
-	out := RepFigures{
-		Replication: rep,
-		JobsCounted: first.Counted,
-		MeanCost:    make(map[string]float64, len(factories)),
-		LowerBounds: map[string]float64{},
-	}
-	for _, nf := range factories {
-		res := r.Results[nf.Name]
-		out.MeanCost[nf.Name] = res.MeanCost
-		out.Events += res.Events
-	}
-	if slices.Contains(bounds, BoundEmptyCluster) && pathwiseEmptyCluster(be, s) {
-		out.LowerBounds[BoundEmptyCluster] = first.EmptyClusterMean
-	}
-	if hindsight && first.Counted > 0 {
-		jobs := make([]sim.JobRecord, 0, first.Counted)
-		for _, j := range r.Records {
-			if j.Counted {
-				jobs = append(jobs, j)
-			}
-		}
-		total, err := be.HindsightBound(ctx, jobs, s.SlotCosts, classes)
-		if err != nil {
-			return RepFigures{}, fmt.Errorf("replication %d: hindsight bound: %w", rep, err)
-		}
-		out.LowerBounds[BoundHindsight] = total / float64(first.Counted)
-	}
-	return out, nil
-}
-
 // progress renders a progress bar on stderr when it is a terminal.
 type progress struct {
+	w   io.Writer
 	bar *progressbar.ProgressBar
 }
 
-func newProgress(w io.Writer, total int) *progress {
+func newProgress(w io.Writer) *progress {
 	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || total <= 0 {
+	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return &progress{}
 	}
-	return &progress{bar: progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("simulating"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish(),
-	)}
+	return &progress{w: w}
 }
 
-func (p *progress) add(n int) {
-	if p.bar != nil {
-		_ = p.bar.Add(n)
+// simulated advances the bar to done of total policy-replications.
+func (p *progress) simulated(done, total int) {
+	if p.w == nil {
+		return
 	}
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription("simulating"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	_ = p.bar.Set(done)
 }
 
-// mdp reports the MDP solver's progress in the description.
+// mdp reports the MDP solver's progress.
 func (p *progress) mdp(done, total int) {
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
+	if p.w == nil {
+		return
 	}
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(p.w), progressbar.OptionClearOnFinish())
+	}
+	p.bar.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
 }
 
 func (p *progress) finish() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/optd/optd/bound"
 	"github.com/optd/optd/cmd/cli"
 )
 
@@ -170,15 +171,15 @@ func TestNoBackend(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var o Output
+	var o bound.Output
 	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
 		t.Fatal(err)
 	}
-	if o.Optimal != nil || o.MDP == nil || o.MDP.Solved || o.LowerBounds[BoundEmptyCluster] <= 0 {
+	if o.Optimal != nil || o.MDP == nil || o.MDP.Solved || o.LowerBounds[bound.BoundEmptyCluster] <= 0 {
 		t.Errorf("output %s", out.String())
 	}
 	for name, p := range o.Policies {
-		if p.MeanCost < o.LowerBounds[BoundEmptyCluster] {
+		if p.MeanCost < o.LowerBounds[bound.BoundEmptyCluster] {
 			t.Errorf("%s: %v below the empty-cluster bound", name, p.MeanCost)
 		}
 	}

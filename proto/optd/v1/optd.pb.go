@@ -1853,10 +1853,19 @@ type BoundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// scenario_json is a reduce-placement scenario (CONTRACTS §4), inline.
 	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
-	// policies default to random, greedy, receding-horizon.
-	Policies      []string `protobuf:"bytes,2,rep,name=policies,proto3" json:"policies,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// policies default to random, greedy, receding-horizon (the names of
+	// `optd bound --policies`, mdp-optimal included).
+	Policies []string `protobuf:"bytes,2,rep,name=policies,proto3" json:"policies,omitempty"`
+	// bounds default to hindsight-lp, empty-cluster, mdp (`--bounds`).
+	Bounds []string `protobuf:"bytes,3,rep,name=bounds,proto3" json:"bounds,omitempty"`
+	// bins (default 8), max_states (default 200000) and hindsight_classes
+	// (default 0: exact costs) are `optd bound`'s flags of the same names;
+	// max_states is capped by the server's limits.max_mdp_states.
+	Bins             int32 `protobuf:"varint,4,opt,name=bins,proto3" json:"bins,omitempty"`
+	MaxStates        int32 `protobuf:"varint,5,opt,name=max_states,json=maxStates,proto3" json:"max_states,omitempty"`
+	HindsightClasses int32 `protobuf:"varint,6,opt,name=hindsight_classes,json=hindsightClasses,proto3" json:"hindsight_classes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *BoundRequest) Reset() {
@@ -1903,6 +1912,35 @@ func (x *BoundRequest) GetPolicies() []string {
 	return nil
 }
 
+func (x *BoundRequest) GetBounds() []string {
+	if x != nil {
+		return x.Bounds
+	}
+	return nil
+}
+
+func (x *BoundRequest) GetBins() int32 {
+	if x != nil {
+		return x.Bins
+	}
+	return 0
+}
+
+func (x *BoundRequest) GetMaxStates() int32 {
+	if x != nil {
+		return x.MaxStates
+	}
+	return 0
+}
+
+func (x *BoundRequest) GetHindsightClasses() int32 {
+	if x != nil {
+		return x.HindsightClasses
+	}
+	return 0
+}
+
+// BoundProgress counts policy-replications simulated (done of total).
 type BoundProgress struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Done          int32                  `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
@@ -2395,10 +2433,15 @@ const file_optd_proto_rawDesc = "" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
 	"resultJson\x12\x1d\n" +
 	"\n" +
-	"elapsed_ms\x18\x04 \x01(\x01R\telapsedMs\"O\n" +
+	"elapsed_ms\x18\x04 \x01(\x01R\telapsedMs\"\xc7\x01\n" +
 	"\fBoundRequest\x12#\n" +
 	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x1a\n" +
-	"\bpolicies\x18\x02 \x03(\tR\bpolicies\"9\n" +
+	"\bpolicies\x18\x02 \x03(\tR\bpolicies\x12\x16\n" +
+	"\x06bounds\x18\x03 \x03(\tR\x06bounds\x12\x12\n" +
+	"\x04bins\x18\x04 \x01(\x05R\x04bins\x12\x1d\n" +
+	"\n" +
+	"max_states\x18\x05 \x01(\x05R\tmaxStates\x12+\n" +
+	"\x11hindsight_classes\x18\x06 \x01(\x05R\x10hindsightClasses\"9\n" +
 	"\rBoundProgress\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\x05R\x04done\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\"q\n" +

@@ -25,8 +25,6 @@ const (
 	// workload (two-point spread and conditional-mean discretizations).
 	BoundMDPLower = "mdp-lower"
 	BoundMDPUpper = "mdp-upper"
-	// boundsMDP is the --bounds name that turns the MDP on.
-	boundsMDP = "mdp"
 )
 
 // PolicyFigure is one policy's figure: the mean over replications of the

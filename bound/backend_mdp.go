@@ -13,7 +13,8 @@ import (
 // mdpBackend is package mdp's implementation of Backend.
 type mdpBackend struct{}
 
-func defaultBackend() Backend { return mdpBackend{} }
+// DefaultBackend is package mdp's MDP solver and hindsight LP.
+func DefaultBackend() Backend { return mdpBackend{} }
 
 func (mdpBackend) SolvePlacement(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (*MDPSolution, bool, error) {
 	m := mdp.PlacementModel{

@@ -1,0 +1,34 @@
+// Package bound computes what `optd bound` prints (CONTRACTS §4) and what the
+// server's Bound RPC streams: for a reduce-placement scenario (the stable
+// system of Tan et al., INFOCOM 2013, §III-B, simulated by package sim), each
+// requested policy's mean cost per job with a 95% confidence interval over
+// replications, every applicable lower bound, the exact optimum where the MDP
+// is small enough to solve, and each policy's gap to the best bound.
+//
+// Lower bounds:
+//
+//   - "hindsight-lp": per replication, the LP relaxation of the offline
+//     assignment that knows the whole sampled trace (mdp.HindsightBound),
+//     divided by the number of counted jobs, averaged over replications.
+//     Every policy is simulated on the same traces (common random numbers),
+//     so this bounds each policy's realized cost, trace by trace.
+//   - "empty-cluster": every job alone in an empty cluster,
+//     E[Y·Σ_{k≤R} H_(k)] (mdp.EmptyClusterBound; for a trace scenario the
+//     mean over the simulated jobs).
+//   - "mdp-optimal" (= "optimal") for explicit slot costs, a finite
+//     max_waiting and a discrete workload whose MDP has at most MaxStates
+//     states; for a continuous workload "mdp-lower" (and "mdp-upper" under
+//     "upper_bounds") bracket the optimum with Bins bins.
+//
+// Policies are the names of policy.PlacementNames() plus "mdp-optimal" (the
+// MDP's decision table, when solved).
+//
+// Sharding: shard i of n runs replications [⌊i·N/n⌋, ⌊(i+1)·N/n⌋) of the N
+// in the scenario and returns the same shape with the raw per-replication
+// figures, the settings and the replication-independent part under "shard";
+// [Merge] checks that the shards agree and cover every replication once, and
+// returns exactly what the unsharded run returns.
+//
+// The package sits above sim, policy and mdp; the command (cmd/bound) and the
+// server (server.OptimizeService.Bound) are thin adapters over [Run].
+package bound

@@ -1,0 +1,136 @@
+package bound
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/optd/optd/sim"
+)
+
+const tinyScenario = `{
+  "slots": {"costs": [1, 2, 4, 8, 16, 32]},
+  "max_jobs_in_service": 3, "arrival_rate": 0.7, "service_rate": 1, "max_waiting": 2,
+  "workload": {"joint": [{"data": 1, "reduces": 1, "prob": 0.5},
+                         {"data": 10, "reduces": 2, "prob": 0.5}]},
+  "jobs": 1500, "warmup_jobs": 100, "replications": 3, "seed": 11
+}`
+
+func tiny(t *testing.T) *sim.Scenario {
+	t.Helper()
+	s, err := sim.DecodeScenario([]byte(tinyScenario), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func request(policies ...string) Request {
+	return Request{Settings: Settings{Policies: policies, Bounds: DefaultBounds,
+		Bins: DefaultBins, MaxStates: DefaultMaxStates}}
+}
+
+// TestRunBoundsBelowPolicies: on the same replications, every pathwise
+// lower bound (hindsight LP, empty cluster) is at most every policy's
+// realized mean cost, and the exact optimum is at most every policy's exact
+// cost. (The optimum bounds expectations, not a finite sample, so it is
+// compared with the MDP's exact policy evaluations, not with the simulation:
+// with common random numbers every policy's sample mean sits on the same
+// side of its expectation.)
+func TestRunBoundsBelowPolicies(t *testing.T) {
+	var simulated []int
+	prog := Progress{Simulated: func(done, total int) { simulated = append(simulated, done, total) }}
+	out, err := Run(context.Background(), DefaultBackend(), tiny(t),
+		request("random", "greedy", "receding-horizon", PolicyMDPOptimal), prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Optimal == nil {
+		t.Fatalf("the tiny MDP was not solved: %+v", out.MDP)
+	}
+	if want := []int{4, 12, 8, 12, 12, 12}; !reflect.DeepEqual(simulated, want) {
+		t.Errorf("progress %v, want %v", simulated, want)
+	}
+	for _, name := range []string{BoundHindsight, BoundEmptyCluster} {
+		lb, ok := out.LowerBounds[name]
+		if !ok {
+			t.Fatalf("no %s bound in %+v", name, out.LowerBounds)
+		}
+		for p, f := range out.Policies {
+			if lb > f.MeanCost {
+				t.Errorf("bound %s = %v above %s's cost %v", name, lb, p, f.MeanCost)
+			}
+		}
+	}
+	if len(out.MDP.PolicyCosts) == 0 {
+		t.Fatal("no exact policy evaluations")
+	}
+	for p, c := range out.MDP.PolicyCosts {
+		if *out.Optimal > c+1e-9 {
+			t.Errorf("optimum %v above %s's exact cost %v", *out.Optimal, p, c)
+		}
+	}
+}
+
+// TestShardsMergeToUnsharded: the merge of every shard equals the
+// unsharded run, number for number.
+func TestShardsMergeToUnsharded(t *testing.T) {
+	ctx := context.Background()
+	req := request("greedy", "receding-horizon")
+	req.Bounds = []string{BoundEmptyCluster, BoundHindsight}
+	whole, err := Run(ctx, DefaultBackend(), tiny(t), req, Progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shards []*Shard
+	for i := range 2 {
+		r := req
+		r.ShardIndex, r.ShardCount = 1-i, 2 // out of order on purpose
+		o, err := Run(ctx, DefaultBackend(), tiny(t), r, Progress{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, o.Shard)
+	}
+	merged, err := Merge(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(merged, whole) {
+		t.Errorf("merged %+v\nwhole %+v", merged, whole)
+	}
+	if _, err := Merge(shards[:1]); err == nil || !strings.Contains(err.Error(), "got 1 shards") {
+		t.Errorf("merging one of two shards: %v", err)
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	for _, c := range []struct {
+		mutate func(*Request)
+		want   string
+	}{
+		{func(r *Request) { r.Policies = nil }, "at least one policy"},
+		{func(r *Request) { r.Policies = []string{"best"} }, `unknown policy "best"`},
+		{func(r *Request) { r.Policies = []string{"greedy", "greedy"} }, `"greedy" given twice`},
+		{func(r *Request) { r.Bounds = []string{"magic"} }, `unknown bound "magic"`},
+		{func(r *Request) { r.Bins = 0 }, "bins = 0"},
+		{func(r *Request) { r.MaxStates = -1 }, "max-states = -1"},
+		{func(r *Request) { r.Window = -1 }, "window = -1"},
+		{func(r *Request) { r.ShardIndex, r.ShardCount = 2, 2 }, "shard 2/2"},
+	} {
+		r := request("greedy")
+		c.mutate(&r)
+		_, err := Run(context.Background(), nil, tiny(t), r, Progress{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", r, err, c.want)
+		}
+	}
+	// More shards than replications: an empty shard is an error, not an
+	// empty result.
+	r := request("greedy")
+	r.ShardIndex, r.ShardCount = 0, 4
+	if _, err := Run(context.Background(), nil, tiny(t), r, Progress{}); err == nil || !strings.Contains(err.Error(), "no replication") {
+		t.Errorf("empty shard: %v", err)
+	}
+}

@@ -3,7 +3,8 @@
 # Fast when everything is present: it only calls apt-get for what is missing.
 #
 #   scripts/setup.sh          build and run: COIN-OR Clp (cgo), pkg-config, g++
-#   scripts/setup.sh --test   also the test peers: cbc (exact MIP oracle), glpsol, protoc
+#   scripts/setup.sh --test   also the test peers: cbc (exact MIP oracle), glpsol, protoc,
+#                             python3-grpcio (the Python client example)
 set -euo pipefail
 
 want_test=0
@@ -20,6 +21,8 @@ if [ "$want_test" = 1 ]; then
   need coinor-cbc
   need glpk-utils
   need protobuf-compiler
+  need python3-grpcio      # the README's Python client (server/python_client_test.go)
+  need python3-protobuf
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

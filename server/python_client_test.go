@@ -1,0 +1,58 @@
+package server
+
+import (
+	"encoding/json"
+	"os/exec"
+	"testing"
+)
+
+// pythonWithGRPC returns a Python 3 that can import grpc and protobuf
+// (Debian's python3-grpcio and python3-protobuf), or why there is none.
+func pythonWithGRPC() (string, string) {
+	if _, err := exec.LookPath("protoc"); err != nil {
+		return "", "protoc is not on PATH (Debian package protobuf-compiler; scripts/setup.sh --test installs it)"
+	}
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import grpc, google.protobuf").Run() == nil {
+			return py, ""
+		}
+	}
+	return "", "no python3 with grpc and protobuf (Debian packages python3-grpcio and python3-protobuf; scripts/setup.sh --test installs them)"
+}
+
+// TestPythonClient runs the README's Python client against a live server
+// and checks its placement against the cluster's state.
+func TestPythonClient(t *testing.T) {
+	py, why := pythonWithGRPC()
+	if py == "" {
+		t.Skip(why)
+	}
+	ts := startServer(t, "", Options{}, nil)
+	out, err := exec.Command(py, "../examples/python/optd_client.py", "--addr", ts.addr).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("client: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var got struct {
+		Policy string `json:"policy"`
+		Slots  []struct {
+			FetchCost float64 `json:"fetch_cost"`
+		} `json:"slots"`
+		FetchCost  float64 `json:"fetch_cost"`
+		FreedSlots int     `json:"freed_slots"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	// The client's job has R = 3 reducers and X = 6144 MB, so Y = 2048 and
+	// the fetch cost is Y·ΣH over the three slots it was given.
+	var sumH float64
+	for _, s := range got.Slots {
+		sumH += s.FetchCost
+	}
+	if got.Policy != "receding-horizon" || len(got.Slots) != 3 || got.FreedSlots != 3 || got.FetchCost != 2048*sumH {
+		t.Errorf("client printed %s", out)
+	}
+}

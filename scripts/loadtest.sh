@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# loadtest.sh: optd's gRPC load benchmark with ghz (issue "gRPC service"),
+# beside a bare grpc-go server (benchmarks/cmd/echo) measured in the same run
+# at the same concurrency.
+#
+#   scripts/loadtest.sh [--slots 1000] [--concurrency 16] [--cycles 5] [--out DIR]
+#
+# PlaceReduces is stateful: a job must be submitted first and its reducers hold
+# slots until JobFinished. So the load comes in cycles: ghz submits --slots
+# jobs with R = 1, ghz places them (the measured run: the cluster fills from
+# empty to full), ghz finishes them. Every call is durable (bbolt fsync) before
+# it returns. Then the same PlaceReduces cycles at half the maximum throughput
+# for the latency target. The echo server answers grpc.health.v1.Health/Check.
+# Prints a Markdown table; ghz's JSON reports go to --out (default a temp dir).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+slots=1000 conc=16 cycles=5 out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --slots) slots=$2; shift 2 ;;
+    --concurrency) conc=$2; shift 2 ;;
+    --cycles) cycles=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "loadtest: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+scripts/setup.sh
+command -v jq >/dev/null || { echo "loadtest: needs jq (apt-get install jq)" >&2; exit 1; }
+
+tools=$(go env GOPATH)/bin
+[ -x "$tools/ghz" ] || go install github.com/bojand/ghz/cmd/ghz@v0.120.0
+[ -x "$tools/grpcurl" ] || go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
+ghz="$tools/ghz" grpcurl="$tools/grpcurl"
+
+work=$(mktemp -d)
+[ -n "$out" ] || out="$work/reports"
+mkdir -p "$out"
+go build -o "$work/optd" ./cmd/optd
+go build -o "$work/echo" ./benchmarks/cmd/echo
+optd_addr=127.0.0.1:17543 echo_addr=127.0.0.1:17544
+"$work/optd" serve --listen "$optd_addr" --data-dir "$work/data" 2>"$work/optd.log" &
+optd_pid=$!
+"$work/echo" --listen "$echo_addr" &
+echo_pid=$!
+trap 'kill $optd_pid $echo_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work/data"' EXIT
+for _ in $(seq 50); do
+  "$grpcurl" -plaintext "$optd_addr" grpc.health.v1.Health/Check 2>/dev/null | grep -q SERVING && break
+  sleep 0.2
+done
+
+# One node per 10 slots (100 nodes for 1000 slots), costs from rack hops.
+nodes=$(jq -nc --argjson n $((slots / 10)) '[range($n) | {id: "n\(.)", rack: "r\(. / 20 | floor)", reduce_slots: 10}]')
+jq -nc --argjson nodes "$nodes" '{cluster_id: "lt", nodes: $nodes, policy: {name: "receding-horizon"}}' |
+  "$grpcurl" -plaintext -d @ "$optd_addr" optd.v1.ClusterService/RegisterCluster >/dev/null
+
+run() { # run NAME ADDR METHOD DATA [ghz args...]: one ghz run, JSON report in $out/NAME.json
+  local name=$1 addr=$2 method=$3 data=$4; shift 4
+  "$ghz" --insecure --call "$method" -d "$data" -c "$conc" --format json -o "$out/$name.json" "$@" "$addr"
+}
+cycle() { # cycle K [ghz args for PlaceReduces]
+  local k=$1; shift
+  run "submit-$k" "$optd_addr" optd.v1.ClusterService/SubmitJob \
+    "{\"cluster_id\":\"lt\",\"job_id\":\"c$k-{{.RequestNumber}}\",\"maps\":10,\"reduces\":1}" -n "$slots"
+  run "place-$k" "$optd_addr" optd.v1.ClusterService/PlaceReduces \
+    "{\"cluster_id\":\"lt\",\"job_id\":\"c$k-{{.RequestNumber}}\",\"data_mb\":\"{{.RequestNumber}}\"}" -n "$slots" "$@"
+  run "finish-$k" "$optd_addr" optd.v1.ClusterService/JobFinished \
+    "{\"cluster_id\":\"lt\",\"job_id\":\"c$k-{{.RequestNumber}}\"}" -n "$slots"
+}
+run warmup "$optd_addr" grpc.health.v1.Health/Check '{}' -n 2000 >/dev/null
+for k in $(seq "$cycles"); do cycle "max$k"; done
+run echo "$echo_addr" grpc.health.v1.Health/Check '{}' -n $((slots * cycles))
+run optd-health "$optd_addr" grpc.health.v1.Health/Check '{}' -n $((slots * cycles))
+
+# ghz reports latencies in ns and rps per run; combine the cycles.
+stats() { # stats FILE...: "rps p50_ms p99_ms errors"
+  jq -s '{count: (map(.count) | add), total: (map(.total) | add),
+          p50: (map(.latencyDistribution[] | select(.percentage == 50) | .latency) | max),
+          p99: (map(.latencyDistribution[] | select(.percentage == 99) | .latency) | max),
+          errors: (map(.statusCodeDistribution | to_entries | map(select(.key != "OK") | .value) | add // 0) | add)} |
+         "\(.count / (.total / 1e9)) \(.p50 / 1e6) \(.p99 / 1e6) \(.errors)"' -r "$@"
+}
+read -r place_rps place_p50 place_p99 place_err < <(stats "$out"/place-max*.json)
+read -r echo_rps echo_p50 echo_p99 echo_err < <(stats "$out/echo.json")
+read -r health_rps health_p50 health_p99 health_err < <(stats "$out/optd-health.json")
+half=$(jq -n "$place_rps / 2 | floor")
+for k in $(seq "$cycles"); do cycle "half$k" --rps "$half"; done
+read -r half_rps half_p50 half_p99 half_err < <(stats "$out"/place-half*.json)
+
+printf '| run (concurrency %s, %s slots) | calls/s | p50 ms | p99 ms | errors |\n|---|---|---|---|---|\n' "$conc" "$slots"
+printf '| echo server Health/Check | %.0f | %.3f | %.3f | %s |\n' "$echo_rps" "$echo_p50" "$echo_p99" "$echo_err"
+printf '| optd Health/Check | %.0f | %.3f | %.3f | %s |\n' "$health_rps" "$health_p50" "$health_p99" "$health_err"
+printf '| optd PlaceReduces, max rate | %.0f | %.3f | %.3f | %s |\n' "$place_rps" "$place_p50" "$place_p99" "$place_err"
+printf '| optd PlaceReduces at %s/s (half the max) | %.0f | %.3f | %.3f | %s |\n' "$half" "$half_rps" "$half_p50" "$half_p99" "$half_err"
+printf '\nPlaceReduces throughput / echo throughput: %.2f. ghz reports: %s\n' "$(jq -n "$place_rps / $echo_rps")" "$out"

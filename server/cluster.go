@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -21,10 +22,14 @@ var _ optdv1.ClusterServiceServer = (*ClusterService)(nil)
 //
 // Calls on one cluster are serialized by a per-cluster lock (waiting for it
 // honours the call's deadline); calls on different clusters run
-// concurrently. Each state change is validated against the in-memory state,
-// committed to the store (durable, fsync) and only then applied in memory
-// and acknowledged; if the commit fails the cluster is reloaded from the
-// store on its next call, so memory never holds an unacknowledged change.
+// concurrently. Each state change is validated against the in-memory state
+// and applied to it under the lock, queued to the store's group commit, and
+// acknowledged only once the store has it on disk (fsync); the lock is not
+// held during the fsync, so the calls that arrive meanwhile share the next
+// one. If a commit fails, the store aborts every later change of the same
+// cluster generation and the cluster is reloaded from the store on its next
+// call (the next generation): no acknowledged change is ever lost, and no
+// call is answered from a state that depends on a lost change.
 type ClusterService struct {
 	optdv1.UnimplementedClusterServiceServer
 
@@ -38,10 +43,14 @@ type ClusterService struct {
 }
 
 // clusterEntry is a known cluster: lock is a 1-slot semaphore (held while a
-// call works on the cluster); c is nil until loaded.
+// call works on the cluster); c is nil until loaded. gen counts the loads
+// (the store's abort-after-failure unit); broken is set when a queued
+// change failed, so that the next call reloads.
 type clusterEntry struct {
-	lock chan struct{}
-	c    *cluster
+	lock   chan struct{}
+	c      *cluster
+	gen    uint64
+	broken atomic.Bool
 }
 
 // NewClusterService serves the clusters in st. metrics and log may be nil.
@@ -78,7 +87,10 @@ func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntr
 		return nil, nil, ctx.Err()
 	}
 	release = func() { <-e.lock }
-	if e.c == nil {
+	if e.c == nil || e.broken.Load() {
+		e.c = nil
+		e.broken.Store(false)
+		e.gen++
 		st, err := s.store.Load(ctx, id)
 		if err == nil {
 			e.c, err = loadCluster(st)
@@ -91,14 +103,33 @@ func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntr
 	return e, release, nil
 }
 
-// commit writes ch durably; on failure it drops the in-memory state so that
-// the next call reloads what the store holds.
-func (s *ClusterService) commit(ctx context.Context, e *clusterEntry, ch store.Change) error {
-	if err := s.store.Commit(ctx, e.c.st.Cluster.ID, ch); err != nil {
-		e.c = nil
-		return err
+// change runs fn on cluster id under its lock. fn validates the call,
+// applies its change to the in-memory cluster and returns the response and
+// the change for the store (nil: a read). change then queues the store
+// change (a read queues a barrier, so that it never returns state that is
+// not yet durable), releases the lock, waits until the store has it on disk
+// and only then returns the response.
+func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e *clusterEntry) (T, *store.Change, error)) (T, error) {
+	var zero T
+	e, release, err := s.acquire(ctx, id)
+	if err != nil {
+		return zero, err
 	}
-	return nil
+	resp, ch, err := fn(e)
+	if err != nil {
+		release()
+		return zero, err
+	}
+	if ch == nil {
+		ch = &store.Change{}
+	}
+	done := s.store.Enqueue(id, e.gen, *ch)
+	release()
+	if err := <-done; err != nil {
+		e.broken.Store(true)
+		return zero, err
+	}
+	return resp, nil
 }
 
 // RegisterCluster implements optd.v1.ClusterService.
@@ -141,31 +172,26 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 	if err := checkSubmit(req); err != nil {
 		return nil, err
 	}
-	e, release, err := s.acquire(ctx, req.GetClusterId())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	c := e.c
-	if _, dup := c.jobs[req.GetJobId()]; dup {
-		return nil, fmt.Errorf("%w: job %q is already in cluster %q", store.ErrExists, req.GetJobId(), req.GetClusterId())
-	}
-	if r, n := int(req.GetReduces()), len(c.st.Cluster.Slots); r > n {
-		return nil, invalid("reduces", r, "more than the cluster's %d reduce slots", n)
-	}
-	if len(c.st.Jobs) >= s.limits.MaxJobs {
-		return nil, fmt.Errorf("%w: cluster %q has %d unfinished jobs, the limit limits.max_jobs", ErrExhausted, req.GetClusterId(), len(c.st.Jobs))
-	}
-	meta := c.st.Meta
-	meta.LastSeq++
-	job := store.Job{ID: req.GetJobId(), Maps: int(req.GetMaps()), Reduces: int(req.GetReduces()),
-		JobsInSystem: len(c.st.Jobs), Seq: meta.LastSeq}
-	if err := s.commit(ctx, e, store.Change{Put: []store.Job{job}, Meta: &meta}); err != nil {
-		return nil, err
-	}
-	c.st.Meta = meta
-	c.putJob(job)
-	return &optdv1.SubmitJobResponse{JobsInSystem: int32(job.JobsInSystem)}, nil
+	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.SubmitJobResponse, *store.Change, error) {
+		c := e.c
+		if _, dup := c.jobs[req.GetJobId()]; dup {
+			return nil, nil, fmt.Errorf("%w: job %q is already in cluster %q", store.ErrExists, req.GetJobId(), req.GetClusterId())
+		}
+		if r, n := int(req.GetReduces()), len(c.st.Cluster.Slots); r > n {
+			return nil, nil, invalid("reduces", r, "more than the cluster's %d reduce slots", n)
+		}
+		if len(c.st.Jobs) >= s.limits.MaxJobs {
+			return nil, nil, fmt.Errorf("%w: cluster %q has %d unfinished jobs, the limit limits.max_jobs", ErrExhausted, req.GetClusterId(), len(c.st.Jobs))
+		}
+		meta := c.st.Meta
+		meta.LastSeq++
+		job := store.Job{ID: req.GetJobId(), Maps: int(req.GetMaps()), Reduces: int(req.GetReduces()),
+			JobsInSystem: len(c.st.Jobs), Seq: meta.LastSeq}
+		c.st.Meta = meta
+		c.putJob(job)
+		return &optdv1.SubmitJobResponse{JobsInSystem: int32(job.JobsInSystem)},
+			&store.Change{Put: []store.Job{job}, Meta: &meta}, nil
+	})
 }
 
 // PlaceReduces implements optd.v1.ClusterService: the cluster's placement
@@ -176,26 +202,28 @@ func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceRedu
 	if err := checkPlace(req); err != nil {
 		return nil, err
 	}
-	e, release, err := s.acquire(ctx, req.GetClusterId())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.PlaceReducesResponse, *store.Change, error) {
+		return s.place(e, req)
+	})
+}
+
+// place decides a PlaceReduces call on the locked cluster.
+func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, *store.Change, error) {
 	c := e.c
 	i, ok := c.jobs[req.GetJobId()]
 	if !ok {
-		return nil, fmt.Errorf("%w: job %q in cluster %q (SubmitJob first)", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
+		return nil, nil, fmt.Errorf("%w: job %q in cluster %q (SubmitJob first)", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
 	}
 	job := c.st.Jobs[i]
 	if job.Placed {
-		return nil, fmt.Errorf("%w: job %q already holds %d reduce slots", ErrPrecondition, job.ID, len(job.Slots))
+		return nil, nil, fmt.Errorf("%w: job %q already holds %d reduce slots", ErrPrecondition, job.ID, len(job.Slots))
 	}
 	if r := int(req.GetReduces()); r > 0 {
 		job.Reduces = r
 	}
 	free := c.freeSlots()
 	if job.Reduces > len(free) {
-		return nil, fmt.Errorf("%w: job %q needs %d reduce slots, %d are free (retry after a job finishes)",
+		return nil, nil, fmt.Errorf("%w: job %q needs %d reduce slots, %d are free (retry after a job finishes)",
 			ErrPrecondition, job.ID, job.Reduces, len(free))
 	}
 	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem}
@@ -212,11 +240,11 @@ func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceRedu
 	s.metrics.solverTime("placement", start)
 	if err != nil {
 		e.c = nil // the policy may have observed the job: reload its state
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkPositions(d.Positions, job.Reduces, len(free)); err != nil {
 		e.c = nil
-		return nil, err
+		return nil, nil, err
 	}
 	job.Placed, job.DataMB = true, req.GetDataMb()
 	job.Slots = make([]int, len(d.Positions))
@@ -233,13 +261,10 @@ func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceRedu
 		resp.Threshold = &d.Threshold
 	}
 	est := estimatorState(c.policy, c.seenOffset)
-	if err := s.commit(ctx, e, store.Change{Put: []store.Job{job}, Estimator: est}); err != nil {
-		return nil, err
-	}
 	c.st.Estimator = est
 	c.putJob(job)
 	s.metrics.decision(resp.Policy)
-	return resp, nil
+	return resp, &store.Change{Put: []store.Job{job}, Estimator: est}, nil
 }
 
 // checkPositions guards against a policy answering out of contract.
@@ -260,25 +285,20 @@ func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishe
 	if err := checkJobRef(req.GetClusterId(), req.GetJobId()); err != nil {
 		return nil, err
 	}
-	e, release, err := s.acquire(ctx, req.GetClusterId())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	c := e.c
-	i, ok := c.jobs[req.GetJobId()]
-	if !ok {
-		return nil, fmt.Errorf("%w: job %q in cluster %q", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
-	}
-	freed := len(c.st.Jobs[i].Slots)
-	meta := c.st.Meta
-	meta.Finished++
-	if err := s.commit(ctx, e, store.Change{Delete: []string{req.GetJobId()}, Meta: &meta}); err != nil {
-		return nil, err
-	}
-	c.st.Meta = meta
-	c.deleteJob(req.GetJobId())
-	return &optdv1.JobFinishedResponse{FreedSlots: int32(freed)}, nil
+	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.JobFinishedResponse, *store.Change, error) {
+		c := e.c
+		i, ok := c.jobs[req.GetJobId()]
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: job %q in cluster %q", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
+		}
+		freed := len(c.st.Jobs[i].Slots)
+		meta := c.st.Meta
+		meta.Finished++
+		c.st.Meta = meta
+		c.deleteJob(req.GetJobId())
+		return &optdv1.JobFinishedResponse{FreedSlots: int32(freed)},
+			&store.Change{Delete: []string{req.GetJobId()}, Meta: &meta}, nil
+	})
 }
 
 // GetClusterState implements optd.v1.ClusterService.
@@ -286,12 +306,9 @@ func (s *ClusterService) GetClusterState(ctx context.Context, req *optdv1.GetClu
 	if err := checkID("cluster_id", req.GetClusterId()); err != nil {
 		return nil, err
 	}
-	e, release, err := s.acquire(ctx, req.GetClusterId())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return &optdv1.GetClusterStateResponse{State: stateProto(e.c)}, nil
+	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.GetClusterStateResponse, *store.Change, error) {
+		return &optdv1.GetClusterStateResponse{State: stateProto(e.c)}, nil, nil
+	})
 }
 
 // Heartbeat implements optd.v1.ClusterService. The heartbeat pipeline

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -111,7 +112,11 @@ var (
 
 // Store is an open database. Safe for concurrent use.
 type Store struct {
-	db *bolt.DB
+	db    *bolt.DB
+	group *committer
+	// oneOffGen numbers Commit's one-change generations (from 1<<63 up, out
+	// of the range callers of Enqueue use).
+	oneOffGen atomic.Uint64
 }
 
 // Open opens (creating if needed, mode 0o600) the database at path. It
@@ -132,11 +137,17 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: init %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db, group: newCommitter(db)}
+	s.oneOffGen.Store(1 << 63)
+	return s, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Queued changes are written first; Enqueue after Close answers ErrClosed.
+func (s *Store) Close() error {
+	s.group.close()
+	return s.db.Close()
+}
 
 // Path returns the database file.
 func (s *Store) Path() string { return s.db.Path() }
@@ -164,41 +175,6 @@ func (s *Store) Create(ctx context.Context, c Cluster, est *thresholds.Estimator
 		}
 		if est != nil {
 			return putJSON(b, keyEstimator, est)
-		}
-		return nil
-	})
-}
-
-// Commit applies ch to cluster id atomically and durably: deletes, then
-// puts, then meta and estimator. ErrNotFound if the cluster or a deleted job
-// does not exist; nothing is written then.
-func (s *Store) Commit(ctx context.Context, id string, ch Change) error {
-	return s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketClusters).Bucket([]byte(id))
-		if b == nil {
-			return fmt.Errorf("%w: cluster %q", ErrNotFound, id)
-		}
-		jobs := b.Bucket(bucketJobs)
-		for _, jid := range ch.Delete {
-			if jobs.Get([]byte(jid)) == nil {
-				return fmt.Errorf("%w: job %q in cluster %q", ErrNotFound, jid, id)
-			}
-			if err := jobs.Delete([]byte(jid)); err != nil {
-				return err
-			}
-		}
-		for _, j := range ch.Put {
-			if err := putJSON(jobs, []byte(j.ID), j); err != nil {
-				return err
-			}
-		}
-		if ch.Meta != nil {
-			if err := putJSON(b, keyMeta, ch.Meta); err != nil {
-				return err
-			}
-		}
-		if ch.Estimator != nil {
-			return putJSON(b, keyEstimator, ch.Estimator)
 		}
 		return nil
 	})

@@ -21,9 +21,14 @@ var fig9Loads = []float64{0.2, 0.3, 0.4, 0.5, 0.6}
 // R ≤ 10 (the cluster must hold K·max R reducers, §II). The waiting room
 // is unlimited.
 func fig9Scenario(rho float64, jobs, warmup, reps int, seed uint64) (*sim.Scenario, error) {
+	return fig9ScenarioK(100, rho, jobs, warmup, reps, seed)
+}
+
+// fig9ScenarioK is fig9Scenario with k jobs in service.
+func fig9ScenarioK(k int, rho float64, jobs, warmup, reps int, seed uint64) (*sim.Scenario, error) {
 	return scenarioFromJSON(map[string]any{
 		"slots":               map[string]any{"count": 1000, "cost": map[string]any{"kind": "uniform", "min": 1, "max": 100}},
-		"max_jobs_in_service": 100,
+		"max_jobs_in_service": k,
 		"arrival_rate":        rho,
 		"service_rate":        1,
 		"workload": map[string]any{

@@ -12,6 +12,7 @@ import (
 func Sections() []Section {
 	return []Section{
 		{Name: "placement-fig9", Title: "Reduce placement: Fig. 9 of Tan et al. (INFOCOM 2013, §V-B)", Group: GroupReproduction, Run: placementFig9},
+		{Name: "placement-fig9-beyond", Title: "Reduce placement beyond Fig. 9's range of K and ρ, with each policy's gap to the bound", Group: GroupReproduction, Run: placementFig9Beyond},
 		{Name: "thresholds", Title: "Optimal thresholds (Theorems 1-2) and the error of the printed recursion", Group: GroupReproduction, Run: thresholdsSection},
 		{Name: "haste-ita", Title: "HaSTE initial task assignment on Tables 2-5 (Yao et al., TCC 2021)", Group: GroupReproduction, Run: hasteITA},
 		{Name: "perf-ita", Title: "ITA: optd exact vs `cbc -threads 1`", Group: GroupPerformance, Run: perfITA},
@@ -29,7 +30,7 @@ var pending = []struct{ what, needs string }{
 	{"HaSTE Tables 2-5: makespan, utilization over time and response time per scheduler (FIFO, Fair, DRF, Capacity, FFD-DP, HaSTE, HaSTE-A)", "the heartbeat cluster simulator and its policies (sim/cluster, policy/heartbeat)"},
 	{"DynamicMR Fig. 8 (speedup over slot configurations) and SEPB (its Fig. 9)", "the heartbeat cluster simulator with PI-/PD-DHSA, SEPB and Slot PreScheduling"},
 	{"Resource stealing and BASE (execution time vs utilization, wasted speculative tasks); DynamicAdjust (completion time with skew)", "the cluster simulator with the node resource-sharing and speculation policies"},
-	{"gRPC PlaceReduces and Heartbeat vs a bare echo server under ghz", "the gRPC service (server, proto/optd/v1)"},
+	{"gRPC PlaceReduces and Heartbeat vs a bare echo server under ghz (scripts/loadtest.sh measures PlaceReduces today)", "the heartbeat RPC"},
 	{"Heartbeat policies on the Mumak trace with the bound beside each policy", "the heartbeat cluster simulator"},
 	{"optd's best searched policy on the Fig. 9 plot", "simulation-based policy search (search)"},
 }

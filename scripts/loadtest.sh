@@ -3,7 +3,10 @@
 # beside a bare grpc-go server (benchmarks/cmd/echo) measured in the same run
 # at the same concurrency.
 #
-#   scripts/loadtest.sh [--slots 1000] [--concurrency 16] [--cycles 5] [--out DIR]
+#   scripts/loadtest.sh [--slots 1000] [--concurrency 16] [--cycles 5] [--out DIR] [--no-install]
+#
+# ghz and grpcurl are installed with `go install` unless --no-install, which
+# exits with status 3 when they are missing.
 #
 # PlaceReduces is stateful: a job must be submitted first and its reducers hold
 # slots until JobFinished. So the load comes in cycles: ghz submits --slots
@@ -16,13 +19,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-slots=1000 conc=16 cycles=5 out=""
+slots=1000 conc=16 cycles=5 out="" install=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --slots) slots=$2; shift 2 ;;
     --concurrency) conc=$2; shift 2 ;;
     --cycles) cycles=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --no-install) install=0; shift ;;
     *) echo "loadtest: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -30,8 +34,14 @@ scripts/setup.sh
 command -v jq >/dev/null || { echo "loadtest: needs jq (apt-get install jq)" >&2; exit 1; }
 
 tools=$(go env GOPATH)/bin
-[ -x "$tools/ghz" ] || go install github.com/bojand/ghz/cmd/ghz@v0.120.0
-[ -x "$tools/grpcurl" ] || go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
+for t in ghz grpcurl; do
+  [ -x "$tools/$t" ] && continue
+  if [ "$install" = 0 ]; then echo "loadtest: $t is not installed in $tools" >&2; exit 3; fi
+  case $t in
+    ghz) go install github.com/bojand/ghz/cmd/ghz@v0.120.0 ;;
+    grpcurl) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3 ;;
+  esac
+done
 ghz="$tools/ghz" grpcurl="$tools/grpcurl"
 
 work=$(mktemp -d)

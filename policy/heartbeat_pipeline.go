@@ -222,6 +222,14 @@ func (p *Pipeline) accept(hb *Heartbeat, a Action) {
 			p.Rejected++
 			return
 		}
+		// Filters vet copies too (BASE's benefit test, SEPB's pending-task
+		// window), so they also apply to another add-on's copies; a veto is
+		// a decision, not a mistake.
+		for _, f := range p.filters {
+			if ok, _ := f.Admit(hb, a); !ok {
+				return
+			}
+		}
 	case ActionKill:
 	default:
 		p.Rejected++

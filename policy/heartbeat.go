@@ -297,7 +297,7 @@ func (h *Heartbeat) Fits(t models.TaskType, d models.Resources) bool {
 	if h.Cluster.SlotBased && h.freeSlots(t) < 1 {
 		return false
 	}
-	return len(h.Free) == 0 || d.Fits(h.Free)
+	return len(h.Free) == 0 || len(d) == 0 || d.Fits(h.Free)
 }
 
 func (h *Heartbeat) freeSlots(t models.TaskType) int {

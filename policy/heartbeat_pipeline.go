@@ -129,6 +129,10 @@ func (p *Pipeline) addObserver(s any) {
 	}
 }
 
+// HasObservers reports whether some stage implements Observer (so the
+// simulator must build views on task completions).
+func (p *Pipeline) HasObservers() bool { return len(p.observers) > 0 }
+
 // Spec returns the spec the pipeline was built from.
 func (p *Pipeline) Spec() string { return p.spec }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/optd/optd/models"
 )
 
 // HeartbeatConfig configures heartbeat policies built by name. Zero values
@@ -24,6 +26,10 @@ type HeartbeatConfig struct {
 	// ITATimeLimit bounds HaSTE's exact initial task assignment (0: 2 s);
 	// when hit, the best assignment found is used.
 	ITATimeLimit time.Duration
+	// AMRequest is the request R^am of one ApplicationMaster in HaSTE's
+	// Eq. 2, over ClusterView.Resources (nil: 1536 MB and 1 vcore, the
+	// MapReduce defaults, zero in other dimensions).
+	AMRequest models.Resources
 }
 
 // Stages are the parts one spec item contributes to a pipeline. An

@@ -108,15 +108,14 @@ type ClusterJob struct {
 	ShuffleFraction float64
 	// ParallelFraction is p of the speed model (0: 0.5).
 	ParallelFraction float64
-	// Skew makes some tasks heavier.
-	Skew Skew
+	// MapSkew and ReduceSkew make some tasks heavier.
+	MapSkew, ReduceSkew Skew
 }
 
-// Skew multiplies the work of a Fraction of a job's maps (Maps) and/or
-// reduces (Reduces) by Factor ≥ 1.
+// Skew multiplies the work of a Fraction of a job's tasks of one type
+// (chosen at random per stage) by Factor ≥ 1.
 type Skew struct {
 	Fraction, Factor float64
-	Maps, Reduces    bool
 }
 
 // Defaults of the cluster model.
@@ -261,10 +260,17 @@ func (s *ClusterScenario) validateJob(j *ClusterJob, path string, slotCluster bo
 		return invalidf(path+".shuffle_fraction", j.ShuffleFraction, "must be in [0, 1) (0: 1/3)")
 	case !(j.ParallelFraction >= 0 && j.ParallelFraction < 1):
 		return invalidf(path+".parallel_fraction", j.ParallelFraction, "must be in [0, 1) (0: 0.5)")
-	case !(j.Skew.Fraction >= 0 && j.Skew.Fraction <= 1):
-		return invalidf(path+".skew.fraction", j.Skew.Fraction, "must be in [0, 1]")
-	case j.Skew.Fraction > 0 && !(j.Skew.Factor >= 1 && j.Skew.Factor <= 1e6):
-		return invalidf(path+".skew.factor", j.Skew.Factor, "must be in [1, 1e6]")
+	}
+	for _, sk := range []struct {
+		name string
+		s    Skew
+	}{{"map_skew", j.MapSkew}, {"reduce_skew", j.ReduceSkew}} {
+		if !(sk.s.Fraction >= 0 && sk.s.Fraction <= 1) {
+			return invalidf(path+"."+sk.name+".fraction", sk.s.Fraction, "must be in [0, 1]")
+		}
+		if sk.s.Fraction > 0 && !(sk.s.Factor >= 1 && sk.s.Factor <= 1e6) {
+			return invalidf(path+"."+sk.name+".factor", sk.s.Factor, "must be in [1, 1e6]")
+		}
 	}
 	for _, tt := range []models.TaskType{models.MapTask, models.ReduceTask} {
 		count, law, list := j.Maps, j.MapWork, j.MapWorks
@@ -338,9 +344,9 @@ func (j *ClusterJob) taskWorks(rng *rand.Rand) [][2][]float64 {
 	out := make([][2][]float64, j.Stages)
 	for st := range j.Stages {
 		for k, tt := range []models.TaskType{models.MapTask, models.ReduceTask} {
-			count, law, list, skewed := j.Maps, j.MapWork, j.MapWorks, j.Skew.Maps
+			count, law, list, skew := j.Maps, j.MapWork, j.MapWorks, j.MapSkew
 			if tt == models.ReduceTask {
-				count, law, list, skewed = j.Reduces, j.ReduceWork, j.ReduceWorks, j.Skew.Reduces
+				count, law, list, skew = j.Reduces, j.ReduceWork, j.ReduceWorks, j.ReduceSkew
 			}
 			w := make([]float64, count)
 			for i := range w {
@@ -350,10 +356,10 @@ func (j *ClusterJob) taskWorks(rng *rand.Rand) [][2][]float64 {
 					w[i] = math.Max(law.Sample(rng), 1e-3)
 				}
 			}
-			if skewed && j.Skew.Fraction > 0 && count > 0 {
-				n := int(math.Ceil(j.Skew.Fraction * float64(count)))
+			if skew.Fraction > 0 && count > 0 {
+				n := int(math.Ceil(skew.Fraction * float64(count)))
 				for _, i := range rng.Perm(count)[:n] {
-					w[i] *= j.Skew.Factor
+					w[i] *= skew.Factor
 				}
 			}
 			out[st][k] = w

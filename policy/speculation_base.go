@@ -120,3 +120,11 @@ func (b *BASE) Admit(hb *Heartbeat, a Action) (bool, string) {
 	}
 	return false, fmt.Sprintf("%s: attempt %d is not running", NameBASE, a.Attempt)
 }
+
+// baseFilter is BASE's LaunchFilter without its Observer (see the "base"
+// registration).
+type baseFilter struct{ b *BASE }
+
+func (f baseFilter) Name() string { return NameBASE }
+
+func (f baseFilter) Admit(hb *Heartbeat, a Action) (bool, string) { return f.b.Admit(hb, a) }

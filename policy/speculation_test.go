@@ -282,3 +282,18 @@ func TestLATESlowNodeAndCap(t *testing.T) {
 		t.Fatalf("copies beyond SpeculativeCap: %v", got)
 	}
 }
+
+// A pipeline with BASE reports each finished task to it once (BASE is both
+// a Speculator and a LaunchFilter).
+func TestBASEObservesOnce(t *testing.T) {
+	p, err := NewPipeline("mrv1-static+base", HeartbeatConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.speculators[0].(*BASE)
+	c := &ClusterView{}
+	p.TaskFinished(c, &AttemptView{Job: "j", Type: models.MapTask, Node: "n"}, 10)
+	if got := len(b.onNode[baseKey{"j", models.MapTask, "n"}]); got != 1 {
+		t.Fatalf("BASE saw the finished task %d times", got)
+	}
+}

@@ -9,6 +9,10 @@ const (
 	NamePDDHSA            = "pd-dhsa"
 	NameDelayScheduling   = "delay-scheduling"
 	NameSlotPreScheduling = "slot-prescheduling"
+	// NameLoadBalance is Hadoop 1's own per-node map cap (the load manager
+	// Slot PreScheduling relaxes), without the pre-scheduling exemption: the
+	// MRv1 baseline of paper 003. An extension of CONTRACTS §5.
+	NameLoadBalance       = "load-balance"
 	NameSpeculationHadoop = "speculation-hadoop"
 	NameLATE              = "late"
 	NameSEPB              = "sepb"
@@ -36,6 +40,9 @@ func init() {
 	})
 	mustRegisterAddOn(NameSlotPreScheduling, func(HeartbeatConfig) (Stages, error) {
 		return Stages{Filters: []LaunchFilter{&SlotPreScheduling{Enabled: true}}}, nil
+	})
+	mustRegisterAddOn(NameLoadBalance, func(HeartbeatConfig) (Stages, error) {
+		return Stages{Filters: []LaunchFilter{&SlotPreScheduling{Enabled: false}}}, nil
 	})
 }
 

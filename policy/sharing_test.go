@@ -238,7 +238,7 @@ func TestSlotSpeculationSharingRegistered(t *testing.T) {
 		"mrv1-static+resource-stealing-even+base", "mrv1-static+resource-stealing-fcm",
 		"mrv1-static+resource-stealing-stlm", "mrv1-static+resource-stealing-ltlm",
 		"mrv1-static+resource-stealing-stm", "mrv1-static+resource-stealing-ltm+base",
-		"pd-dhsa+dynamic-adjust",
+		"pd-dhsa+dynamic-adjust", "mrv1-static+load-balance+resource-stealing-even",
 	} {
 		if _, err := NewPipeline(spec, HeartbeatConfig{}); err != nil {
 			t.Errorf("%s: %v", spec, err)

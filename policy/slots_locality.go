@@ -112,8 +112,13 @@ type SlotPreScheduling struct {
 
 var _ LaunchFilter = (*SlotPreScheduling)(nil)
 
-// Name implements Plugin.
-func (*SlotPreScheduling) Name() string { return NameSlotPreScheduling }
+// Name implements Plugin ("load-balance" when the exemption is off).
+func (s *SlotPreScheduling) Name() string {
+	if !s.Enabled {
+		return NameLoadBalance
+	}
+	return NameSlotPreScheduling
+}
 
 // MapSlotsLoadFactor is Step 1#: (pending + running maps of all jobs) over
 // the cluster's map slots (+Inf with no map slot).
@@ -146,10 +151,10 @@ func (s *SlotPreScheduling) Admit(hb *Heartbeat, a Action) (bool, string) {
 		return true, ""
 	}
 	if allow := AllowableIdleMapSlots(hb); allow > 0 {
-		return true, fmt.Sprintf("%s: %d allowable idle map slots", NameSlotPreScheduling, allow)
+		return true, fmt.Sprintf("%s: %d allowable idle map slots", s.Name(), allow)
 	}
 	if s.Enabled && a.Locality == NodeLocal {
 		return true, fmt.Sprintf("%s: no allowable idle map slot; extra idle slot pre-scheduled for node-local map of %s", NameSlotPreScheduling, a.Job)
 	}
-	return false, fmt.Sprintf("%s: no allowable idle map slot (load balance) and the map of %s is %v", NameSlotPreScheduling, a.Job, a.Locality)
+	return false, fmt.Sprintf("%s: no allowable idle map slot (load balance) and the map of %s is %v", s.Name(), a.Job, a.Locality)
 }

@@ -95,7 +95,7 @@ type candidate struct {
 // Speculate implements Speculator.
 func (s *Speculation) Speculate(hb *Heartbeat) []Action {
 	c := hb.Cluster
-	if s.late && s.nodeIsSlow(hb) {
+	if !newTentativeFree(hb).anyRoom() || (s.late && s.nodeIsSlow(hb)) {
 		return nil
 	}
 	budget := math.MaxInt
@@ -305,6 +305,23 @@ func (f *tentativeFree) fits(t models.TaskType, d models.Resources) bool {
 		return false
 	}
 	return !f.hasResDims || d.Fits(f.res)
+}
+
+// anyRoom reports whether a copy could fit at all (a free slot on a slot
+// cluster, some free resource otherwise), so a full node costs nothing.
+func (f *tentativeFree) anyRoom() bool {
+	if f.slotBased && f.mapSlots < 1 && f.redSlots < 1 {
+		return false
+	}
+	if !f.hasResDims {
+		return true
+	}
+	for _, v := range f.res {
+		if v > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *tentativeFree) take(t models.TaskType, d models.Resources) {

@@ -55,7 +55,7 @@ func runChecked(t *testing.T, sc *ClusterScenario, spec string) *ClusterResult {
 func TestHeartbeatAddOnsInSimulator(t *testing.T) {
 	specs := []string{
 		"mrv1-static", "pi-dhsa", "pd-dhsa",
-		"pi-dhsa+sepb+slot-prescheduling", "pd-dhsa+delay-scheduling+slot-prescheduling",
+		"pi-dhsa+sepb+slot-prescheduling", "pd-dhsa+delay-scheduling+slot-prescheduling", "mrv1-static+load-balance+speculation-hadoop",
 		"mrv1-static+speculation-hadoop", "mrv1-static+late", "mrv1-static+sepb", "mrv1-static+base", "mrv1-static+late+base",
 		"fifo+dynamic-adjust", "fair+resource-stealing-ltm+base",
 	}

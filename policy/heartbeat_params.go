@@ -97,3 +97,70 @@ func (t tunable) check(policy string) error {
 	}
 	return nil
 }
+
+// tunableStages returns the pipeline's Tunable stages, each once, with
+// their names, in pipeline order.
+func (p *Pipeline) tunableStages() ([]string, []Tunable) {
+	var names []string
+	var out []Tunable
+	seen := map[Tunable]bool{}
+	add := func(s any) {
+		t, ok := s.(Tunable)
+		if !ok || seen[t] {
+			return
+		}
+		seen[t] = true
+		name := ""
+		if pl, ok := s.(Plugin); ok {
+			name = pl.Name()
+		}
+		names = append(names, name)
+		out = append(out, t)
+	}
+	add(p.assigner)
+	if p.slots != nil {
+		add(p.slots)
+	}
+	for _, f := range p.filters {
+		add(f)
+	}
+	for _, s := range p.speculators {
+		add(s)
+	}
+	for _, s := range p.sharers {
+		add(s)
+	}
+	return names, out
+}
+
+// Params lists the parameters of every Tunable stage of the pipeline, each
+// named "STAGE.PARAM" (e.g. "sepb.kill_factor", "pi-dhsa.map_slot_weight"),
+// with the paper's default and the search range.
+func (p *Pipeline) Params() []Param {
+	names, stages := p.tunableStages()
+	var out []Param
+	for k, s := range stages {
+		for _, q := range s.Params() {
+			q.Name = names[k] + "." + q.Name
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// SetParam sets parameter "STAGE.PARAM" (see Params) of a fresh pipeline;
+// an unknown stage or parameter or a value out of range is an error and
+// changes nothing.
+func (p *Pipeline) SetParam(key string, v float64) error {
+	stage, param, ok := strings.Cut(key, ".")
+	if !ok {
+		return fmt.Errorf("%w: parameter %q: want STAGE.PARAM", ErrInvalidConfig, key)
+	}
+	names, stages := p.tunableStages()
+	for k, s := range stages {
+		if names[k] == stage {
+			return s.SetParam(param, v)
+		}
+	}
+	return fmt.Errorf("%w: policy spec %q has no tunable stage %q (tunable: %s)", ErrInvalidConfig, p.spec, stage, strings.Join(names, ", "))
+}

@@ -248,3 +248,33 @@ func TestSlotSpeculationSharingRegistered(t *testing.T) {
 		t.Error("two assignment policies accepted")
 	}
 }
+
+func TestPipelineParams(t *testing.T) {
+	p, err := NewPipeline("pi-dhsa+sepb+base+resource-stealing-ltm", HeartbeatConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, q := range p.Params() {
+		count[q.Name]++
+	}
+	for _, want := range []string{"pi-dhsa.percentage_of_borrowed_map_slots", "sepb.kill_factor", "base.min_run_s", "resource-stealing-ltm.slow_task_threshold"} {
+		if count[want] != 1 {
+			t.Fatalf("param %s listed %d times in %v", want, count[want], p.Params())
+		}
+	}
+	if err := p.SetParam("sepb.kill_factor", 3); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.speculators[0].(*SEPB).KillFactor; got != 3 {
+		t.Fatalf("kill_factor %v", got)
+	}
+	for _, bad := range []string{"kill_factor", "nope.kill_factor", "sepb.nope"} {
+		if err := p.SetParam(bad, 1); err == nil {
+			t.Fatalf("SetParam(%q) accepted", bad)
+		}
+	}
+	if err := p.SetParam("sepb.kill_factor", 0); err == nil || p.speculators[0].(*SEPB).KillFactor != 3 {
+		t.Fatalf("out-of-range value: err %v, kill_factor %v", err, p.speculators[0].(*SEPB).KillFactor)
+	}
+}

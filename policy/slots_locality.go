@@ -82,8 +82,8 @@ func (d *DelayScheduling) Admit(hb *Heartbeat, a Action) (bool, string) {
 	return false, fmt.Sprintf("%s: skip %s (%v map, waited %.1fs of %.1fs)", NameDelayScheduling, a.Job, a.Locality, waited, d.NodeLocalWaitS)
 }
 
-// TaskFinished implements Observer: nothing to learn (present so a job's
-// wait is dropped once it has no map left to place).
+// TaskFinished implements Observer: it forgets the wait of a job that has
+// finished or has no map left to place.
 func (d *DelayScheduling) TaskFinished(c *ClusterView, a *AttemptView, _ float64) {
 	if j := c.Job(a.Job); j == nil || len(j.PendingMaps) == 0 {
 		delete(d.waitSince, a.Job)

@@ -88,7 +88,7 @@ func FuzzDecodeClusterScenario(f *testing.F) {
 	f.Add([]byte(`{"cluster": {"nodes": []}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		sc, err := DecodeClusterScenario(strings.NewReader(string(doc)), t.TempDir())
+		sc, err := DecodeClusterScenario(strings.NewReader(string(doc)), "testdata")
 		if err != nil {
 			if !errors.Is(err, ErrInvalidScenario) {
 				t.Fatalf("error %v does not wrap ErrInvalidScenario", err)

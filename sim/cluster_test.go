@@ -5,8 +5,8 @@ import (
 	"errors"
 	"maps"
 	"math"
-	"slices"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 

@@ -108,6 +108,9 @@ type clusterMetrics struct {
 	spec    Speculative
 	fairSum float64
 	fairN   int
+	// scratch of current
+	cur     []float64
+	granted models.Resources
 }
 
 func newClusterMetrics(s *clusterSim) *clusterMetrics {
@@ -119,6 +122,8 @@ func newClusterMetrics(s *clusterSim) *clusterMetrics {
 		m.names = append(m.names, "map_slots", "reduce_slots")
 	}
 	m.area = make([]float64, len(m.names))
+	m.cur = make([]float64, len(m.names))
+	m.granted = make(models.Resources, len(s.sc.Cluster.Resources))
 	m.series = UtilizationSeries{Names: m.names, Values: make([][]float64, len(m.names))}
 	for _, j := range s.sc.Jobs {
 		m.startT = math.Min(m.startT, j.SubmitS)
@@ -139,13 +144,14 @@ func utilizationName(resource string) string {
 
 // current returns the share of each series quantity in use now.
 func (m *clusterMetrics) current(s *clusterSim) []float64 {
-	out := make([]float64, len(m.names))
-	granted := make(models.Resources, s.dims)
+	out := m.cur[:len(m.names)]
+	granted := m.granted[:s.dims]
+	clear(granted)
 	var um, ur, tm, tr int
 	for _, n := range s.nodes {
 		for _, a := range n.running {
-			if s.dims > 0 {
-				granted = granted.Add(a.granted)
+			for p, v := range a.granted {
+				granted[p] += v
 			}
 			switch a.slot {
 			case models.MapTask:
@@ -192,6 +198,7 @@ func (m *clusterMetrics) sample(s *clusterSim) {
 	}
 	cur := m.current(s)
 	m.series.TimesS = append(m.series.TimesS, s.eng.Now())
+	// cur is scratch: the series copies the values.
 	for k, v := range cur {
 		m.series.Values[k] = append(m.series.Values[k], v)
 	}

@@ -216,8 +216,13 @@ func (s *clusterSim) startStage(j *simJob) {
 		ts := make([]*simTask, len(works))
 		for i, w := range works {
 			ts[i] = &simTask{job: j, typ: tt, index: i, work: w}
+			ts[i].pending = policy.PendingTask{Index: i}
 			if tt == models.MapTask {
 				ts[i].replicas = s.replicas[j.idx][j.stage][i]
+				for _, r := range ts[i].replicas {
+					ts[i].pending.PreferredNodes = append(ts[i].pending.PreferredNodes, s.nodes[r].id)
+					ts[i].pending.PreferredRacks = appendUnique(ts[i].pending.PreferredRacks, s.nodes[r].rack)
+				}
 			}
 		}
 		j.tasks[k] = ts
@@ -253,7 +258,9 @@ func (s *clusterSim) heartbeat(ctx context.Context, n *simNode) error {
 	}
 	nv := s.views.node[n.idx]
 	actions := s.pipe.Heartbeat(c, nv)
-	s.views.dirty = true
+	if len(actions) > 0 || s.hasGrants(n) {
+		s.views.dirty = true
+	}
 	s.apply(n, actions)
 	return nil
 }
@@ -303,6 +310,17 @@ func (s *clusterSim) apply(n *simNode, actions []policy.Action) {
 		}
 		s.setGrant(at, a.Resources.Clone(), now)
 	}
+}
+
+// hasGrants reports whether an attempt on n holds a grant other than its
+// request (which apply resets).
+func (s *clusterSim) hasGrants(n *simNode) bool {
+	for _, at := range n.running {
+		if !at.granted.Equal(at.requested) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasNegative(r models.Resources) bool {

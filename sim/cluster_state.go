@@ -80,6 +80,7 @@ type simTask struct {
 	index    int
 	work     float64
 	replicas []int // node indices holding the input block (maps)
+	pending  policy.PendingTask
 	attempts []*simAttempt
 	done     bool
 	doneS    float64

@@ -76,12 +76,7 @@ func (s *clusterSim) jobView(j *simJob, attemptView func(*simAttempt) *policy.At
 			continue
 		}
 		if len(t.attempts) == 0 {
-			p := policy.PendingTask{Index: t.index}
-			for _, r := range t.replicas {
-				p.PreferredNodes = append(p.PreferredNodes, s.nodes[r].id)
-				p.PreferredRacks = appendUnique(p.PreferredRacks, s.nodes[r].rack)
-			}
-			jv.PendingMaps = append(jv.PendingMaps, p)
+			jv.PendingMaps = append(jv.PendingMaps, t.pending)
 		}
 		for _, at := range t.attempts {
 			jv.Running = append(jv.Running, attemptView(at))
@@ -93,7 +88,7 @@ func (s *clusterSim) jobView(j *simJob, attemptView func(*simAttempt) *policy.At
 			continue
 		}
 		if len(t.attempts) == 0 && allowance > 0 {
-			jv.PendingReduces = append(jv.PendingReduces, policy.PendingTask{Index: t.index})
+			jv.PendingReduces = append(jv.PendingReduces, t.pending)
 			allowance--
 		}
 		for _, at := range t.attempts {

@@ -50,6 +50,7 @@ type DynamicAdjust struct {
 	track     map[int]*phaseTrack
 	phaseMean map[phaseKey]*meanAcc
 	target    map[int]int64 // mitigated attempt → its vcores
+	calls     int
 }
 
 type phaseTrack struct {
@@ -103,14 +104,23 @@ func (d *DynamicAdjust) SetParam(name string, v float64) error {
 	return d.tunable().set(NameDynamicAdjust, name, v)
 }
 
-// observe updates the phase tracks of every running attempt and drops
-// those of attempts no longer running.
-func (d *DynamicAdjust) observe(c *ClusterView) {
+// observe updates the phase tracks of the heartbeating node's attempts:
+// an attempt's progress is reported by its own node's heartbeat, as a
+// TaskTracker/NodeManager reports it. Every sweepEvery calls the tracks of
+// attempts no longer running (killed; finished ones are dropped by
+// TaskFinished) are dropped.
+func (d *DynamicAdjust) observe(c *ClusterView, n *NodeView) {
+	for _, a := range n.Running {
+		d.observeAttempt(c.NowS, a)
+	}
+	d.calls++
+	if d.calls%sweepEvery != 0 {
+		return
+	}
 	seen := map[int]bool{}
 	for _, j := range c.Jobs {
 		for _, a := range j.Running {
 			seen[a.ID] = true
-			d.observeAttempt(c.NowS, a)
 		}
 	}
 	for id := range d.track {
@@ -120,6 +130,9 @@ func (d *DynamicAdjust) observe(c *ClusterView) {
 		}
 	}
 }
+
+// sweepEvery is how many heartbeats pass between sweeps of stale tracks.
+const sweepEvery = 1024
 
 func (d *DynamicAdjust) observeAttempt(now float64, a *AttemptView) {
 	phases := a.Type.Phases()
@@ -222,7 +235,7 @@ func (d *DynamicAdjust) Remaining(now float64, a *AttemptView) float64 {
 // Share implements Sharer.
 func (d *DynamicAdjust) Share(hb *Heartbeat) []Action {
 	c := hb.Cluster
-	d.observe(c)
+	d.observe(c, hb.Node)
 	v := c.Resources.Index(models.ResourceVCores)
 	if v < 0 || len(hb.Free) == 0 {
 		return nil

@@ -162,10 +162,10 @@ func TestDynamicAdjustPhaseAwareRemaining(t *testing.T) {
 	a := f.run(j, models.ReduceTask, n, 0, 0.5/3) // shuffle, 50%
 	c := f.finish()
 	d := NewDynamicAdjust()
-	d.observe(c)
+	d.observe(c, n)
 	c.NowS = 30
 	a.Phase, a.Progress, a.Score = models.PhaseSort, 0.5, 1.5/3
-	d.observe(c)
+	d.observe(c, n)
 	tr := d.track[a.ID]
 	if tr.k != 1 || math.Abs(tr.startK-20) > 1e-9 || len(tr.done) != 1 || math.Abs(tr.done[0]-20) > 1e-9 {
 		t.Fatalf("track %+v, want sort from t = 20 after a 20 s shuffle", *tr)
@@ -184,7 +184,7 @@ func TestDynamicAdjustPhaseAwareRemaining(t *testing.T) {
 	// the next phase change jumps over nothing; a first sighting past the
 	// first phase assumes a uniform score rate
 	b := f.run(j, models.ReduceTask, n, 0, 2.5/3) // reduce phase at 50%, score 5/6, at t = 30
-	d.observe(c)
+	d.observe(c, n)
 	if tb := d.track[b.ID]; math.Abs(tb.startK-24) > 1e-9 || tb.k != 2 {
 		t.Fatalf("first sighting: start of phase 2 at %v, want 30·(2/3)/(5/6) = 24", tb.startK)
 	}

@@ -244,6 +244,11 @@ func (d *PDDHSA) Rank(hb *Heartbeat) []Action {
 		{models.MapTask, models.ReduceTask, hb.FreeReduceSlots > 0 && limitR > 0, "case (3) map in a borrowed reduce slot"},
 		{models.ReduceTask, models.MapTask, hb.FreeMapSlots > 0 && limitM > 0, "case (4) reduce in a borrowed map slot"},
 	}
+	if !hb.Cluster.SlotBased {
+		// a container cluster has no typed slot to borrow: cases (1) and
+		// (2) without slots, in the same pool order
+		tries = []try{{models.MapTask, 0, true, "case (1) map"}, {models.ReduceTask, 0, true, "case (2) reduce"}}
+	}
 	var out []Action
 	for _, pool := range poolsInOrder(fairOrder(hb, models.MapTask, models.ReduceTask)) {
 		for _, tr := range tries {

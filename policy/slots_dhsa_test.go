@@ -229,3 +229,25 @@ func TestFairSlotsOrder(t *testing.T) {
 		t.Fatalf("starts = %q, want j2 j2 j2\n%s", got, FormatReasons(acts))
 	}
 }
+
+// On a container cluster PD-DHSA has no slot to borrow and assigns maps and
+// reduces by the fair pool order alone.
+func TestPDDHSAOnContainerCluster(t *testing.T) {
+	f := newFixture(0, false, models.MemoryVCores())
+	a := f.node("a", "r1", 0, 0, models.Resources{4096, 4})
+	f.job("j1", 2, 1, models.Resources{1024, 1})
+	c := f.finish()
+	p, err := NewPipeline("pd-dhsa", HeartbeatConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := p.Heartbeat(c, a)
+	if k := kinds(acts); k[ActionStart] != 3 || p.Rejected != 0 {
+		t.Fatalf("want 2 maps and 1 reduce started, got\n%s", FormatReasons(acts))
+	}
+	for _, x := range acts {
+		if x.Slot != 0 {
+			t.Fatalf("slot %v on a container cluster", x.Slot)
+		}
+	}
+}

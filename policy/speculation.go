@@ -149,7 +149,6 @@ func (s *Speculation) slow(hb *Heartbeat, j *JobView, t models.TaskType) []candi
 	if hb.HasPending(j, t) {
 		return nil
 	}
-	per := attemptsPerTask(j)
 	var rates []float64
 	for _, a := range j.Running {
 		if a.Type == t && !a.Speculative && now > a.StartS {
@@ -171,17 +170,21 @@ func (s *Speculation) slow(hb *Heartbeat, j *JobView, t models.TaskType) []candi
 		rule = fmt.Sprintf("more than one std below the mean (%.4g − %.4g /s) of job %s's %v rates", m, sd, j.ID, t)
 	}
 	var out []candidate
+	var per map[taskID]int // built on the first slow attempt
 	for _, a := range j.Running {
-		id := taskOf(a)
-		if a.Type != t || a.Speculative || per[id] > 1 || a.Node == hb.Node.ID || now-a.StartS < s.MinRunS ||
-			speculatedHere(hb, id) || killedHere(hb, a.ID) {
+		if a.Type != t || a.Speculative || a.Node == hb.Node.ID || now-a.StartS < s.MinRunS || ProgressRate(a, now) >= threshold {
 			continue
 		}
-		if r := ProgressRate(a, now); r < threshold {
-			left := TimeLeft(a, now)
-			out = append(out, candidate{job: j, a: a, left: left,
-				why: fmt.Sprintf("copy attempt %d (%s/%v#%d on %s): rate %.4g/s %s; time left %.1fs", a.ID, a.Job, a.Type, a.Task, a.Node, r, rule, left)})
+		if per == nil {
+			per = attemptsPerTask(j)
 		}
+		id := taskOf(a)
+		if per[id] > 1 || speculatedHere(hb, id) || killedHere(hb, a.ID) {
+			continue
+		}
+		r, left := ProgressRate(a, now), TimeLeft(a, now)
+		out = append(out, candidate{job: j, a: a, left: left,
+			why: fmt.Sprintf("copy attempt %d (%s/%v#%d on %s): rate %.4g/s %s; time left %.1fs", a.ID, a.Job, a.Type, a.Task, a.Node, r, rule, left)})
 	}
 	slices.SortStableFunc(out, func(x, y candidate) int { return cmp.Compare(y.left, x.left) })
 	return out

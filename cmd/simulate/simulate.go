@@ -1,0 +1,197 @@
+// Package simulate implements `optd simulate` (CONTRACTS §5): a heartbeat
+// policy (an assignment policy with add-ons, policy.NewPipeline) run on a
+// built-in or JSON cluster scenario by the cluster simulator of package sim.
+//
+//	optd simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE]
+//
+// JSON with every metric on stdout; on a terminal a progress bar and a
+// summary table on stderr; --csv writes the utilization time series,
+// --plot a figure of it (PNG or SVG by extension).
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+// DefaultSeed is the seed when --seed is not given.
+const DefaultSeed = 1
+
+type options struct {
+	scenario, policy string
+	seed             uint64
+	csv, plot        string
+}
+
+// Output is the JSON printed on stdout: the run's identity and every
+// metric of sim.ClusterResult (flattened).
+type Output struct {
+	Scenario string `json:"scenario"`
+	Policy   string `json:"policy"`
+	Seed     uint64 `json:"seed"`
+	*sim.ClusterResult
+}
+
+// NewCommand returns the `simulate` command.
+func NewCommand(_ *cli.Env) *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE]",
+		Short: "Simulate a heartbeat scheduling policy on a cluster",
+		Long: `Runs the cluster simulator (nodes with resource vectors or MRv1 slots, heartbeats,
+map/reduce tasks with locality, slow-start, shuffle, stages, skew, stragglers) under
+a policy and prints makespan, mean response time, utilization, locality,
+speculative tasks, fairness and every job's finish time as JSON.
+
+SPEC is an assignment policy optionally followed by +add-ons, e.g. haste,
+fair+resource-stealing-ltm+base. Assignment policies: ` + strings.Join(policy.AssignmentNames(), ", ") + `.
+Add-ons: ` + addOns() + `.
+Built-in scenarios: ` + strings.Join(sim.BuiltinClusterNames(), ", ") + `;
+any other --scenario is a JSON scenario file.`,
+		Args: cli.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.scenario, "scenario", "", "built-in scenario name or JSON scenario file")
+	f.StringVar(&o.policy, "policy", "", "policy spec: assignment[+add-on...]")
+	f.Uint64Var(&o.seed, "seed", DefaultSeed, "seed of block replicas, task works and skew")
+	f.StringVar(&o.csv, "csv", "", "write the utilization time series as CSV to this file")
+	f.StringVar(&o.plot, "plot", "", "write a utilization plot to this file (.png or .svg)")
+	_ = cmd.MarkFlagRequired("scenario")
+	_ = cmd.MarkFlagRequired("policy")
+	return cmd
+}
+
+func addOns() string {
+	if n := policy.AddOnNames(); len(n) > 0 {
+		return strings.Join(n, ", ")
+	}
+	return "(none registered)"
+}
+
+func run(cmd *cobra.Command, o options) error {
+	if o.plot != "" {
+		if err := checkPlotExt(o.plot); err != nil {
+			return err
+		}
+	}
+	sc, err := loadScenario(o.scenario)
+	if err != nil {
+		return err
+	}
+	pipe, err := policy.NewPipeline(o.policy, policy.HeartbeatConfig{Seed: o.seed})
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	bar := newBar(cmd.ErrOrStderr(), len(sc.Jobs))
+	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Progress: func(done, _ int) {
+		if bar != nil {
+			_ = bar.Set(done)
+		}
+	}})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if o.csv != "" {
+		if err := writeCSV(o.csv, res.Series); err != nil {
+			return err
+		}
+	}
+	if o.plot != "" {
+		if err := writePlot(o.plot, fmt.Sprintf("%s under %s", sc.Name, o.policy), res.Series); err != nil {
+			return err
+		}
+	}
+	if isTerminal(cmd.ErrOrStderr()) {
+		summary(cmd.ErrOrStderr(), sc.Name, o.policy, res)
+	}
+	return cli.WriteJSON(cmd.OutOrStdout(), Output{Scenario: sc.Name, Policy: o.policy, Seed: o.seed, ClusterResult: res})
+}
+
+// loadScenario resolves a built-in name, else reads a file; an unknown
+// name that is not a file lists the built-in names.
+func loadScenario(name string) (*sim.ClusterScenario, error) {
+	if sc, err := sim.BuiltinCluster(name); err == nil {
+		return sc, nil
+	}
+	if _, err := os.Stat(name); err != nil {
+		return nil, fmt.Errorf("--scenario %q: neither a built-in scenario (%s) nor a readable file: %v", name, strings.Join(sim.BuiltinClusterNames(), ", "), err)
+	}
+	sc, err := sim.LoadClusterScenario(name)
+	if err != nil {
+		return nil, fmt.Errorf("--scenario: %w", err)
+	}
+	return sc, nil
+}
+
+func writeCSV(path string, s *sim.UtilizationSeries) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--csv: %w", err)
+	}
+	if err := s.WriteCSV(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--csv: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--csv: %w", err)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newBar(w io.Writer, jobs int) *progressbar.ProgressBar {
+	if !isTerminal(w) || jobs <= 0 {
+		return nil
+	}
+	return progressbar.NewOptions(jobs, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("jobs finished"),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+}
+
+// summary prints the headline figures as a table.
+func summary(w io.Writer, scenario, spec string, r *sim.ClusterResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scenario\t%s\n", scenario)
+	fmt.Fprintf(tw, "policy\t%s\n", spec)
+	fmt.Fprintf(tw, "makespan\t%.1f s\n", r.MakespanS)
+	fmt.Fprintf(tw, "mean response\t%.1f s\n", r.MeanResponseS)
+	for _, k := range sortedKeys(r.Utilization) {
+		fmt.Fprintf(tw, "utilization %s\t%.1f%%\n", k, 100*r.Utilization[k])
+	}
+	fmt.Fprintf(tw, "locality node/rack/off\t%.1f%% / %.1f%% / %.1f%%\n", 100*r.Locality.NodeLocal, 100*r.Locality.RackLocal, 100*r.Locality.OffRack)
+	fmt.Fprintf(tw, "speculative launched/useful/wasted\t%d / %d / %d\n", r.Speculative.Launched, r.Speculative.Useful, r.Speculative.Wasted)
+	fmt.Fprintf(tw, "fairness (mean share deviation)\t%.3f\n", r.Fairness.MeanShareDeviation)
+	fmt.Fprintf(tw, "events\t%d\n", r.Events)
+	_ = tw.Flush()
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for k := i; k > 0 && keys[k] < keys[k-1]; k-- {
+			keys[k], keys[k-1] = keys[k-1], keys[k]
+		}
+	}
+	return keys
+}

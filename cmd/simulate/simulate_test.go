@@ -1,0 +1,100 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func execute(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := NewCommand(nil)
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(t.Context())
+	return out.String(), errOut.String(), err
+}
+
+// TestGolden: the JSON of a small scenario file (CONTRACTS §5 fields) is
+// stable.
+func TestGolden(t *testing.T) {
+	dir := t.TempDir()
+	csv, png := filepath.Join(dir, "u.csv"), filepath.Join(dir, "u.svg")
+	out, stderr, err := execute(t, "--scenario", filepath.Join("testdata", "small.json"), "--policy", "haste", "--seed", "2", "--csv", csv, "--plot", png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stderr != "" {
+		t.Errorf("stderr not empty on a non-terminal: %q", stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	for _, f := range []string{"scenario", "policy", "seed", "makespan_s", "mean_response_s", "utilization", "locality", "speculative", "jobs"} {
+		if _, ok := m[f]; !ok {
+			t.Errorf("output lacks %q", f)
+		}
+	}
+	path := filepath.Join("testdata", "small.haste.golden.json")
+	if *update {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("output differs from %s (run with -update if intended):\n%s", path, out)
+	}
+	data, err := os.ReadFile(csv)
+	if err != nil || !strings.HasPrefix(string(data), "time_s,memory,cpu\n") {
+		t.Errorf("csv: %v %q", err, string(data[:min(len(data), 40)]))
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+func TestBuiltinScenario(t *testing.T) {
+	out, _, err := execute(t, "--scenario", "stealing-grep-50", "--policy", "fair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct {
+		Scenario  string             `json:"scenario"`
+		MakespanS float64            `json:"makespan_s"`
+		Util      map[string]float64 `json:"utilization"`
+	}
+	if err := json.Unmarshal([]byte(out), &o); err != nil || o.Scenario != "stealing-grep-50" || !(o.MakespanS > 0) || o.Util["cpu"] == 0 {
+		t.Fatalf("%v %+v", err, o)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "haste-table9", "--policy", "fifo"}, "haste-table3"},
+		{[]string{"--scenario", "haste-table2", "--policy", "fofo"}, "known: capacity, drf, fair"},
+		{[]string{"--scenario", "haste-table2", "--policy", "fifo+nope"}, "add-on"},
+		{[]string{"--scenario", "haste-table2", "--policy", "fifo", "--plot", "x.jpg"}, ".png or .svg"},
+		{[]string{"--scenario", filepath.Join("testdata", "bad.json"), "--policy", "fifo"}, "jobs[0].maps"},
+	} {
+		_, _, err := execute(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", c.args, err, c.want)
+		}
+	}
+}

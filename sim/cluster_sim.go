@@ -1,0 +1,601 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+)
+
+// ErrStalled is returned when a cluster run stops making progress (nothing
+// running, nothing left to arrive, and no task started for StallS).
+var ErrStalled = errors.New("sim: cluster run stalled")
+
+// ErrInvariant is returned by a run with ClusterOptions.CheckInvariants when
+// the simulator's state breaks one (a simulator bug).
+var ErrInvariant = errors.New("sim: invariant violated")
+
+// StallS is how long a run may go without starting or finishing a task
+// while nothing runs before it fails with ErrStalled.
+const StallS = 3600
+
+// Event kinds of the cluster model.
+const (
+	evSubmit = iota + 1
+	evHeartbeat
+	evMilestone // an attempt reaches the end of its shuffle or of its work
+	evSample
+)
+
+// ClusterOptions tunes a run.
+type ClusterOptions struct {
+	// Seed seeds block replicas, task works and skew (streams
+	// StreamLocality, StreamTaskWork): the same seed gives every policy
+	// the same cluster and jobs (common random numbers).
+	Seed uint64
+	// CheckInvariants verifies after every event that no node is over
+	// capacity (requests and grants) or over its slots, that every task
+	// completes once, and that no reducer finishes before its stage's maps.
+	CheckInvariants bool
+	// Progress, if set, is called with the fraction of jobs finished
+	// whenever a job finishes.
+	Progress func(done, total int)
+}
+
+// clusterSim is one run.
+type clusterSim struct {
+	sc      *ClusterScenario
+	opt     ClusterOptions
+	pipe    *policy.Pipeline
+	eng     *Engine
+	dims    int
+	vcores  int
+	total   models.Resources
+	nodes   []*simNode
+	nodeAt  map[string]*simNode
+	jobs    []*simJob
+	active  []*simJob
+	attempt map[int]*simAttempt
+	nextID  int
+	racks   []models.Rack
+	slots   bool // slot-based cluster
+
+	finished      int
+	completed     int // successful task completions, all stages
+	lastProgressS float64
+	pendingSubmit int
+	initialized   bool
+	rejected      int
+	err           error
+	// replicas[job][stage][map] are the nodes holding the map's block.
+	replicas [][][][]int
+
+	met   *clusterMetrics
+	views *viewCache
+}
+
+// RunCluster simulates the scenario under the pipeline until every job has
+// finished, and returns the metrics. The pipeline must be fresh (its stages
+// keep state). A run is a deterministic function of the scenario, the
+// pipeline and the seed.
+func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) (*ClusterResult, error) {
+	sc := scenario.withDefaults()
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	s := newClusterSim(sc, pipe, opt)
+	for s.finished < len(s.jobs) {
+		if s.eng.processed&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		ev, ok := s.eng.Step()
+		if !ok {
+			return nil, fmt.Errorf("%w: no event left with %d of %d jobs unfinished", ErrStalled, len(s.jobs)-s.finished, len(s.jobs))
+		}
+		s.met.advance(s, ev.Time)
+		switch ev.Kind {
+		case evSubmit:
+			s.submit(s.jobs[ev.Arg])
+		case evHeartbeat:
+			if err := s.heartbeat(ctx, s.nodes[ev.Arg]); err != nil {
+				return nil, err
+			}
+		case evMilestone:
+			s.milestone(ev.Arg)
+		case evSample:
+			s.met.sample(s)
+			s.eng.Schedule(ev.Time+sc.SampleS, evSample, 0)
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		if opt.CheckInvariants {
+			if err := s.checkInvariants(); err != nil {
+				return nil, err
+			}
+		}
+		if s.pendingSubmit == 0 && s.finished < len(s.jobs) && s.runningCount() == 0 && ev.Time-s.lastProgressS > StallS {
+			return nil, fmt.Errorf("%w at %.1f s: nothing has run for %d s under policy %q (%d jobs unfinished)", ErrStalled, ev.Time, StallS, pipe.Spec(), len(s.jobs)-s.finished)
+		}
+	}
+	if opt.CheckInvariants {
+		if err := s.checkFinal(); err != nil {
+			return nil, err
+		}
+	}
+	return s.result(), nil
+}
+
+func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) *clusterSim {
+	s := &clusterSim{
+		sc: sc, opt: opt, pipe: pipe, eng: NewEngine(),
+		dims:    len(sc.Cluster.Resources),
+		vcores:  sc.Cluster.Resources.Index(models.ResourceVCores),
+		nodeAt:  map[string]*simNode{},
+		attempt: map[int]*simAttempt{},
+		racks:   sc.Cluster.Racks(),
+	}
+	s.total = sc.Cluster.TotalCapacity()
+	speed := map[string]float64{}
+	for _, st := range sc.Stragglers {
+		speed[st.Node] = st.Speed
+	}
+	for i, n := range sc.Cluster.Nodes {
+		sp := 1.0
+		if v, ok := speed[n.ID]; ok {
+			sp = v
+		}
+		sn := &simNode{idx: i, id: n.ID, rack: n.Rack, capacity: n.Capacity.Clone(), mapSlots: n.MapSlots, reduceSlots: n.ReduceSlots, speed: sp}
+		if s.dims > 0 && sn.capacity == nil {
+			sn.capacity = make(models.Resources, s.dims)
+		}
+		s.slots = s.slots || n.MapSlots+n.ReduceSlots > 0
+		s.nodes = append(s.nodes, sn)
+		s.nodeAt[n.ID] = sn
+	}
+	workRNG := NewRand(opt.Seed, StreamTaskWork)
+	for i := range sc.Jobs {
+		spec := &sc.Jobs[i]
+		j := &simJob{idx: i, spec: spec, works: spec.taskWorks(workRNG), mapsDoneS: -1, demand: map[models.TaskType]models.Resources{}}
+		for _, tt := range []models.TaskType{models.MapTask, models.ReduceTask} {
+			d := spec.Demand[tt]
+			if d == nil && s.dims > 0 {
+				d = make(models.Resources, s.dims)
+			}
+			j.demand[tt] = d
+		}
+		s.jobs = append(s.jobs, j)
+	}
+	s.assignReplicas()
+	s.met = newClusterMetrics(s)
+	s.views = &viewCache{}
+	// Submissions first, so that at equal times a job is known before the
+	// heartbeats of that instant.
+	for _, j := range s.jobs {
+		s.eng.Schedule(j.spec.SubmitS, evSubmit, j.idx)
+		s.pendingSubmit++
+	}
+	n := len(s.nodes)
+	for i := range s.nodes {
+		s.eng.Schedule(float64(i)*sc.HeartbeatS/float64(n), evHeartbeat, i)
+	}
+	s.eng.Schedule(0, evSample, 0)
+	return s
+}
+
+// assignReplicas draws the input block replicas of every map of every
+// stage, from its own stream so that works and replicas do not interact.
+func (s *clusterSim) assignReplicas() {
+	rng := NewRand(s.opt.Seed, StreamLocality)
+	r := min(s.sc.Replicas, len(s.nodes))
+	s.replicas = make([][][][]int, len(s.jobs))
+	for ji, j := range s.jobs {
+		s.replicas[ji] = make([][][]int, j.spec.Stages)
+		for st := range j.spec.Stages {
+			reps := make([][]int, j.spec.Maps)
+			for i := range reps {
+				reps[i] = rng.Perm(len(s.nodes))[:r]
+			}
+			s.replicas[ji][st] = reps
+		}
+	}
+}
+
+// startStage creates the tasks of job j's current stage.
+func (s *clusterSim) startStage(j *simJob) {
+	j.tasks = [2][]*simTask{}
+	j.done, j.assigned, j.durSum = [2]int{}, [2]int{}, [2]float64{}
+	j.mapsDoneS = -1
+	for k, tt := range []models.TaskType{models.MapTask, models.ReduceTask} {
+		works := j.works[j.stage][k]
+		ts := make([]*simTask, len(works))
+		for i, w := range works {
+			ts[i] = &simTask{job: j, typ: tt, index: i, work: w}
+			ts[i].pending = policy.PendingTask{Index: i}
+			if tt == models.MapTask {
+				ts[i].replicas = s.replicas[j.idx][j.stage][i]
+				for _, r := range ts[i].replicas {
+					ts[i].pending.PreferredNodes = append(ts[i].pending.PreferredNodes, s.nodes[r].id)
+					ts[i].pending.PreferredRacks = appendUnique(ts[i].pending.PreferredRacks, s.nodes[r].rack)
+				}
+			}
+		}
+		j.tasks[k] = ts
+	}
+	if len(j.tasks[0]) == 0 {
+		j.mapsDoneS = s.eng.Now()
+	}
+	s.views.dirty = true
+}
+
+func (s *clusterSim) submit(j *simJob) {
+	j.submitted = true
+	s.pendingSubmit--
+	s.active = append(s.active, j)
+	s.startStage(j)
+	s.lastProgressS = s.eng.Now()
+}
+
+func (s *clusterSim) runningCount() int { return len(s.attempt) }
+
+// heartbeat asks the pipeline for node n's actions and applies them.
+func (s *clusterSim) heartbeat(ctx context.Context, n *simNode) error {
+	s.eng.Schedule(s.eng.Now()+s.sc.HeartbeatS, evHeartbeat, n.idx)
+	if len(s.active) == 0 {
+		return nil
+	}
+	c := s.clusterView()
+	if !s.initialized {
+		s.initialized = true
+		if err := s.pipe.Init(ctx, c); err != nil {
+			return fmt.Errorf("sim: policy %q: initial assignment: %w", s.pipe.Spec(), err)
+		}
+	}
+	nv := s.views.node[n.idx]
+	actions := s.pipe.Heartbeat(c, nv)
+	if len(actions) > 0 || s.hasGrants(n) {
+		s.views.dirty = true
+	}
+	s.apply(n, actions)
+	return nil
+}
+
+// apply carries out a heartbeat's actions in order, checking each against
+// the simulator's own state (a policy's mistake is counted in rejected and
+// never applied). Grants are reset to the requests first: grants beyond a
+// request last one heartbeat.
+func (s *clusterSim) apply(n *simNode, actions []policy.Action) {
+	now := s.eng.Now()
+	var adjusts []policy.Action
+	for _, a := range actions {
+		switch a.Kind {
+		case policy.ActionSlots:
+			s.setSlots(n, a.MapSlots, a.ReduceSlots)
+		case policy.ActionStart:
+			s.start(n, a, false)
+		case policy.ActionSpeculate:
+			s.start(n, a, true)
+		case policy.ActionKill:
+			s.kill(a.Attempt)
+		case policy.ActionAdjust:
+			adjusts = append(adjusts, a)
+		default:
+			s.rejected++
+		}
+	}
+	if s.dims == 0 {
+		return
+	}
+	for _, at := range n.running {
+		if !at.granted.Equal(at.requested) {
+			s.setGrant(at, at.requested.Clone(), now)
+		}
+	}
+	for _, a := range adjusts {
+		at := s.attempt[a.Attempt]
+		if at == nil || at.node != n || len(a.Resources) != s.dims {
+			s.rejected++
+			continue
+		}
+		_, grant, _, _ := n.used(s.dims)
+		next := grant.Sub(at.granted).Add(a.Resources)
+		if !next.Fits(n.capacity) || hasNegative(a.Resources) {
+			s.rejected++
+			continue
+		}
+		s.setGrant(at, a.Resources.Clone(), now)
+	}
+}
+
+// hasGrants reports whether an attempt on n holds a grant other than its
+// request (which apply resets).
+func (s *clusterSim) hasGrants(n *simNode) bool {
+	for _, at := range n.running {
+		if !at.granted.Equal(at.requested) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasNegative(r models.Resources) bool {
+	for _, v := range r {
+		if v < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// setSlots changes node n's typed slots, never below the slots in use.
+func (s *clusterSim) setSlots(n *simNode, m, r int) {
+	_, _, um, ur := n.used(0)
+	if m < um || r < ur {
+		s.rejected++
+		m, r = max(m, um), max(r, ur)
+	}
+	n.mapSlots, n.reduceSlots = m, r
+}
+
+// start launches a task (or a speculative copy) on n if the action is valid.
+func (s *clusterSim) start(n *simNode, a policy.Action, speculative bool) {
+	now := s.eng.Now()
+	var t *simTask
+	if speculative {
+		orig := s.attempt[a.Attempt]
+		if orig == nil || orig.task.done {
+			s.rejected++
+			return
+		}
+		t = orig.task
+	} else {
+		j := s.activeJob(a.Job)
+		if j == nil || !a.Type.Valid() || a.Task < 0 || a.Task >= len(j.tasks[a.Type-1]) {
+			s.rejected++
+			return
+		}
+		t = j.tasks[a.Type-1][a.Task]
+		if t.done || len(t.attempts) > 0 || (t.typ == models.ReduceTask && !s.reduceStartable(j)) {
+			s.rejected++
+			return
+		}
+	}
+	req := a.Resources
+	if req == nil {
+		req = t.job.demand[t.typ]
+	}
+	slot := a.Slot
+	if slot == 0 && s.slots {
+		slot = t.typ
+	}
+	reqUsed, _, um, ur := n.used(s.dims)
+	if s.dims > 0 && (len(req) != s.dims || hasNegative(req) || !reqUsed.Add(req).Fits(n.capacity)) {
+		s.rejected++
+		return
+	}
+	if s.dims > 0 && !t.job.demand[t.typ].Fits(req) {
+		// A start may not ask for less than the task's request.
+		s.rejected++
+		return
+	}
+	if s.slots && ((slot == models.MapTask && um >= n.mapSlots) || (slot == models.ReduceTask && ur >= n.reduceSlots) || !slot.Valid()) {
+		s.rejected++
+		return
+	}
+	if !s.slots {
+		slot = 0
+	}
+	s.nextID++
+	at := &simAttempt{id: s.nextID, task: t, node: n, slot: slot, startS: now, requested: req.Clone(), granted: req.Clone(), speculative: speculative, lastS: now}
+	at.work = t.work
+	if t.typ == models.MapTask && len(t.replicas) > 0 {
+		at.locality = s.localityOf(t, n)
+		switch at.locality {
+		case policy.RackLocal:
+			at.work *= 1 + s.sc.RackLocalPenalty
+		case policy.OffRack:
+			at.work *= 1 + s.sc.OffRackPenalty
+		}
+	}
+	at.rate = speedOf(n.speed, t.job.spec.ParallelFraction, s.vcores, at.requested, at.granted)
+	if !t.started {
+		t.started = true
+		t.job.assigned[t.typ-1]++
+	}
+	t.attempts = append(t.attempts, at)
+	n.running = append(n.running, at)
+	s.attempt[at.id] = at
+	s.met.started(at)
+	s.schedule(at)
+	s.lastProgressS = now
+}
+
+func (s *clusterSim) localityOf(t *simTask, n *simNode) policy.Locality {
+	rackLocal := false
+	for _, r := range t.replicas {
+		if r == n.idx {
+			return policy.NodeLocal
+		}
+		rackLocal = rackLocal || s.nodes[r].rack == n.rack
+	}
+	if rackLocal {
+		return policy.RackLocal
+	}
+	return policy.OffRack
+}
+
+func (s *clusterSim) activeJob(id string) *simJob {
+	for _, j := range s.active {
+		if j.spec.ID == id {
+			return j
+		}
+	}
+	return nil
+}
+
+// reduceStartable: slow-start reached and the ramp allows one more reduce.
+func (s *clusterSim) reduceStartable(j *simJob) bool {
+	if !j.slowStartReached(s.sc.SlowStart) {
+		return false
+	}
+	return s.reducesInFlight(j) < j.reduceAllowance(s.sc.ReduceRamp)
+}
+
+// reducesInFlight counts the stage's reduces started and not done.
+func (s *clusterSim) reducesInFlight(j *simJob) int {
+	n := 0
+	for _, t := range j.tasks[1] {
+		if !t.done && len(t.attempts) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// schedule (re)schedules the attempt's next milestone.
+func (s *clusterSim) schedule(at *simAttempt) {
+	s.eng.Cancel(at.handle)
+	at.handle = Handle{}
+	if at.waiting || at.rate <= 0 {
+		return
+	}
+	target := at.work
+	if ws := at.shuffleWork(); at.task.typ == models.ReduceTask && at.task.job.mapsDoneS < 0 && at.done < ws+1e-12 {
+		target = ws
+	}
+	dt := math.Max(0, (target-at.done)/at.rate)
+	at.handle = s.eng.Schedule(s.eng.Now()+dt, evMilestone, at.id)
+}
+
+// setGrant changes an attempt's grant and hence its rate.
+func (s *clusterSim) setGrant(at *simAttempt, g models.Resources, now float64) {
+	s.met.advance(s, now)
+	at.sync(now)
+	at.granted = g
+	at.rate = speedOf(at.node.speed, at.task.job.spec.ParallelFraction, s.vcores, at.requested, at.granted)
+	s.schedule(at)
+}
+
+// milestone handles an attempt reaching the end of its shuffle or its work.
+func (s *clusterSim) milestone(id int) {
+	at := s.attempt[id]
+	if at == nil {
+		return
+	}
+	now := s.eng.Now()
+	at.sync(now)
+	at.handle = Handle{}
+	if at.done < at.work-1e-9*math.Max(1, at.work) {
+		// End of the shuffle while maps are still running: wait for them.
+		at.done = at.shuffleWork()
+		at.waiting = true
+		return
+	}
+	at.done = at.work
+	s.finish(at)
+}
+
+// finish completes the attempt's task and kills its other attempts.
+func (s *clusterSim) finish(at *simAttempt) {
+	now := s.eng.Now()
+	t := at.task
+	j := t.job
+	t.done, t.doneS = true, now
+	t.completions++
+	s.completed++
+	s.remove(at)
+	s.met.finished(at, true)
+	for _, other := range t.attempts {
+		if other != at && s.attempt[other.id] != nil {
+			s.remove(other)
+			s.met.killed(other)
+		}
+	}
+	dur := now - at.startS
+	k := t.typ - 1
+	j.done[k]++
+	j.durSum[k] += dur
+	s.lastProgressS = now
+	s.views.dirty = true
+	if s.pipe.HasObservers() {
+		c := s.clusterView()
+		s.pipe.TaskFinished(c, s.attemptView(at), dur)
+	}
+	if t.typ == models.MapTask && j.done[0] == len(j.tasks[0]) {
+		j.mapsDoneS = now
+		for _, r := range j.tasks[1] {
+			for _, ra := range r.attempts {
+				if s.attempt[ra.id] != nil {
+					ra.sync(now)
+					if ra.waiting {
+						ra.waiting = false
+						ra.lastS = now
+					}
+					s.schedule(ra)
+				}
+			}
+		}
+	}
+	if j.done[0] == len(j.tasks[0]) && j.done[1] == len(j.tasks[1]) {
+		s.stageDone(j)
+	}
+}
+
+func (s *clusterSim) stageDone(j *simJob) {
+	s.met.stageDone(j)
+	j.stage++
+	if j.stage < j.spec.Stages {
+		s.startStage(j)
+		return
+	}
+	j.finished, j.finishS = true, s.eng.Now()
+	s.finished++
+	for i, a := range s.active {
+		if a == j {
+			s.active = append(s.active[:i], s.active[i+1:]...)
+			break
+		}
+	}
+	if s.opt.Progress != nil {
+		s.opt.Progress(s.finished, len(s.jobs))
+	}
+}
+
+// kill stops an attempt; a task left without attempts becomes pending.
+func (s *clusterSim) kill(id int) {
+	at := s.attempt[id]
+	if at == nil {
+		s.rejected++
+		return
+	}
+	s.remove(at)
+	s.met.killed(at)
+	t := at.task
+	live := t.attempts[:0]
+	for _, o := range t.attempts {
+		if o != at {
+			live = append(live, o)
+		}
+	}
+	t.attempts = live
+	s.views.dirty = true
+}
+
+// remove takes an attempt off its node and out of the running set.
+func (s *clusterSim) remove(at *simAttempt) {
+	s.met.advance(s, s.eng.Now())
+	s.eng.Cancel(at.handle)
+	delete(s.attempt, at.id)
+	n := at.node
+	for i, o := range n.running {
+		if o == at {
+			n.running = append(n.running[:i], n.running[i+1:]...)
+			break
+		}
+	}
+}

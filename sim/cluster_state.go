@@ -1,0 +1,172 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+)
+
+// The running state of the cluster simulator (see ClusterScenario for the
+// model). Nothing here is visible to policies: they see the views built in
+// cluster_views.go.
+
+type simNode struct {
+	idx                   int
+	id, rack              string
+	capacity              models.Resources
+	mapSlots, reduceSlots int
+	speed                 float64
+	running               []*simAttempt
+}
+
+// used returns Σ requested and Σ granted over the node's attempts, and the
+// occupied slots of each type.
+func (n *simNode) used(dims int) (req, grant models.Resources, usedMap, usedReduce int) {
+	req, grant = make(models.Resources, dims), make(models.Resources, dims)
+	for _, a := range n.running {
+		if dims > 0 {
+			req, grant = req.Add(a.requested), grant.Add(a.granted)
+		}
+		switch a.slot {
+		case models.MapTask:
+			usedMap++
+		case models.ReduceTask:
+			usedReduce++
+		}
+	}
+	return
+}
+
+type simJob struct {
+	idx       int
+	spec      *ClusterJob
+	works     [][2][]float64
+	submitted bool
+	finished  bool
+	finishS   float64
+	stage     int
+	tasks     [2][]*simTask // current stage, by type-1
+	done      [2]int
+	assigned  [2]int
+	durSum    [2]float64
+	// mapsDoneS is when the current stage's last map finished (-1 before).
+	mapsDoneS float64
+	demand    map[models.TaskType]models.Resources
+}
+
+func (j *simJob) weight() float64 { return j.spec.Weight }
+
+// slowStartReached: the stage's done maps reached the slow-start fraction.
+func (j *simJob) slowStartReached(slowStart float64) bool {
+	m := len(j.tasks[0])
+	return m == 0 || float64(j.done[0]) >= slowStart*float64(m)
+}
+
+// reduceAllowance is how many reduces may be started or running (YARN's
+// ramp-up, if on).
+func (j *simJob) reduceAllowance(ramp bool) int {
+	r := len(j.tasks[1])
+	m := len(j.tasks[0])
+	if !ramp || m == 0 || j.done[0] == m {
+		return r
+	}
+	return max(1, int(math.Ceil(float64(r)*float64(j.done[0])/float64(m))))
+}
+
+type simTask struct {
+	job      *simJob
+	typ      models.TaskType
+	index    int
+	work     float64
+	replicas []int // node indices holding the input block (maps)
+	pending  policy.PendingTask
+	attempts []*simAttempt
+	done     bool
+	doneS    float64
+	// started: some attempt was launched (A_i^m, A_i^r count tasks once).
+	started bool
+	// completions counts successful completions (an invariant: exactly 1).
+	completions int
+}
+
+type simAttempt struct {
+	id          int
+	task        *simTask
+	node        *simNode
+	slot        models.TaskType
+	startS      float64
+	requested   models.Resources
+	granted     models.Resources
+	speculative bool
+	locality    policy.Locality
+	// work is the attempt's total work (task work times the locality
+	// factor); done is the part done at lastS; rate the current rate.
+	work, done, rate, lastS float64
+	waiting                 bool // a reduce at the end of its shuffle, waiting for maps
+	handle                  Handle
+}
+
+// shuffleWork is the work of a reduce attempt's shuffle phase.
+func (a *simAttempt) shuffleWork() float64 {
+	if a.task.typ != models.ReduceTask {
+		return 0
+	}
+	return a.work * a.task.job.spec.ShuffleFraction
+}
+
+// sync advances the attempt's done work to time now.
+func (a *simAttempt) sync(now float64) {
+	if !a.waiting && now > a.lastS {
+		a.done = math.Min(a.work, a.done+a.rate*(now-a.lastS))
+		if a.task.typ == models.ReduceTask && a.task.job.mapsDoneS < 0 {
+			a.done = math.Min(a.done, a.shuffleWork())
+		}
+	}
+	a.lastS = now
+}
+
+// phase returns the attempt's phase and the fraction of it done.
+func (a *simAttempt) phase() (models.Phase, float64) {
+	if a.task.typ == models.MapTask {
+		return models.PhaseMap, clamp01(a.done / a.work)
+	}
+	ws := a.shuffleWork()
+	if a.done < ws || (a.task.job.mapsDoneS < 0) {
+		// Hadoop's copy progress is the fraction of map outputs fetched:
+		// bounded by the maps done.
+		j := a.task.job
+		frac := 1.0
+		if m := len(j.tasks[0]); m > 0 {
+			frac = float64(j.done[0]) / float64(m)
+		}
+		if ws == 0 {
+			return models.PhaseShuffle, frac
+		}
+		return models.PhaseShuffle, math.Min(clamp01(a.done/ws), frac)
+	}
+	rest := (a.work - ws) / 2
+	if rest <= 0 {
+		return models.PhaseReduce, 1
+	}
+	if a.done < ws+rest {
+		return models.PhaseSort, clamp01((a.done - ws) / rest)
+	}
+	return models.PhaseReduce, clamp01((a.done - ws - rest) / rest)
+}
+
+func clamp01(x float64) float64 { return math.Min(1, math.Max(0, x)) }
+
+// speedOf is the rate of an attempt (see ClusterScenario): node speed times
+// Amdahl's speed-up 1/((1−p) + p·r/g) of granted vcores g over requested r.
+func speedOf(nodeSpeed, p float64, vcores int, requested, granted models.Resources) float64 {
+	if vcores < 0 || requested[vcores] <= 0 {
+		return nodeSpeed
+	}
+	g := float64(granted[vcores])
+	if g <= 0 {
+		return 0
+	}
+	r := float64(requested[vcores])
+	return nodeSpeed / ((1 - p) + p*r/g)
+}

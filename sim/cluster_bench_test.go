@@ -12,6 +12,11 @@ import (
 // assignment policy, reporting simulated events per second of wall clock
 // and the makespan.
 func BenchmarkSimulateTable5(b *testing.B) {
+	benchTable5(b, policy.AssignmentNames())
+}
+
+// benchTable5 simulates HaSTE's Table 5 scenario under each spec.
+func benchTable5(b *testing.B, specs []string) {
 	sc, err := BuiltinCluster("haste-table5")
 	if err != nil {
 		b.Fatal(err)
@@ -19,7 +24,7 @@ func BenchmarkSimulateTable5(b *testing.B) {
 	if err := sc.withDefaults().Validate(); err != nil {
 		b.Fatal(err)
 	}
-	for _, spec := range policy.AssignmentNames() {
+	for _, spec := range specs {
 		b.Run("policy="+spec, func(b *testing.B) {
 			b.ReportAllocs()
 			var events uint64

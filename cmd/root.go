@@ -14,6 +14,7 @@ import (
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/configcmd"
 	"github.com/optd/optd/cmd/ita"
+	"github.com/optd/optd/cmd/search"
 	"github.com/optd/optd/cmd/serve"
 	"github.com/optd/optd/cmd/thresholds"
 	"github.com/optd/optd/cmd/version"
@@ -30,5 +31,6 @@ func NewRootCommand() *cobra.Command {
 		thresholds.NewCommand,
 		ita.NewCommand,
 		bound.NewCommand,
+		search.NewCommand,
 	)
 }

@@ -45,9 +45,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
@@ -100,7 +98,9 @@ service to departure) over its replications, with common random numbers, and
 prints the mean cost per job with a 95% confidence interval, the lower bounds
 (hindsight LP on the same traces, empty cluster, the MDP where solvable), the
 exact optimum when the MDP is small enough, and each policy's gap to the best
-bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + PolicyMDPOptimal + `.`,
+bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + PolicyMDPOptimal + `;
+a parameterized family takes its parameters as NAME:k=v;k=v (the form
+` + "`optd search`" + ` prints as best_policy).`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return run(cmd, be, o)
@@ -172,8 +172,17 @@ func run(cmd *cobra.Command, be Backend, o options) error {
 	}
 	known := append(policy.PlacementNames(), PolicyMDPOptimal)
 	for _, p := range policies {
-		if !slices.Contains(known, p) {
-			return fmt.Errorf("--policies: unknown policy %q (known: %s)", p, strings.Join(known, ", "))
+		name, _, err := policy.ParsePlacementSpec(p)
+		if err != nil {
+			return fmt.Errorf("--policies: %w", err)
+		}
+		if !slices.Contains(known, name) {
+			return fmt.Errorf("--policies: unknown policy %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		if name != PolicyMDPOptimal {
+			if _, err := factory(p, o, nil)(0); err != nil {
+				return fmt.Errorf("--policies %s: %w", p, err)
+			}
 		}
 	}
 	bounds, err := parseList("bounds", o.bounds)
@@ -260,13 +269,19 @@ func run(cmd *cobra.Command, be Backend, o options) error {
 }
 
 // factory returns the policy factory of name: the registry's with the
-// command's configuration, or the solved MDP's table.
+// command's configuration (name may carry a parameterized family's
+// parameters, "state-threshold:base=2;per-job=1.5", as `optd search`
+// prints its best policy), or the solved MDP's table.
 func factory(name string, o options, mdpPolicy policy.Placement) sim.PolicyFactory {
 	if name == PolicyMDPOptimal {
 		return func(uint64) (policy.Placement, error) { return mdpPolicy, nil }
 	}
 	return func(seed uint64) (policy.Placement, error) {
-		return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Window: o.window, Horizon: o.horizon})
+		base, params, err := policy.ParsePlacementSpec(name)
+		if err != nil {
+			return nil, err
+		}
+		return policy.NewPlacement(base, policy.PlacementConfig{Seed: seed, Window: o.window, Horizon: o.horizon, Params: params})
 	}
 }
 
@@ -365,40 +380,16 @@ func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, f
 	return out, nil
 }
 
-// progress renders a progress bar on stderr when it is a terminal.
-type progress struct {
-	bar *progressbar.ProgressBar
-}
+// progress is the command's bar; mdp reports the MDP solver's progress in
+// its description.
+type progress struct{ *cli.Progress }
 
 func newProgress(w io.Writer, total int) *progress {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || total <= 0 {
-		return &progress{}
-	}
-	return &progress{bar: progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("simulating"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish(),
-	)}
+	return &progress{cli.NewProgress(w, total, "simulating")}
 }
 
-func (p *progress) add(n int) {
-	if p.bar != nil {
-		_ = p.bar.Add(n)
-	}
-}
-
-// mdp reports the MDP solver's progress in the description.
+func (p *progress) add(n int) { p.Add(n) }
+func (p *progress) finish()   { p.Finish() }
 func (p *progress) mdp(done, total int) {
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		p.bar = nil
-	}
+	p.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
 }

@@ -13,12 +13,14 @@ import (
 
 func loadScenario(t *testing.T, name string) *sim.Scenario {
 	t.Helper()
-	s, err := sim.LoadScenario("testdata/" + name)
+	s, err := loadScenarioB(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
+
+func loadScenarioB(name string) (*sim.Scenario, error) { return sim.LoadScenario("testdata/" + name) }
 
 func exactModel(s *sim.Scenario) mdp.PlacementModel {
 	return mdp.PlacementModel{SlotCosts: s.SlotCosts, K: s.K, Lambda: s.ArrivalRate, Mu: s.ServiceRate, MaxWaiting: s.MaxWaiting, Workload: s.Workload}

@@ -443,10 +443,9 @@ func (st *state) progress() {
 		return
 	}
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	st.done++
-	done, total := st.done, max(st.total, st.done)
-	st.mu.Unlock()
-	st.opts.Progress(done, total)
+	st.opts.Progress(st.done, max(st.total, st.done))
 }
 
 // validationTasks is the number of simulations (or bounds) per validation

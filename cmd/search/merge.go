@@ -45,17 +45,26 @@ func readShard(path string) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
+	o, err := decodeShard(data)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %s: %w", path, err)
+	}
+	return o, nil
+}
+
+// decodeShard decodes one shard's output strictly.
+func decodeShard(data []byte) (*Output, error) {
 	var out Output
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("merge: %s: not an `optd search` output: %w", path, err)
+		return nil, fmt.Errorf("not an `optd search` output: %w", err)
 	}
 	if out.Shard == nil {
-		return nil, fmt.Errorf("merge: %s: has no \"shard\" (was it run with --shard i/n?)", path)
+		return nil, fmt.Errorf("has no \"shard\" (was it run with --shard i/n?)")
 	}
 	if out.Result == nil || len(out.Restarts) != 1 {
-		return nil, fmt.Errorf("merge: %s: a shard output has a result and exactly one restart", path)
+		return nil, fmt.Errorf("a shard output has a result and exactly one restart")
 	}
 	return &out, nil
 }

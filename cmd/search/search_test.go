@@ -189,3 +189,21 @@ func TestShardsAndMerge(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDecodeShard: any input either fails to decode with an error or
+// merges on its own without panicking.
+func FuzzDecodeShard(f *testing.F) {
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"shard": {"index": 0, "count": 1, "settings": {}}, "result": {"search": {"best": {"mean": 1}}}, "restarts": [{"shard": 0}]}`))
+	f.Add([]byte(`{"shard": {"index": 3, "count": 2, "settings": {}}, "result": {}, "restarts": [{}]}`))
+	f.Add([]byte(`{"shard": null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := decodeShard(data)
+		if err != nil {
+			return
+		}
+		if m, err := Merge([]*Output{o}); err == nil && (m.Shard != nil || len(m.Restarts) != 1) {
+			t.Fatalf("merge of one shard: %+v", m)
+		}
+	})
+}

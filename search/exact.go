@@ -18,6 +18,10 @@ var _ Problem = (*ExactPlacementProblem)(nil)
 // family such as "state-threshold" a stationary decision rule the MDP can
 // evaluate. Compare the result with mdp.SolvePlacement's optimum and its
 // greedy cost to see how much of the greedy → optimum gap the family closes.
+// One difference from simulation: the MDP's state does not remember what a
+// job saw on arrival, so JobsInSystem is the number in the system at the
+// decision (in service plus waiting), where the simulator passes the N_i
+// the job saw on arrival.
 type ExactPlacementProblem struct {
 	Model  mdp.PlacementModel
 	Family string

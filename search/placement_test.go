@@ -32,7 +32,7 @@ func exactModel(s *sim.Scenario) mdp.PlacementModel {
 // cost on the same replication (random candidates, references).
 func TestPlacementMetricAndBounds(t *testing.T) {
 	s := loadScenario(t, "mdp-small.json")
-	s.Jobs, s.WarmupJobs = 3000, 100
+	s.Jobs, s.WarmupJobs = 1500, 100
 	p := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Refs: []string{"greedy", "receding-horizon", "random"}, Bounds: true}
 	if err := p.Check(); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 	ctx := context.Background()
 	sp := p.Space()
 	rng := rand.New(rand.NewPCG(1, 2))
-	for rep := range 3 {
+	for rep := range 2 {
 		def, err := p.Metric(ctx, sp.Defaults(), rep)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 			}
 			costs = append(costs, c)
 		}
-		for range 10 {
+		for range 6 {
 			u := make([]float64, len(sp))
 			for k := range u {
 				u[k] = rng.Float64()
@@ -143,6 +143,7 @@ func TestExactSearchClosesTheGap(t *testing.T) {
 	}
 	// Second method: simulate the tuned rule (known law, so the same
 	// stationary rule the MDP evaluated).
+	s.Jobs = 6000
 	sim := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Params: sp, Config: policy.PlacementConfig{Workload: s.Workload}}
 	xs := make([]float64, s.Replications)
 	x := make([]float64, len(sp))

@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
-	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/search"
 	"github.com/optd/optd/sim"
 )
 
@@ -91,36 +90,23 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 	return out, nil
 }
 
-// hindsightPerJob is the hindsight LP bound (package mdp) on the total cost
-// of the counted jobs of one replication, divided by their number. Every
-// policy of the replication saw these very jobs, so the bound holds for each
-// policy's realized mean cost, replication by replication.
+// hindsightPerJob is the hindsight LP bound (search.HindsightBound over
+// package mdp) on the total cost of the counted jobs of one replication,
+// divided by their number. Every policy of the replication saw these very
+// jobs, so the bound holds for each policy's realized mean cost,
+// replication by replication.
 func hindsightPerJob(ctx context.Context, recs []sim.JobRecord, slotCosts []float64, classes int) (float64, error) {
-	var tj []mdp.TraceJob
+	var counted []sim.JobRecord
 	for _, j := range recs {
-		if !j.Counted {
-			continue
+		if j.Counted {
+			counted = append(counted, j)
 		}
-		if !(j.End > j.Start) {
-			// Exponential works are positive almost surely; a job holding
-			// its slots for no time would need the instantaneous-job term
-			// of `optd bound`, which the report's scenarios never produce.
-			return 0, fmt.Errorf("job arriving at %v holds its slots for no time; the report's scenarios need positive works", j.Arrival)
-		}
-		tj = append(tj, mdp.TraceJob{Start: j.Start, End: j.End, Y: j.Y(), R: j.R})
 	}
-	if len(tj) == 0 {
+	if len(counted) == 0 {
 		return 0, fmt.Errorf("no counted job")
 	}
-	distinct := slices.Compact(slices.Sorted(slices.Values(slotCosts)))
-	var total float64
-	var err error
-	if classes > 0 && len(distinct) > classes {
-		total, err = mdp.HindsightBoundCoarse(ctx, tj, slotCosts, classes)
-	} else {
-		total, err = mdp.HindsightBound(ctx, tj, slotCosts)
-	}
-	return total / float64(len(tj)), err
+	total, err := search.HindsightBound(ctx, counted, slotCosts, classes)
+	return total / float64(len(counted)), err
 }
 
 // savings returns 100·(base − other)/base per replication: paired, since

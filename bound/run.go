@@ -71,10 +71,33 @@ func (r *Request) Validate() error {
 		return invalidf("policies: give at least one policy")
 	}
 	known := append(policy.PlacementNames(), PolicyMDPOptimal)
-	if err := checkNames("policies", "policy", r.Policies, known); err != nil {
+	names := make([]string, len(r.Policies))
+	for k, p := range r.Policies {
+		name, _, err := policy.ParsePlacementSpec(p)
+		if err != nil {
+			return invalidf("policies: %v", err)
+		}
+		names[k] = name
+	}
+	// Known base names; no spec twice (one family with two parameter sets
+	// is two policies).
+	if err := checkNames("policies", "policy", names, known, false); err != nil {
 		return err
 	}
-	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundEmptyCluster, BoundsMDP}); err != nil {
+	if err := checkNames("policies", "policy", r.Policies, r.Policies, true); err != nil {
+		return err
+	}
+	for k, p := range r.Policies {
+		if names[k] == PolicyMDPOptimal {
+			continue
+		}
+		// Build each policy once: a family's parameters are checked here,
+		// before any simulation.
+		if _, err := factory(p, r.Settings, nil)(0); err != nil {
+			return invalidf("policies: %s: %v", p, err)
+		}
+	}
+	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundEmptyCluster, BoundsMDP}, true); err != nil {
 		return err
 	}
 	if r.Bins < 1 {
@@ -92,13 +115,13 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-// checkNames rejects unknown and repeated names.
-func checkNames(field, noun string, names, known []string) error {
+// checkNames rejects unknown names and, with unique, repeated ones.
+func checkNames(field, noun string, names, known []string, unique bool) error {
 	for k, n := range names {
 		if !slices.Contains(known, n) {
 			return invalidf("%s: unknown %s %q (known: %s)", field, noun, n, strings.Join(known, ", "))
 		}
-		if slices.Contains(names[:k], n) {
+		if unique && slices.Contains(names[:k], n) {
 			return invalidf("%s: %q given twice", field, n)
 		}
 	}
@@ -162,13 +185,19 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 }
 
 // factory returns the policy factory of name: the registry's with the
-// request's configuration, or the solved MDP's table.
+// request's configuration (name may carry a parameterized family's
+// parameters, "state-threshold:base=2;per-job=1.5", as `optd search` prints
+// its best policy), or the solved MDP's table.
 func factory(name string, st Settings, mdpPolicy policy.Placement) sim.PolicyFactory {
 	if name == PolicyMDPOptimal {
 		return func(uint64) (policy.Placement, error) { return mdpPolicy, nil }
 	}
 	return func(seed uint64) (policy.Placement, error) {
-		return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Window: st.Window, Horizon: st.Horizon})
+		base, params, err := policy.ParsePlacementSpec(name)
+		if err != nil {
+			return nil, err
+		}
+		return policy.NewPlacement(base, policy.PlacementConfig{Seed: seed, Window: st.Window, Horizon: st.Horizon, Params: params})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/configcmd"
 	"github.com/optd/optd/cmd/ita"
+	"github.com/optd/optd/cmd/search"
 	"github.com/optd/optd/cmd/serve"
 	"github.com/optd/optd/cmd/simulate"
 	"github.com/optd/optd/cmd/thresholds"
@@ -32,5 +33,6 @@ func NewRootCommand() *cobra.Command {
 		ita.NewCommand,
 		bound.NewCommand,
 		simulate.NewCommand,
+		search.NewCommand,
 	)
 }

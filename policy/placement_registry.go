@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/optd/optd/models"
 	"github.com/optd/optd/thresholds"
 )
 
@@ -38,6 +39,16 @@ type PlacementConfig struct {
 	// Rolling holds the rolling policy's other settings (refresh rule,
 	// table options); its Horizon is overridden by Horizon when that is set.
 	Rolling thresholds.RollingConfig
+	// Params are the values of a parameterized family's parameters by name
+	// (see PlacementParams); absent ones take their defaults, and a name the
+	// family does not declare is ErrInvalidConfig. Where a parameter and a
+	// field above both set ω or H, the parameter wins.
+	Params map[string]float64
+	// Workload is the law of (X, R) when it is known. Families that would
+	// otherwise estimate it from a sliding window use it instead and are
+	// then stateless (the MDP can evaluate them exactly); nil means
+	// estimate.
+	Workload *models.Workload
 }
 
 // PlacementFactory builds a fresh placement policy (one per cluster or per
@@ -50,6 +61,11 @@ const (
 	NameGreedy          = "greedy"
 	NameRecedingHorizon = "receding-horizon"
 	NameRollingHorizon  = "rolling-horizon"
+	// NameStateThreshold and NameRecedingKnobs are the parameterized
+	// families made for policy search (state_threshold.go,
+	// receding_knobs.go).
+	NameStateThreshold = "state-threshold"
+	NameRecedingKnobs  = "receding-horizon-knobs"
 )
 
 var placements = struct {
@@ -59,12 +75,24 @@ var placements = struct {
 
 func init() {
 	for name, f := range map[string]PlacementFactory{
-		NameRandom:          NewRandom,
-		NameGreedy:          func(PlacementConfig) (Placement, error) { return Greedy{}, nil },
-		NameRecedingHorizon: NewRecedingHorizon,
-		NameRollingHorizon:  NewRollingHorizon,
+		NameRandom: NewRandom,
+		NameGreedy: func(PlacementConfig) (Placement, error) { return Greedy{}, nil },
 	} {
 		if err := RegisterPlacement(name, f); err != nil {
+			panic(err)
+		}
+	}
+	for _, fam := range []struct {
+		name   string
+		f      PlacementFactory
+		params []ParamSpec
+	}{
+		{NameRecedingHorizon, NewRecedingHorizon, []ParamSpec{windowParam}},
+		{NameRollingHorizon, NewRollingHorizon, []ParamSpec{windowParam, horizonParam}},
+		{NameStateThreshold, NewStateThreshold, stateThresholdParams},
+		{NameRecedingKnobs, NewRecedingKnobs, recedingKnobsParams},
+	} {
+		if err := RegisterPlacementFamily(fam.name, fam.f, fam.params); err != nil {
 			panic(err)
 		}
 	}

@@ -25,7 +25,11 @@ type RecedingHorizon struct {
 // NewRecedingHorizon returns the policy with a fresh estimator of window
 // cfg.Window.
 func NewRecedingHorizon(cfg PlacementConfig) (Placement, error) {
-	rh, err := thresholds.NewRecedingHorizon(cfg.Window)
+	v, err := resolveParams(NameRecedingHorizon, []ParamSpec{windowParam}, cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	rh, err := thresholds.NewRecedingHorizon(overrideInt(cfg.Window, cfg.Params, "window", v))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -72,13 +76,17 @@ type RollingHorizon struct {
 // NewRollingHorizon returns the rolling policy with horizon cfg.Horizon and
 // a fresh estimator of window cfg.Window.
 func NewRollingHorizon(cfg PlacementConfig) (Placement, error) {
-	est, err := thresholds.NewEstimator(cfg.Window)
+	v, err := resolveParams(NameRollingHorizon, []ParamSpec{windowParam, horizonParam}, cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	est, err := thresholds.NewEstimator(overrideInt(cfg.Window, cfg.Params, "window", v))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	rc := cfg.Rolling
-	if cfg.Horizon != 0 {
-		rc.Horizon = cfg.Horizon
+	if h := overrideInt(cfg.Horizon, cfg.Params, "horizon", v); h != 0 {
+		rc.Horizon = h
 	}
 	r, err := thresholds.NewRolling(rc, est)
 	if err != nil {
@@ -109,4 +117,21 @@ func (p *RollingHorizon) Place(req *PlacementRequest) (PlacementDecision, error)
 		reason += ", clamped to the last free slots"
 	}
 	return PlacementDecision{Positions: d.Positions, Threshold: d.Below, Reason: reason}, nil
+}
+
+// The knobs of receding-horizon and rolling-horizon as search parameters.
+var (
+	windowParam = ParamSpec{Name: "window", Min: 5, Max: 5000, Default: thresholds.DefaultWindow, Log: true, Integer: true,
+		Doc: "ω, the number of latest arrivals the estimator averages over"}
+	horizonParam = ParamSpec{Name: "horizon", Min: 1, Max: 50, Default: thresholds.DefaultHorizon, Log: true, Integer: true,
+		Doc: "H, the number of future jobs the rolling table looks ahead"}
+)
+
+// overrideInt is field, unless the parameter name was given in params
+// (then its resolved value).
+func overrideInt(field int, params map[string]float64, name string, resolved map[string]float64) int {
+	if _, ok := params[name]; ok {
+		return int(resolved[name])
+	}
+	return field
 }

@@ -17,9 +17,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/cmd/cli"
@@ -57,7 +55,9 @@ service to departure) over its replications, with common random numbers, and
 prints the mean cost per job with a 95% confidence interval, the lower bounds
 (hindsight LP on the same traces, empty cluster, the MDP where solvable), the
 exact optimum when the MDP is small enough, and each policy's gap to the best
-bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + bound.PolicyMDPOptimal + `.`,
+bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + bound.PolicyMDPOptimal + `;
+a parameterized family takes its parameters as NAME:k=v;k=v (the form
+` + "`optd search`" + ` prints as best_policy).`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return run(cmd, be, o)
@@ -157,50 +157,16 @@ func run(cmd *cobra.Command, be bound.Backend, o options) error {
 	return cli.WriteJSON(cmd.OutOrStdout(), out)
 }
 
-// progress renders a progress bar on stderr when it is a terminal.
-type progress struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
-}
+// progress is the command's bar (on a terminal only): policy-replications
+// simulated, and the MDP solver's progress in its description.
+type progress struct{ *cli.Progress }
 
 func newProgress(w io.Writer) *progress {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
-	}
-	return &progress{w: w}
+	return &progress{cli.NewProgress(w, 1, "simulating")}
 }
 
-// simulated advances the bar to done of total policy-replications.
-func (p *progress) simulated(done, total int) {
-	if p.w == nil {
-		return
-	}
-	if p.bar == nil {
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("simulating"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
-	_ = p.bar.Set(done)
-}
-
-// mdp reports the MDP solver's progress.
+func (p *progress) simulated(done, total int) { p.Set(done, total) }
+func (p *progress) finish()                   { p.Finish() }
 func (p *progress) mdp(done, total int) {
-	if p.w == nil {
-		return
-	}
-	if p.bar == nil {
-		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(p.w), progressbar.OptionClearOnFinish())
-	}
-	p.bar.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		p.bar = nil
-	}
+	p.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
 }

@@ -1,0 +1,209 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/optd/optd/cmd/bound"
+	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/policy"
+)
+
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), cli.NewRoot(NewCommand, bound.NewCommand), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func decode(t *testing.T, s string) *Output {
+	t.Helper()
+	var o Output
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		t.Fatalf("%v in %s", err, s)
+	}
+	return &o
+}
+
+var small = []string{"search", "--scenario", "testdata/tiny.json", "--policy", "state-threshold",
+	"--params", "window=50,free-fraction=1", "--evaluations", "12", "--validation", "2"}
+
+func TestSearchOutput(t *testing.T) {
+	stdout, stderr, code := runCLI(t, small...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	o := decode(t, stdout)
+	r := o.Result
+	if r.Search.Replications != 3 || r.Validation == nil || r.Validation.Replications != 2 {
+		t.Fatalf("replications: search %d, validation %+v", r.Search.Replications, r.Validation)
+	}
+	if r.Search.Best.Mean > r.Search.Default.Mean {
+		t.Errorf("best %v worse than the default %v on the search seeds", r.Search.Best.Mean, r.Search.Default.Mean)
+	}
+	if len(r.Validation.References) != 2 || len(r.Validation.LowerBounds) != 2 || r.Validation.Gap == nil {
+		t.Errorf("validation references %v, bounds %v", r.Validation.References, r.Validation.LowerBounds)
+	}
+	if r.Params["window"] != 50 || r.Params["free-fraction"] != 1 {
+		t.Errorf("fixed parameters moved: %v", r.Params)
+	}
+	// The printed policy is accepted by `optd bound` and costs there what
+	// the search reported on the search replications (the same seeds).
+	bout, berr, code := runCLI(t, "bound", "--scenario", "testdata/tiny.json", "--policies", o.BestPolicy, "--bounds", "")
+	if code != 0 {
+		t.Fatalf("bound: exit %d: %s", code, berr)
+	}
+	var b struct {
+		Policies map[string]struct {
+			MeanCost float64 `json:"mean_cost"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal([]byte(bout), &b); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Policies[o.BestPolicy].MeanCost; got != r.Search.Best.Mean {
+		t.Errorf("optd bound gives %v for %s, the search %v", got, o.BestPolicy, r.Search.Best.Mean)
+	}
+}
+
+func TestSearchExact(t *testing.T) {
+	stdout, stderr, code := runCLI(t, "search", "--scenario", "testdata/tiny.json", "--policy", "state-threshold",
+		"--exact", "--evaluations", "30", "--params", "window=50")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	o := decode(t, stdout)
+	e := o.Exact
+	if e == nil || e.GapClosed == nil {
+		t.Fatalf("exact %+v", e)
+	}
+	if e.Best < e.Optimal*(1-1e-9) || e.Best > e.Default || e.Optimal > e.Greedy {
+		t.Errorf("optimum %v, tuned %v, default %v, greedy %v", e.Optimal, e.Best, e.Default, e.Greedy)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown policy", []string{"--policy", "nope"}, "unknown placement policy"},
+		{"no parameters", []string{"--policy", "greedy"}, "no parameters"},
+		{"unknown param", []string{"--policy", "state-threshold", "--params", "beta=1:2"}, `unknown parameter "beta"`},
+		{"reversed range", []string{"--policy", "state-threshold", "--params", "base=3:1"}, "lower bound 3 > upper bound 1"},
+		{"outside range", []string{"--policy", "state-threshold", "--params", "ratio=0:2"}, "outside the parameter's range"},
+		{"not name=value", []string{"--policy", "state-threshold", "--params", "base"}, "want name=lo:hi"},
+		{"bad shard", []string{"--policy", "state-threshold", "--shard", "2/2"}, "--shard"},
+		{"bad method", []string{"--policy", "state-threshold", "--method", "bfgs"}, "--method"},
+		{"bad reference", []string{"--policy", "state-threshold", "--references", "greedy,,random"}, "empty item"},
+		{"unknown reference", []string{"--policy", "state-threshold", "--references", "nope"}, "reference"},
+		{"exact on a drawn cluster", []string{"--policy", "state-threshold", "--exact", "--scenario", "../../search/testdata/fig9-rho0.6.json"}, "slots.costs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"search", "--scenario", "testdata/tiny.json", "--evaluations", "2"}, tc.args...)
+			stdout, stderr, code := runCLI(t, args...)
+			if code == 0 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q (want one line with %q)", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestShardsAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	shard := func(spec string) string {
+		out, stderr, code := runCLI(t, append(small, "--shard", spec)...)
+		if code != 0 {
+			t.Fatalf("shard %s: exit %d: %s", spec, code, stderr)
+		}
+		return out
+	}
+	// One shard of one: merging it prints the unsharded output.
+	single := write("single.json", shard("0/1"))
+	merged, stderr, code := runCLI(t, "search", "merge", single)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	plain, _, _ := runCLI(t, small...)
+	a, b := decode(t, merged), decode(t, plain)
+	for _, o := range []*Output{a, b} {
+		o.Result.SearchMS, o.Result.TotalMS, o.Restarts[0].SearchMS = 0, 0, 0
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Errorf("merge of 0/1 differs from the unsharded run:\n%s\n%s", ja, jb)
+	}
+	// Two restarts: the merge keeps the better one and lists both.
+	s0, s1 := write("s0.json", shard("0/2")), write("s1.json", shard("1/2"))
+	out, stderr, code := runCLI(t, "search", "merge", s1, s0)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	m := decode(t, out)
+	if len(m.Restarts) != 2 || m.Restarts[0].Shard != 0 || m.Restarts[1].Shard != 1 || m.Shard != nil {
+		t.Fatalf("restarts %+v, shard %+v", m.Restarts, m.Shard)
+	}
+	best := min(m.Restarts[0].Objective, m.Restarts[1].Objective)
+	if m.Result.Search.Best.Mean != best {
+		t.Errorf("merged objective %v, best restart %v", m.Result.Search.Best.Mean, best)
+	}
+	if m.Restarts[0].Start["base"] == m.Restarts[1].Start["base"] {
+		t.Error("restart 1 started at the defaults too")
+	}
+	if name, _, err := policy.ParsePlacementSpec(m.BestPolicy); err != nil || name != "state-threshold" {
+		t.Errorf("best_policy %q: %v", m.BestPolicy, err)
+	}
+	other := write("other.json", strings.Replace(shard("1/2"), `"time_budget_ms": 0`, `"time_budget_ms": 5`, 1))
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"missing shard", []string{s0}, "got 1 shards"},
+		{"twice", []string{s0, s0}, "given twice"},
+		{"unsharded", []string{s0, write("plain.json", plain)}, "no \"shard\""},
+		{"settings differ", []string{s0, other}, "has settings"},
+		{"not json", []string{s0, write("bad.json", "{")}, "not an `optd search` output"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, append([]string{"search", "merge"}, tc.files...)...)
+			if code == 0 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q, want %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzDecodeShard: any input either fails to decode with an error or
+// merges on its own without panicking.
+func FuzzDecodeShard(f *testing.F) {
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"shard": {"index": 0, "count": 1, "settings": {}}, "result": {"search": {"best": {"mean": 1}}}, "restarts": [{"shard": 0}]}`))
+	f.Add([]byte(`{"shard": {"index": 3, "count": 2, "settings": {}}, "result": {}, "restarts": [{}]}`))
+	f.Add([]byte(`{"shard": null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := decodeShard(data)
+		if err != nil {
+			return
+		}
+		if m, err := Merge([]*Output{o}); err == nil && (m.Shard != nil || len(m.Restarts) != 1) {
+			t.Fatalf("merge of one shard: %+v", m)
+		}
+	})
+}

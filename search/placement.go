@@ -1,0 +1,234 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+var (
+	_ Problem    = (*PlacementProblem)(nil)
+	_ Referenced = (*PlacementProblem)(nil)
+	_ Bounded    = (*PlacementProblem)(nil)
+)
+
+// PlacementProblem is the adapter for reduce placement: a scenario of
+// package sim (the stable system of CONTRACTS §4) and a parameterized
+// placement family of package policy; the metric is the replication's mean
+// fetch cost per job (sim.Result.MeanCost) after the scenario's warm-up.
+// Replication rep is the scenario's replication rep (sim.Scenario.Source,
+// the same streams whatever the policy; the policy's own randomness is
+// seeded by sim.PolicySeed), so every candidate and reference sees the same
+// jobs.
+type PlacementProblem struct {
+	Scenario *sim.Scenario
+	// Family is a registered placement policy with parameters
+	// (policy.PlacementParams).
+	Family string
+	// Params is the space searched; nil means the family's declared
+	// parameters (see SpaceOf).
+	Params Space
+	// Config is the rest of the policies' configuration (Params is set per
+	// candidate).
+	Config policy.PlacementConfig
+	// Refs are reference policies in policy.ParsePlacementSpec form
+	// ("receding-horizon", "greedy", "state-threshold:base=2").
+	Refs []string
+	// Bounds turns on the lower bounds of the validation: the hindsight LP
+	// on the replication's jobs (HindsightBound, with HindsightClasses
+	// cost classes, 0 for exact costs) and the empty-cluster bound.
+	Bounds           bool
+	HindsightClasses int
+}
+
+// SpaceOf converts a placement family's declared parameters.
+func SpaceOf(family string) (Space, error) {
+	if !slices.Contains(policy.PlacementNames(), family) {
+		return nil, fmt.Errorf("%w: unknown placement policy %q (known: %v)", ErrInvalid, family, policy.PlacementNames())
+	}
+	specs := policy.PlacementParams(family)
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%w: placement policy %q has no parameters to search", ErrInvalid, family)
+	}
+	sp := make(Space, len(specs))
+	for k, p := range specs {
+		sp[k] = Param{Name: p.Name, Min: p.Min, Max: p.Max, Default: p.Default, Log: p.Log, Integer: p.Integer}
+	}
+	return sp, nil
+}
+
+// Space implements Problem.
+func (p *PlacementProblem) Space() Space {
+	if p.Params == nil {
+		sp, err := SpaceOf(p.Family)
+		if err != nil {
+			return nil
+		}
+		p.Params = sp
+	}
+	return p.Params
+}
+
+// Check validates the problem before a search: the family, the space and
+// every reference.
+func (p *PlacementProblem) Check() error {
+	if p.Scenario == nil {
+		return fmt.Errorf("%w: no scenario", ErrInvalid)
+	}
+	if _, err := SpaceOf(p.Family); err != nil {
+		return err
+	}
+	if err := p.Space().Validate(); err != nil {
+		return err
+	}
+	cfg := p.Config
+	cfg.Params = p.Space().Map(p.Space().Defaults())
+	if _, err := policy.NewPlacement(p.Family, cfg); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for _, r := range p.Refs {
+		if _, err := p.newRef(r, 0); err != nil {
+			return fmt.Errorf("%w: reference %q: %w", ErrInvalid, r, err)
+		}
+	}
+	return nil
+}
+
+// run simulates replication rep under pol.
+func (p *PlacementProblem) run(ctx context.Context, pol policy.Placement, rep int, record bool) (*sim.Result, error) {
+	s := p.Scenario
+	return s.Model().Run(ctx, s.Source(rep), pol, sim.RunOptions{Warmup: s.WarmupJobs, Record: record})
+}
+
+func (p *PlacementProblem) policySeed(rep int) uint64 {
+	return sim.PolicySeed(sim.ReplicationSeed(p.Scenario.Seed, rep))
+}
+
+// Metric implements Problem.
+func (p *PlacementProblem) Metric(ctx context.Context, x []float64, rep int) (float64, error) {
+	cfg := p.Config
+	cfg.Seed = p.policySeed(rep)
+	cfg.Params = p.Space().Map(x)
+	pol, err := policy.NewPlacement(p.Family, cfg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := p.run(ctx, pol, rep, false)
+	if err != nil {
+		return 0, err
+	}
+	return res.MeanCost, nil
+}
+
+// References implements Referenced.
+func (p *PlacementProblem) References() []string { return p.Refs }
+
+func (p *PlacementProblem) newRef(spec string, rep int) (policy.Placement, error) {
+	name, params, err := policy.ParsePlacementSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	cfg := p.Config
+	cfg.Seed, cfg.Params = p.policySeed(rep), params
+	return policy.NewPlacement(name, cfg)
+}
+
+// ReferenceMetric implements Referenced.
+func (p *PlacementProblem) ReferenceMetric(ctx context.Context, spec string, rep int) (float64, error) {
+	pol, err := p.newRef(spec, rep)
+	if err != nil {
+		return 0, err
+	}
+	res, err := p.run(ctx, pol, rep, false)
+	if err != nil {
+		return 0, err
+	}
+	return res.MeanCost, nil
+}
+
+// Names of the placement lower bounds (as in `optd bound`).
+const (
+	BoundHindsight    = "hindsight-lp"
+	BoundEmptyCluster = "empty-cluster"
+)
+
+// LowerBounds implements Bounded: on the jobs of replication rep (their
+// service intervals do not depend on the policy), the hindsight LP per
+// counted job and the mean empty-cluster cost Y·(R cheapest slots); both
+// are at most the mean cost of every policy on this replication.
+func (p *PlacementProblem) LowerBounds(ctx context.Context, rep int) (map[string]float64, error) {
+	if !p.Bounds {
+		return nil, nil
+	}
+	res, err := p.run(ctx, policy.Greedy{}, rep, true)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{BoundEmptyCluster: res.EmptyClusterMean}
+	if res.Counted == 0 {
+		return out, nil
+	}
+	jobs := make([]sim.JobRecord, 0, res.Counted)
+	for _, j := range res.Records {
+		if j.Counted {
+			jobs = append(jobs, j)
+		}
+	}
+	total, err := HindsightBound(ctx, jobs, p.Scenario.SlotCosts, p.HindsightClasses)
+	if err != nil {
+		return nil, err
+	}
+	out[BoundHindsight] = total / float64(res.Counted)
+	return out, nil
+}
+
+// HindsightBound is the total-cost lower bound of the offline LP over the
+// given jobs, each holding its slots during [Start, End)
+// (mdp.HindsightBound; with maxClasses > 0 and more distinct slot costs
+// than that, mdp.HindsightBoundCoarse with maxClasses classes rounded
+// down). A job with zero work holds its slots for no time: leaving it out
+// of the LP relaxes the LP, and it costs at least Y·(sum of its R cheapest
+// slots), which is added, so the sum is still a bound.
+func HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error) {
+	tj := make([]mdp.TraceJob, 0, len(jobs))
+	var sorted []float64
+	extra := 0.0
+	for _, j := range jobs {
+		if j.End > j.Start {
+			tj = append(tj, mdp.TraceJob{Start: j.Start, End: j.End, Y: j.Y(), R: j.R})
+			continue
+		}
+		if sorted == nil {
+			sorted = slices.Sorted(slices.Values(slotCosts))
+		}
+		sum := 0.0
+		for _, c := range sorted[:j.R] {
+			sum += c
+		}
+		extra += j.Y() * sum
+	}
+	if len(tj) == 0 {
+		return extra, nil
+	}
+	var lb float64
+	var err error
+	if maxClasses > 0 && distinct(slotCosts) > maxClasses {
+		lb, err = mdp.HindsightBoundCoarse(ctx, tj, slotCosts, maxClasses)
+	} else {
+		lb, err = mdp.HindsightBound(ctx, tj, slotCosts)
+	}
+	if err != nil {
+		return math.NaN(), err
+	}
+	return lb + extra, nil
+}
+
+func distinct(xs []float64) int {
+	s := slices.Sorted(slices.Values(xs))
+	return len(slices.Compact(s))
+}

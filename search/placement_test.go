@@ -1,0 +1,162 @@
+package search
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+func loadScenario(t *testing.T, name string) *sim.Scenario {
+	t.Helper()
+	s, err := loadScenarioB(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func loadScenarioB(name string) (*sim.Scenario, error) { return sim.LoadScenario("testdata/" + name) }
+
+func exactModel(s *sim.Scenario) mdp.PlacementModel {
+	return mdp.PlacementModel{SlotCosts: s.SlotCosts, K: s.K, Lambda: s.ArrivalRate, Mu: s.ServiceRate, MaxWaiting: s.MaxWaiting, Workload: s.Workload}
+}
+
+// TestPlacementMetricIsTheSimulation: the metric of the default parameters
+// is the simulated mean cost of the family built by name, the same as a
+// reference of that name, and the lower bounds never exceed any policy's
+// cost on the same replication (random candidates, references).
+func TestPlacementMetricAndBounds(t *testing.T) {
+	s := loadScenario(t, "mdp-small.json")
+	s.Jobs, s.WarmupJobs = 1500, 100
+	p := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Refs: []string{"greedy", "receding-horizon", "random"}, Bounds: true}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sp := p.Space()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for rep := range 2 {
+		def, err := p.Metric(ctx, sp.Defaults(), rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := p.ReferenceMetric(ctx, policy.NameStateThreshold, rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if def != ref {
+			t.Errorf("rep %d: metric of the defaults %v, the family by name %v", rep, def, ref)
+		}
+		lb, err := p.LowerBounds(ctx, rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lb) != 2 {
+			t.Fatalf("bounds %v", lb)
+		}
+		costs := []float64{def}
+		for _, r := range p.Refs {
+			c, err := p.ReferenceMetric(ctx, r, rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			costs = append(costs, c)
+		}
+		for range 6 {
+			u := make([]float64, len(sp))
+			for k := range u {
+				u[k] = rng.Float64()
+			}
+			c, err := p.Metric(ctx, sp.ToParams(u), rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			costs = append(costs, c)
+		}
+		for name, b := range lb {
+			for _, c := range costs {
+				if b > c*(1+1e-9) {
+					t.Errorf("rep %d: bound %s = %v above a policy's cost %v", rep, name, b, c)
+				}
+			}
+		}
+	}
+	bad := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Refs: []string{"state-threshold:nope=1"}}
+	if err := bad.Check(); err == nil {
+		t.Error("a reference with an unknown parameter passed Check")
+	}
+	if _, err := SpaceOf(policy.NameGreedy); err == nil {
+		t.Error("greedy has a search space")
+	}
+}
+
+// TestExactSearchClosesTheGap tunes state-threshold on a solvable MDP and
+// checks the figures against second methods: the family with m = 0 costs
+// exactly what mdp.SolvePlacement reports for greedy; the tuned cost lies
+// between the optimum and the defaults' cost; and the simulation of the
+// tuned policy agrees with its exact cost within the 95% interval.
+func TestExactSearchClosesTheGap(t *testing.T) {
+	s := loadScenario(t, "mdp-small.json")
+	m := exactModel(s)
+	ctx := context.Background()
+	sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob := &ExactPlacementProblem{Model: m, Family: policy.NameStateThreshold}
+	sp, err := prob.Space().Restrict("window=200,free-fraction=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob.Params = sp
+	greedyLike := sp.Defaults()
+	for k, p := range sp {
+		if p.Name == "base" || p.Name == "per-job" || p.Name == "per-waiting" {
+			greedyLike[k] = 0
+		}
+	}
+	g, err := prob.Metric(ctx, greedyLike, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(g-sol.PolicyCosts["greedy"]) > 1e-9*g {
+		t.Errorf("m = 0 costs %v, greedy %v", g, sol.PolicyCosts["greedy"])
+	}
+	res, err := Run(ctx, prob, Options{Evaluations: 60, Replications: 1, Validation: -1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, def := res.Search.Best.Mean, res.Search.Default.Mean
+	if best < sol.Optimal*(1-1e-9) || best > def {
+		t.Errorf("tuned %v outside [optimum %v, default %v]", best, sol.Optimal, def)
+	}
+	closed := (sol.PolicyCosts["greedy"] - best) / (sol.PolicyCosts["greedy"] - sol.Optimal)
+	t.Logf("optimum %.4g, greedy %.4g, defaults %.4g, tuned %.4g: %.1f%% of the greedy → optimum gap closed (%s)",
+		sol.Optimal, sol.PolicyCosts["greedy"], def, best, 100*closed, policy.FormatPlacementSpec(policy.NameStateThreshold, res.Params))
+	if closed < 0.5 {
+		t.Errorf("the tuned family closes only %.1f%% of the gap", 100*closed)
+	}
+	// Second method: simulate the tuned rule (known law, so the same
+	// stationary rule the MDP evaluated).
+	s.Jobs = 6000
+	sim := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Params: sp, Config: policy.PlacementConfig{Workload: s.Workload}}
+	xs := make([]float64, s.Replications)
+	x := make([]float64, len(sp))
+	for k, p := range sp {
+		x[k] = res.Params[p.Name]
+	}
+	for rep := range xs {
+		if xs[rep], err = sim.Metric(ctx, x, rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := estimate(xs)
+	if math.Abs(e.Mean-best) > *e.CI95 {
+		t.Errorf("simulated %v ± %v, exact %v", e.Mean, *e.CI95, best)
+	}
+}

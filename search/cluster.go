@@ -24,9 +24,11 @@ type ClusterProblem struct {
 	// Spec is the pipeline (e.g. "haste-a").
 	Spec string
 	// Params are the searched parameters; Config maps their values to the
-	// pipeline's configuration.
+	// pipeline's configuration (nil: the zero configuration), and Set, if
+	// not nil, applies them to the built pipeline (Pipeline.SetParam).
 	Params Space
 	Config func(x []float64) policy.HeartbeatConfig
+	Set    func(pipe *policy.Pipeline, x []float64) error
 	// Objective is ObjectiveMakespan (default) or ObjectiveMeanResponse.
 	Objective string
 }
@@ -47,14 +49,49 @@ func HasteABeta(sc *sim.ClusterScenario) *ClusterProblem {
 		}}
 }
 
+// PipelineParams is the search of every tunable parameter of the pipeline
+// spec (the slot, speculation and sharing stages' Pipeline.Params, named
+// STAGE.PARAM, from the papers' defaults within their declared ranges).
+func PipelineParams(sc *sim.ClusterScenario, spec string) (*ClusterProblem, error) {
+	pipe, err := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+	if err != nil {
+		return nil, err
+	}
+	var sp Space
+	for _, q := range pipe.Params() {
+		sp = append(sp, Param{Name: q.Name, Min: q.Min, Max: q.Max, Default: q.Default, Integer: q.Integer})
+	}
+	if err := sp.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	return &ClusterProblem{Scenario: sc, Spec: spec, Params: sp,
+		Set: func(pipe *policy.Pipeline, x []float64) error {
+			for k, q := range sp {
+				if err := pipe.SetParam(q.Name, x[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}, nil
+}
+
 // Space implements Problem.
 func (p *ClusterProblem) Space() Space { return p.Params }
 
 // Metric implements Problem.
 func (p *ClusterProblem) Metric(ctx context.Context, x []float64, rep int) (float64, error) {
-	pipe, err := policy.NewPipeline(p.Spec, p.Config(x))
+	var cfg policy.HeartbeatConfig
+	if p.Config != nil {
+		cfg = p.Config(x)
+	}
+	pipe, err := policy.NewPipeline(p.Spec, cfg)
 	if err != nil {
 		return 0, err
+	}
+	if p.Set != nil {
+		if err := p.Set(pipe, x); err != nil {
+			return 0, err
+		}
 	}
 	r, err := sim.RunCluster(ctx, p.Scenario, pipe, sim.ClusterOptions{Seed: uint64(rep) + 1})
 	if err != nil {

@@ -51,3 +51,37 @@ func TestHasteABeta(t *testing.T) {
 		t.Error("unknown objective accepted")
 	}
 }
+
+// TestPipelineParams: the space is the pipeline's declared parameters, the
+// metric at the defaults equals the plain pipeline's simulation, and a
+// pipeline without parameters is refused.
+func TestPipelineParams(t *testing.T) {
+	sc, err := sim.BuiltinCluster("stealing-stragglers-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := "fair+sepb"
+	prob, err := PipelineParams(sc, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+	if len(prob.Params) == 0 || len(prob.Params) != len(pipe.Params()) {
+		t.Fatalf("space %v, pipeline params %v", prob.Params, pipe.Params())
+	}
+	ctx := context.Background()
+	got, err := prob.Metric(ctx, prob.Params.Defaults(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sim.RunCluster(ctx, sc, pipe, sim.ClusterOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != r.MakespanS {
+		t.Errorf("metric at the defaults %v, plain pipeline %v", got, r.MakespanS)
+	}
+	if _, err := PipelineParams(sc, "fifo"); err == nil {
+		t.Error("a pipeline without parameters was accepted")
+	}
+}

@@ -17,8 +17,13 @@
 //     the demands (π = 0: independent nodes; π = LP duals of the pattern
 //     formulation, solved by column generation with solver/lp; π = v:
 //     supply), rounded down to the value unit, and by a bounded
-//     transposition table on the remaining supply. A time limit returns the
-//     incumbent with its proven bound and Optimal = false.
+//     transposition table on the remaining supply. Before the search, a
+//     large neighbourhood search (lns.go) re-optimises a few nodes at a
+//     time exactly to improve the incumbent, and a reduced-cost DP
+//     (costdp.go) lowers the bound below the LP bound where the LP's
+//     near-optimal patterns cannot use up the binding supplies exactly. A
+//     time limit returns the incumbent with its proven bound and
+//     Optimal = false.
 //   - per-node: the paper's Algorithm 1 as intended — node 1 filled with an
 //     optimal single-node knapsack, then node 2 with what is left, etc.
 //     (see perNodeAssign for why Algorithm 1 as printed is not exact).

@@ -67,6 +67,9 @@ type Options struct {
 	// NoLP disables the LP (column generation) bound; the search then uses
 	// the dynamic-programming bounds only.
 	NoLP bool
+	// Seed seeds the exact method's large neighbourhood search (the same
+	// seed gives the same result; the zero value is a valid seed).
+	Seed uint64
 }
 
 // Assignment is one entry of the solution: Count tasks of Task on Node.

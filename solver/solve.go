@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -129,7 +130,9 @@ func permuteRows(rows [][]int, order []int) [][]int {
 // optimality (or until ctx ends) and returns x in input node order.
 //
 // 1. Incumbent: the best of FFD-DP, per-node in input order and per-node
-// in search order (largest nodes first), plus the rounding of the LP.
+// in search order (largest nodes first), plus the rounding of the LP,
+// improved by large neighbourhood search (lns) unless the bounds already
+// prove it optimal.
 // 2. Bounds: Lagrangian bounds (see lagBound) for π = 0 (sum of single-node
 // knapsack DPs), π = v (total value of the supply) and, unless
 // Options.NoLP, π = the duals of the LP relaxation of the pattern
@@ -171,6 +174,10 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options) ([
 	if !m.canImprove(root, s.bestVal) {
 		return result(), s.bestVal, stats
 	}
+	root = improveAndProve(ctx, m, sorted, bounds, s, root, opts.Seed, deadline, &stats)
+	if !m.canImprove(root, s.bestVal) {
+		return result(), s.bestVal, stats
+	}
 	open := s.run()
 	stats.NodesExplored += s.explored
 	stats.Stopped = s.stopped
@@ -179,6 +186,78 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options) ([
 		ub = math.Min(root, math.Max(s.bestVal, m.floorBound(open)))
 	}
 	return result(), ub, stats
+}
+
+// improveAndProve alternates large neighbourhood search on the incumbent
+// of s with the reduced-cost DP (costDPBound), which lowers the bound one
+// value unit at a time while it proves that nothing reaches it. Each LNS
+// round uses larger neighbourhoods than the one before and runs until the
+// value reaches the bound or stalls; a round follows the first search and
+// every step of the DP that lowered the bound (up to lnsRounds), so the
+// cheap DP steps (small budgets) come first and the expensive ones only
+// when the incumbent still falls short. It returns the bound; the
+// incumbent of s is updated in place.
+func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, s *search, root float64, seed uint64, deadline time.Time, stats *Stats) float64 {
+	var lb *lagBound // the LP duals' bound, the one the DP needs
+	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
+		lb = b
+	}
+	round := 0
+	improve := func() {
+		if round == lnsRounds || !m.canImprove(root, s.bestVal) {
+			return
+		}
+		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
+		l.size = lnsMaxSize + 2*round
+		round++
+		l.run(ctx, lnsDeadline(deadline), root)
+		stats.NodesExplored += l.explored
+		s.setIncumbent(l.x, l.val)
+	}
+	improve()
+	for lb != nil && m.canImprove(root, s.bestVal) && ctx.Err() == nil {
+		// prove z ≤ target, one unit below the bound
+		target := s.bestVal
+		if m.unit > 0 {
+			target = math.Max(s.bestVal, root-m.unit)
+		}
+		ub, ok := costDPWithin(ctx, m, sorted, lb, target, deadline)
+		if !ok {
+			break
+		}
+		if ub = m.floorBound(ub); m.canImprove(ub, target) {
+			root = math.Min(root, ub) // a relaxed solution reaches ub
+			break
+		}
+		root = math.Min(root, target)
+		improve()
+	}
+	for round < lnsRounds && m.canImprove(root, s.bestVal) && ctx.Err() == nil {
+		improve()
+	}
+	return root
+}
+
+// lnsDeadline gives the large neighbourhood search at most half of the
+// time left before deadline, so that the branch and bound, which alone
+// improves the bound, keeps the other half.
+func lnsDeadline(deadline time.Time) time.Time {
+	if deadline.IsZero() {
+		return deadline
+	}
+	return time.Now().Add(time.Until(deadline) / 2)
+}
+
+// costDPWithin runs costDPBound with at most a quarter of the time left
+// before deadline (if any), so that a DP which cannot prove its target
+// leaves time to the search.
+func costDPWithin(ctx context.Context, m *model, sorted [][]int64, lb *lagBound, target float64, deadline time.Time) (float64, bool) {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/4))
+		defer cancel()
+	}
+	return costDPBound(ctx, m, sorted, lb, target)
 }
 
 // lagValue returns L(π) = Σ_t π_t s_t + Σ_j max-pattern bound of node j.

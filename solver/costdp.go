@@ -1,0 +1,439 @@
+package solver
+
+import (
+	"context"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Limits of the reduced-cost DP (costDPBound).
+const (
+	// costDPMaxPatterns caps the low-loss patterns enumerated over all nodes.
+	costDPMaxPatterns = 1 << 16
+	// costDPMaxStates caps the states of one DP layer (the hash table of
+	// the next layer grows to at most twice as many slots of 16 bytes:
+	// 64 MiB).
+	costDPMaxStates = 1 << 21
+	// costDPMaxFloats caps the one- and two-type bound tables over all
+	// nodes (32 MiB of float64); the two-type tables get what the
+	// one-type tables leave.
+	costDPMaxFloats = 1 << 22
+)
+
+// costDPBound tightens the Lagrangian bound L(π) of b by dynamic programming
+// over the binding supplies, for the only solutions that matter: those
+// better than the incumbent value inc.
+//
+// For multipliers π ≥ 0, u = v − π and T_j = b.term(0, C_j) ≥ max_a u·a on
+// node j, every feasible assignment x satisfies
+//
+//	Σ_ij v_i x_ij = L(π) − Λ,   Λ = Σ_j λ_j + Σ_i π_i σ_i,
+//	λ_j = T_j − u·x_j ≥ 0 (the loss of node j's pattern),
+//	σ_i = s_i − Σ_j x_ij ≥ 0 (the unused supply of type i),
+//
+// so a solution better than inc has Λ ≤ B = L(π) − inc − unit, and every
+// node uses a pattern of loss at most B: the few patterns near the
+// Lagrangian optimum of each node (reduced-cost fixing). With integral data
+// the LP duals are often integral, the losses are integers and B is a unit
+// or two when the LP bound is tight, so each node keeps tens of patterns.
+// The minimum of Λ over one pattern per node is a shortest path over the
+// nodes whose state is the remaining supply of the tracked binding types
+// (π_i > 0, largest π first while the packed state fits in 64 bits); the
+// supplies of the other types are relaxed and their slack counted as 0,
+// which keeps the state small and the result a valid bound:
+//
+//	z ≤ L(π) − min Λ.
+//
+// States that exceed a supply, lose more than B, or cannot use up the
+// remaining supply of a tracked type cheaply enough with the nodes left
+// are dropped. It returns the bound (at most inc when no better solution
+// exists) and ok = false when the patterns or states exceed their caps or
+// ctx ends (then nothing is proven).
+func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (float64, bool) {
+	if b == nil || b.tab == nil || b.pi == nil {
+		return 0, false
+	}
+	L := lagValue(b, nodes, m.supply)
+	eps := boundTolerance * math.Max(1, math.Abs(L))
+	budget := L - inc + eps
+	if m.unit > 0 {
+		budget -= m.unit
+	}
+	if budget < 0 {
+		return L, true
+	}
+	f := newPackedSupply(m.supply, b.pi)
+	u := make([]float64, len(m.dem))
+	for i := range u {
+		u[i] = m.val[i] - b.piOf(i)
+	}
+	// low-loss patterns of each node, projected on the tracked types
+	type proj struct {
+		dec  uint64 // packed counts of the tracked types
+		loss float64
+	}
+	pats := make([][]proj, len(nodes))
+	reach := make([][]int, len(nodes)+1) // suffix sums of the largest count per tracked type
+	reach[len(nodes)] = make([]int, len(f.types))
+	total := 0
+	for j := len(nodes) - 1; j >= 0; j-- {
+		c := nodes[j]
+		at := map[uint64]int{}
+		top := b.term(0, c)
+		mx := make([]int, len(f.types))
+		ok := enumeratePatterns(m, u, b.tab, c, top-budget, func(a []int, val float64) bool {
+			dec := f.pack(a)
+			loss := math.Max(0, top-val)
+			if k, seen := at[dec]; seen {
+				pats[j][k].loss = math.Min(pats[j][k].loss, loss)
+				return true
+			}
+			for q, i := range f.types {
+				mx[q] = max(mx[q], a[i])
+			}
+			total++
+			at[dec] = len(pats[j])
+			pats[j] = append(pats[j], proj{dec, loss})
+			return total <= costDPMaxPatterns
+		})
+		if !ok || ctx.Err() != nil {
+			return 0, false
+		}
+		if len(pats[j]) == 0 {
+			return inc, true // node j has no pattern within the budget
+		}
+		reach[j] = make([]int, len(f.types))
+		for q := range f.types {
+			reach[j][q] = reach[j+1][q] + mx[q]
+		}
+	}
+	// future[j][q][r] is a lower bound on the loss still to come from
+	// nodes j.. when r units of tracked type q remain: the one-type
+	// shortest path min (Σ_{j'≥j} λ_j' + π_q·(r − c)) over their patterns,
+	// c ≤ r their total count of type q (Λ is a sum of non-negative
+	// terms, so the terms of one type bound it). The recursion is
+	// future[j][r] = min_a (λ_j(a) + future[j+1][r − a_q]), future[n][r] = π_q·r.
+	cells := 0
+	for _, i := range f.types {
+		cells += m.supply[i] + 1
+	}
+	if cells*(len(nodes)+1) > costDPMaxFloats {
+		return 0, false
+	}
+	future := make([][][]float64, len(nodes)+1)
+	for j := len(nodes); j >= 0; j-- {
+		future[j] = make([][]float64, len(f.types))
+		for q, i := range f.types {
+			h := make([]float64, m.supply[i]+1)
+			for r := range h {
+				h[r] = b.pi[i] * float64(r)
+				if j == len(nodes) {
+					continue
+				}
+				h[r] = math.Inf(1)
+				for _, p := range pats[j] {
+					if c := f.get(p.dec, q); c <= r {
+						h[r] = math.Min(h[r], p.loss+future[j+1][q][r-c])
+					}
+				}
+			}
+			future[j][q] = h
+		}
+	}
+	// pairs of tracked types get the same bound over both remaining
+	// supplies (largest π_a·π_b first, within the rest of costDPMaxFloats)
+	type pair struct{ a, b, nb int }
+	var pairs []pair
+	pairCells := costDPMaxFloats/(len(nodes)+1) - cells
+	for qa := range f.types {
+		for qb := qa + 1; qb < len(f.types); qb++ {
+			pairs = append(pairs, pair{qa, qb, m.supply[f.types[qb]] + 1})
+		}
+	}
+	slices.SortStableFunc(pairs, func(x, y pair) int {
+		return -cmpFloat(b.pi[f.types[x.a]]*b.pi[f.types[x.b]], b.pi[f.types[y.a]]*b.pi[f.types[y.b]])
+	})
+	kept := pairs[:0]
+	for _, pr := range pairs {
+		if c := (m.supply[f.types[pr.a]] + 1) * pr.nb; c <= pairCells {
+			pairCells -= c
+			kept = append(kept, pr)
+		}
+	}
+	pairs = kept
+	future2 := make([][][]float64, len(nodes)+1)
+	for j := len(nodes); j >= 0; j-- {
+		future2[j] = make([][]float64, len(pairs))
+		for k, pr := range pairs {
+			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
+			na := m.supply[f.types[pr.a]] + 1
+			h := make([]float64, na*pr.nb)
+			for ra := 0; ra < na; ra++ {
+				for rb := 0; rb < pr.nb; rb++ {
+					at := ra*pr.nb + rb
+					h[at] = pa*float64(ra) + pb*float64(rb)
+					if j == len(nodes) {
+						continue
+					}
+					h[at] = math.Inf(1)
+					for _, p := range pats[j] {
+						ca, cb := f.get(p.dec, pr.a), f.get(p.dec, pr.b)
+						if ca <= ra && cb <= rb {
+							h[at] = math.Min(h[at], p.loss+future2[j+1][k][(ra-ca)*pr.nb+rb-cb])
+						}
+					}
+				}
+			}
+			future2[j][k] = h
+		}
+		if ctx.Err() != nil {
+			return 0, false
+		}
+	}
+	// exceeds reports whether a lower bound on the loss still to come from
+	// nodes j.. with remaining supply st exceeds allow: the one- and
+	// two-type bounds, or the sum of the slack costs of what the nodes
+	// left cannot hold at all.
+	exceeds := func(st uint64, j int, allow float64) bool {
+		for k, pr := range pairs {
+			if future2[j][k][f.get(st, pr.a)*pr.nb+f.get(st, pr.b)] > allow {
+				return true
+			}
+		}
+		sum := 0.0
+		for q, i := range f.types {
+			rem := f.get(st, q)
+			if future[j][q][rem] > allow {
+				return true
+			}
+			if short := rem - reach[j][q]; short > 0 {
+				sum += b.pi[i] * float64(short)
+			}
+		}
+		return sum > allow
+	}
+	// finalLoss is the slack cost of the supply left after the last node.
+	finalLoss := func(st uint64) float64 {
+		c := 0.0
+		for q, i := range f.types {
+			c += b.pi[i] * float64(f.get(st, q))
+		}
+		return c
+	}
+	curKeys, curLoss := []uint64{f.full}, []float64{0}
+	next := newStateTable(costDPMaxStates)
+	for j := range nodes {
+		if ctx.Err() != nil {
+			return 0, false
+		}
+		next.reset()
+		for s, st := range curKeys {
+			if s&4095 == 4095 && ctx.Err() != nil {
+				return 0, false
+			}
+			loss := curLoss[s]
+			for _, p := range pats[j] {
+				l := loss + p.loss
+				if l > budget {
+					continue
+				}
+				nst := st - p.dec
+				if nst&f.guards != f.guards {
+					continue // over a supply
+				}
+				if exceeds(nst, j+1, budget-l) {
+					continue
+				}
+				if !next.relax(nst, l) {
+					return 0, false
+				}
+			}
+		}
+		curKeys, curLoss = next.collect(curKeys[:0], curLoss[:0])
+	}
+	minLoss := math.Inf(1)
+	for s, st := range curKeys {
+		if l := curLoss[s] + finalLoss(st); l < minLoss {
+			minLoss = l
+		}
+	}
+	if math.IsInf(minLoss, 1) {
+		return inc, true
+	}
+	return L - minLoss, true
+}
+
+// packedSupply packs the remaining supply of the tracked types into one
+// uint64, each in a field of width bits(s_i)+1 whose top (guard) bit is set
+// while the field is non-negative: subtracting packed counts that exceed a
+// remaining supply clears that field's guard bit. Bit 63 is always set.
+type packedSupply struct {
+	types  []int // tracked task types
+	shift  []uint
+	width  []uint
+	guards uint64 // all guard bits
+	full   uint64 // the whole supply, guard bits set
+}
+
+func newPackedSupply(supply []int, pi []float64) *packedSupply {
+	var cand []int
+	for i, p := range pi {
+		if p > 0 && supply[i] > 0 {
+			cand = append(cand, i)
+		}
+	}
+	slices.SortStableFunc(cand, func(x, y int) int { return -cmpFloat(pi[x], pi[y]) })
+	f := &packedSupply{}
+	used := uint(0)
+	for _, i := range cand {
+		w := uint(bits.Len(uint(supply[i]))) + 1
+		if used+w > 63 {
+			continue
+		}
+		f.types = append(f.types, i)
+		f.shift = append(f.shift, used)
+		f.width = append(f.width, w)
+		g := uint64(1) << (used + w - 1)
+		f.guards |= g
+		f.full |= g | uint64(supply[i])<<used
+		used += w
+	}
+	f.guards |= 1 << 63 // a state is never 0, the empty slot of stateTable
+	f.full |= 1 << 63
+	return f
+}
+
+// pack returns the packed counts a_i of the tracked types.
+func (f *packedSupply) pack(a []int) uint64 {
+	var d uint64
+	for q, i := range f.types {
+		d |= uint64(a[i]) << f.shift[q]
+	}
+	return d
+}
+
+// get returns the remaining supply of tracked type q in state st.
+func (f *packedSupply) get(st uint64, q int) int {
+	w := f.width[q] - 1
+	return int(st >> f.shift[q] & (1<<w - 1))
+}
+
+// stateTable is an open-addressing hash table from packed states (never 0:
+// they carry guard bits) to the smallest loss seen.
+type stateTable struct {
+	slots []stateSlot
+	shift uint    // 64 − log2(len(slots)): the hash is the top bits
+	used  []int32 // occupied slots, for reset and collect
+	max   int
+}
+
+type stateSlot struct {
+	key  uint64
+	loss float64
+}
+
+func newStateTable(maxStates int) *stateTable {
+	const lg = 10 // grows by doubling up to 2·maxStates slots
+	return &stateTable{slots: make([]stateSlot, 1<<lg), shift: 64 - lg, max: maxStates}
+}
+
+// grow doubles the table.
+func (t *stateTable) grow() {
+	old := t.slots
+	t.slots = make([]stateSlot, 2*len(old))
+	t.shift--
+	mask := uint64(len(t.slots) - 1)
+	for i, u := range t.used {
+		e := old[u]
+		s := (e.key * 0x9e3779b97f4a7c15) >> t.shift
+		for t.slots[s].key != 0 {
+			s = (s + 1) & mask
+		}
+		t.slots[s] = e
+		t.used[i] = int32(s)
+	}
+}
+
+func (t *stateTable) reset() {
+	for _, s := range t.used {
+		t.slots[s].key = 0
+	}
+	t.used = t.used[:0]
+}
+
+// relax records loss l for state k if smaller; false when the table is full.
+func (t *stateTable) relax(k uint64, l float64) bool {
+	mask := uint64(len(t.slots) - 1)
+	for s := (k * 0x9e3779b97f4a7c15) >> t.shift; ; s = (s + 1) & mask {
+		e := &t.slots[s]
+		switch e.key {
+		case k:
+			if l < e.loss {
+				e.loss = l
+			}
+			return true
+		case 0:
+			if len(t.used) >= t.max {
+				return false
+			}
+			if 2*len(t.used) >= len(t.slots) {
+				t.grow()
+				return t.relax(k, l)
+			}
+			e.key, e.loss = k, l
+			t.used = append(t.used, int32(s))
+			return true
+		}
+	}
+}
+
+// collect appends the states and their losses to keys and loss.
+func (t *stateTable) collect(keys []uint64, loss []float64) ([]uint64, []float64) {
+	for _, s := range t.used {
+		keys = append(keys, t.slots[s].key)
+		loss = append(loss, t.slots[s].loss)
+	}
+	return keys, loss
+}
+
+// enumeratePatterns calls visit(a, u·a) for every feasible pattern a of a
+// node with capacity c (a_i ≤ s_i) whose value u·a is at least minVal (less
+// a rounding slack), pruning with the suffix tables tab (an upper bound on
+// the rest; types with u_i ≤ 0 count 0 there, which is still an upper
+// bound). It stops and returns false when visit does.
+func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, visit func(a []int, val float64) bool) bool {
+	n := len(m.dem)
+	a := make([]int, n)
+	r := slices.Clone(c)
+	eps := boundTolerance * math.Max(1, math.Abs(minVal))
+	var rec func(i int, val float64) bool
+	rec = func(i int, val float64) bool {
+		if val+tab.layer[i][tab.g.index(r)] < minVal-eps {
+			return true
+		}
+		if i == n {
+			return visit(a, val)
+		}
+		f := min(maxFit(m.dem[i], r), int64(m.supply[i]))
+		d := m.dem[i]
+		ok := true
+		k := int64(0)
+		for ; ok; k++ {
+			a[i] = int(k)
+			ok = rec(i+1, val+float64(k)*u[i])
+			if k == f {
+				break
+			}
+			for p := range r {
+				r[p] -= d[p]
+			}
+		}
+		for p := range r {
+			r[p] += k * d[p]
+		}
+		a[i] = 0
+		return ok
+	}
+	return rec(0, 0)
+}

@@ -1,0 +1,82 @@
+package solver
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestCostDPBoundIsABound checks the reduced-cost DP against exhaustive
+// search: for every incumbent value inc below, at or above the optimum z*,
+// a result it reports as valid never claims less than min(z*, …): either
+// ub ≥ z* or inc ≥ z* (then "nothing beats inc" is true).
+func TestCostDPBoundIsABound(t *testing.T) {
+	cases := 300
+	if testing.Short() {
+		cases = 80
+	}
+	rng := rand.New(rand.NewPCG(7, 9))
+	ran := 0
+	for c := 0; c < cases; c++ {
+		in := smallInstance(rng)
+		opt := exhaustive(in)
+		m := newModel(in)
+		_, sorted, _ := sortNodes(m, nodeCaps(in))
+		base := baseTables(m, sorted, m.supply)
+		x, _, _ := perNodeAssign(context.Background(), m, sorted, m.supply, time.Time{}, base)
+		bounds, _ := rootBounds(context.Background(), m, sorted, x, base, Options{})
+		lb := bounds[len(bounds)-1]
+		if lb.pi == nil {
+			continue // the LP failed: no duals to work with
+		}
+		step := m.unit
+		if step == 0 {
+			step = 0.5
+		}
+		for k := -2; k <= 4; k++ {
+			inc := opt - float64(k)*step
+			if inc < 0 {
+				continue
+			}
+			ub, ok := costDPBound(context.Background(), m, sorted, lb, inc)
+			if !ok {
+				continue
+			}
+			ran++
+			if ub < opt-objTol && inc < opt-objTol {
+				t.Fatalf("case %d: inc %v: bound %v below the optimum %v\n%+v", c, inc, ub, opt, in)
+			}
+		}
+	}
+	if ran < cases {
+		t.Fatalf("only %d DP runs over %d cases", ran, cases)
+	}
+}
+
+// TestPackedSupplyDetectsOverdraw checks the guard-bit arithmetic: taking
+// at most the remaining supply of every tracked type keeps all guard bits,
+// taking one more of any type clears one.
+func TestPackedSupplyDetectsOverdraw(t *testing.T) {
+	supply := []int{3, 0, 255, 1, 1000}
+	pi := []float64{1, 2, 0.5, 0, 3}
+	f := newPackedSupply(supply, pi)
+	if len(f.types) != 3 { // type 1 has no supply, type 3 has π = 0
+		t.Fatalf("tracked %v, want types 0, 2, 4", f.types)
+	}
+	st := f.full - f.pack([]int{1, 0, 200, 0, 999})
+	if st&f.guards != f.guards {
+		t.Fatal("a feasible draw cleared a guard bit")
+	}
+	for q, i := range f.types {
+		if got, want := f.get(st, q), []int{2, 0, 55, 0, 1}[i]; got != want {
+			t.Errorf("type %d: remaining %d, want %d", i, got, want)
+		}
+	}
+	for _, a := range [][]int{{3, 0, 56, 0, 0}, {0, 0, 0, 0, 2}, {3, 0, 0, 0, 0}} {
+		next := st - f.pack(a)
+		if next&f.guards == f.guards {
+			t.Errorf("overdraw %v not detected", a)
+		}
+	}
+}

@@ -15,6 +15,7 @@ func Sections() []Section {
 		{Name: "placement-fig9-beyond", Title: "Reduce placement beyond Fig. 9's range of K and ρ, with each policy's gap to the bound", Group: GroupReproduction, Run: placementFig9Beyond},
 		{Name: "thresholds", Title: "Optimal thresholds (Theorems 1-2) and the error of the printed recursion", Group: GroupReproduction, Run: thresholdsSection},
 		{Name: "haste-ita", Title: "HaSTE initial task assignment on Tables 2-5 (Yao et al., TCC 2021)", Group: GroupReproduction, Run: hasteITA},
+		{Name: "haste-tables", Title: "HaSTE Tables 2-5: makespan, response time and utilization per scheduler (Yao et al., TCC 2021)", Group: GroupReproduction, Run: hasteTables},
 		{Name: "dynamicmr-fig8", Title: "DynamicMR: DHSA vs static slots over slot configurations (Tang et al., TCC 2014, Fig. 8)", Group: GroupReproduction, Run: dynamicMRFig8},
 		{Name: "sepb-fig9", Title: "DynamicMR: SEPB over percentageOfJobsCheckedForPendingTasks (Tang et al., TCC 2014, Fig. 9)", Group: GroupReproduction, Run: sepbFig9},
 		{Name: "stealing-base", Title: "Resource stealing and BASE (Guo et al., Cluster 2012, Figs. 2-3)", Group: GroupReproduction, Run: stealingAndBASE},
@@ -32,7 +33,6 @@ func Sections() []Section {
 // pending are the results the issue asks for that need capabilities not in
 // the tree yet; each becomes a section when its capability lands.
 var pending = []struct{ what, needs string }{
-	{"HaSTE Tables 2-5: makespan, utilization over time and response time per scheduler (FIFO, Fair, DRF, Capacity, FFD-DP, HaSTE, HaSTE-A)", "the heartbeat cluster simulator and its policies (sim/cluster, policy/heartbeat)"},
 	{"gRPC Heartbeat vs a bare echo server under ghz", "the Heartbeat RPC"},
 	{"Heartbeat policies on the Mumak trace with the bound beside each policy", "the heartbeat cluster simulator"},
 	{"optd's best searched policy on the Fig. 9 plot", "simulation-based policy search (search)"},

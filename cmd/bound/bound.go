@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -99,21 +98,6 @@ func parseList(flag, s string) ([]string, error) {
 }
 
 // parseShard parses "i/n".
-func parseShard(s string) (i, n int, err error) {
-	a, b, ok := strings.Cut(s, "/")
-	if ok {
-		i, err = strconv.Atoi(strings.TrimSpace(a))
-		if err == nil {
-			n, err = strconv.Atoi(strings.TrimSpace(b))
-		}
-	}
-	if !ok || err != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("--shard = %q: want i/n with 0 ≤ i < n", s)
-	}
-	return i, n, nil
-}
-
-// shardRange returns the replications of shard i of n.
 func run(cmd *cobra.Command, be bound.Backend, o options) error {
 	policies, err := parseList("policies", o.policies)
 	if err != nil {
@@ -129,7 +113,7 @@ func run(cmd *cobra.Command, be bound.Backend, o options) error {
 		HindsightClasses: o.classes,
 	}}
 	if o.shard != "" {
-		if req.ShardIndex, req.ShardCount, err = parseShard(o.shard); err != nil {
+		if req.ShardIndex, req.ShardCount, err = cli.ParseShard(o.shard); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -195,20 +194,6 @@ type Output struct {
 	Shard      *Shard         `json:"shard,omitempty"`
 }
 
-func parseShard(s string) (i, n int, err error) {
-	a, b, ok := strings.Cut(s, "/")
-	if ok {
-		i, err = strconv.Atoi(strings.TrimSpace(a))
-		if err == nil {
-			n, err = strconv.Atoi(strings.TrimSpace(b))
-		}
-	}
-	if !ok || err != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("--shard = %q: want i/n with 0 ≤ i < n", s)
-	}
-	return i, n, nil
-}
-
 func parseReferences(s string) ([]string, error) {
 	var out []string
 	if strings.TrimSpace(s) == "" {
@@ -264,7 +249,7 @@ func run(cmd *cobra.Command, o options) error {
 	}
 	shardIdx, shardN := 0, 1
 	if o.shard != "" {
-		if shardIdx, shardN, err = parseShard(o.shard); err != nil {
+		if shardIdx, shardN, err = cli.ParseShard(o.shard); err != nil {
 			return err
 		}
 	}

@@ -20,9 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.NewRoot(NewCommand), args, &out, &errb)
-	return out.String(), errb.String(), code
+	return cli.RunCaptured(context.Background(), args, NewCommand)
 }
 
 // TestGolden pins the output without the MDP (whose last digits depend on

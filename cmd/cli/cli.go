@@ -34,6 +34,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -209,4 +210,13 @@ func oneLine(msg string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// RunCaptured runs args through the root of verbs exactly as Run does and
+// returns what the command wrote to stdout and stderr and its exit code
+// (the verbs' tests drive the real root frame with it).
+func RunCaptured(ctx context.Context, args []string, verbs ...Verb) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	code = Run(ctx, NewRoot(verbs...), args, &out, &errb)
+	return out.String(), errb.String(), code
 }

@@ -16,9 +16,7 @@ import (
 
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.NewRoot(NewCommand, bound.NewCommand), args, &out, &errb)
-	return out.String(), errb.String(), code
+	return cli.RunCaptured(context.Background(), args, NewCommand, bound.NewCommand)
 }
 
 func decode(t *testing.T, s string) *Output {

@@ -1,7 +1,6 @@
 package thresholds
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -29,9 +28,7 @@ const tol = 1e-12
 // stderr and the exit code.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), cli.NewRoot(NewCommand), args, &out, &errb)
-	return out.String(), errb.String(), code
+	return cli.RunCaptured(context.Background(), args, NewCommand)
 }
 
 func TestGolden(t *testing.T) {

@@ -296,7 +296,7 @@ func (s *clusterSim) result() *ClusterResult {
 	m := s.met
 	end := s.eng.Now()
 	m.advance(s, end)
-	r := &ClusterResult{Utilization: map[string]float64{}, Speculative: m.spec, Events: s.eng.Processed(), Rejected: s.rejected + s.pipe.Rejected}
+	r := &ClusterResult{Utilization: map[string]float64{}, Speculative: m.spec, Events: s.eng.Processed(), Rejected: s.rejected + s.pipeRejected()}
 	span := end - m.startT
 	for k, n := range m.names {
 		if span > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 )
@@ -43,6 +44,9 @@ type ClusterOptions struct {
 	// Progress, if set, is called with the fraction of jobs finished
 	// whenever a job finishes.
 	Progress func(done, total int)
+	// Scheduler, if set, decides every heartbeat in place of the pipeline
+	// (which RunCluster then takes as nil): see Scheduler.
+	Scheduler Scheduler
 }
 
 // clusterSim is one run.
@@ -50,6 +54,8 @@ type clusterSim struct {
 	sc      *ClusterScenario
 	opt     ClusterOptions
 	pipe    *policy.Pipeline
+	remote  Scheduler
+	ctx     context.Context
 	eng     *Engine
 	dims    int
 	vcores  int
@@ -80,13 +86,18 @@ type clusterSim struct {
 // RunCluster simulates the scenario under the pipeline until every job has
 // finished, and returns the metrics. The pipeline must be fresh (its stages
 // keep state). A run is a deterministic function of the scenario, the
-// pipeline and the seed.
+// pipeline and the seed. With opt.Scheduler set, pipe must be nil: the
+// scheduler decides.
 func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) (*ClusterResult, error) {
 	sc := scenario.withDefaults()
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
+	if (pipe == nil) == (opt.Scheduler == nil) {
+		return nil, errors.New("sim: RunCluster needs exactly one of a pipeline and a ClusterOptions.Scheduler")
+	}
 	s := newClusterSim(sc, pipe, opt)
+	s.ctx = ctx
 	for s.finished < len(s.jobs) {
 		if s.eng.processed&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -100,7 +111,9 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 		s.met.advance(s, ev.Time)
 		switch ev.Kind {
 		case evSubmit:
-			s.submit(s.jobs[ev.Arg])
+			if err := s.submit(ctx, s.jobs[ev.Arg]); err != nil {
+				return nil, err
+			}
 		case evHeartbeat:
 			if err := s.heartbeat(ctx, s.nodes[ev.Arg]); err != nil {
 				return nil, err
@@ -120,7 +133,7 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 			}
 		}
 		if s.pendingSubmit == 0 && s.finished < len(s.jobs) && s.runningCount() == 0 && ev.Time-s.lastProgressS > StallS {
-			return nil, fmt.Errorf("%w at %.1f s: nothing has run for %d s under policy %q (%d jobs unfinished)", ErrStalled, ev.Time, StallS, pipe.Spec(), len(s.jobs)-s.finished)
+			return nil, fmt.Errorf("%w at %.1f s: nothing has run for %d s under policy %q (%d jobs unfinished)", ErrStalled, ev.Time, StallS, s.policyName(), len(s.jobs)-s.finished)
 		}
 	}
 	if opt.CheckInvariants {
@@ -133,7 +146,7 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 
 func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) *clusterSim {
 	s := &clusterSim{
-		sc: sc, opt: opt, pipe: pipe, eng: NewEngine(),
+		sc: sc, opt: opt, pipe: pipe, remote: opt.Scheduler, eng: NewEngine(),
 		dims:    len(sc.Cluster.Resources),
 		vcores:  sc.Cluster.Resources.Index(models.ResourceVCores),
 		nodeAt:  map[string]*simNode{},
@@ -233,21 +246,36 @@ func (s *clusterSim) startStage(j *simJob) {
 	s.views.dirty = true
 }
 
-func (s *clusterSim) submit(j *simJob) {
+func (s *clusterSim) submit(ctx context.Context, j *simJob) error {
 	j.submitted = true
 	s.pendingSubmit--
 	s.active = append(s.active, j)
 	s.startStage(j)
 	s.lastProgressS = s.eng.Now()
+	if s.remote != nil {
+		return s.remote.JobSubmitted(ctx, s.eng.Now(), s.jobSpec(j))
+	}
+	return nil
 }
 
 func (s *clusterSim) runningCount() int { return len(s.attempt) }
 
-// heartbeat asks the pipeline for node n's actions and applies them.
+// heartbeat takes node n's progress report, asks the pipeline (or the
+// remote scheduler) for the node's actions and applies them.
 func (s *clusterSim) heartbeat(ctx context.Context, n *simNode) error {
-	s.eng.Schedule(s.eng.Now()+s.sc.HeartbeatS, evHeartbeat, n.idx)
+	now := s.eng.Now()
+	s.eng.Schedule(now+s.sc.HeartbeatS, evHeartbeat, n.idx)
 	if len(s.active) == 0 {
 		return nil
+	}
+	for _, at := range n.running {
+		at.report(now)
+	}
+	if s.remote != nil {
+		return s.remoteHeartbeat(ctx, n)
+	}
+	if len(n.running) > 0 && s.pipe.NeedsProgress() {
+		s.views.dirty = true
 	}
 	c := s.clusterView()
 	if !s.initialized {
@@ -403,6 +431,7 @@ func (s *clusterSim) start(n *simNode, a policy.Action, speculative bool) {
 		}
 	}
 	at.rate = speedOf(n.speed, t.job.spec.ParallelFraction, s.vcores, at.requested, at.granted)
+	at.reported.phase, at.reported.progress = ledger.InitialStatus(t.typ)
 	if !t.started {
 		t.started = true
 		t.job.assigned[t.typ-1]++
@@ -522,7 +551,13 @@ func (s *clusterSim) finish(at *simAttempt) {
 	j.durSum[k] += dur
 	s.lastProgressS = now
 	s.views.dirty = true
-	if s.pipe.HasObservers() {
+	at.reported.phase, at.reported.progress = ledger.FinalStatus(t.typ)
+	switch {
+	case s.remote != nil:
+		if err := s.remote.AttemptFinished(s.ctx, now, at.node.id, at.id); err != nil && s.err == nil {
+			s.err = err
+		}
+	case s.pipe.HasObservers():
 		c := s.clusterView()
 		s.pipe.TaskFinished(c, s.attemptView(at), dur)
 	}
@@ -555,6 +590,11 @@ func (s *clusterSim) stageDone(j *simJob) {
 	}
 	j.finished, j.finishS = true, s.eng.Now()
 	s.finished++
+	if s.remote != nil {
+		if err := s.remote.JobFinished(s.ctx, j.finishS, j.spec.ID); err != nil && s.err == nil {
+			s.err = err
+		}
+	}
 	for i, a := range s.active {
 		if a == j {
 			s.active = append(s.active[:i], s.active[i+1:]...)

@@ -105,6 +105,19 @@ type simAttempt struct {
 	work, done, rate, lastS float64
 	waiting                 bool // a reduce at the end of its shuffle, waiting for maps
 	handle                  Handle
+	// reported is the phase and progress the attempt's node last reported
+	// (at its heartbeats; ledger.InitialStatus before the first): what the
+	// policies see, as a JobTracker sees only what heartbeats told it.
+	reported struct {
+		phase    models.Phase
+		progress float64
+	}
+}
+
+// report takes the attempt's progress at time now as its node's report.
+func (a *simAttempt) report(now float64) {
+	a.sync(now)
+	a.reported.phase, a.reported.progress = a.phase()
 }
 
 // shuffleWork is the work of a reduce attempt's shuffle phase.

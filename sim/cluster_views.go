@@ -9,23 +9,22 @@ import (
 // state changed since (a start, finish, kill, grant or stage change).
 type viewCache struct {
 	dirty   bool
-	builtAt float64
 	built   bool
 	cluster *policy.ClusterView
 	node    []*policy.NodeView
 }
 
 // clusterView returns the views of the current state, rebuilt only when
-// something changed (or, for a pipeline that reads progress, when time has
-// passed).
+// something changed (a start, finish, kill, grant, stage change or, for a
+// pipeline that reads progress, a node's progress report).
 func (s *clusterSim) clusterView() *policy.ClusterView {
 	now := s.eng.Now()
 	v := s.views
-	if v.built && !v.dirty && (v.builtAt == now || !s.pipe.NeedsProgress()) {
+	if v.built && !v.dirty {
 		v.cluster.NowS = now
 		return v.cluster
 	}
-	v.built, v.dirty, v.builtAt = true, false, now
+	v.built, v.dirty = true, false
 	c := &policy.ClusterView{NowS: now, Resources: s.sc.Cluster.Resources, Total: s.total, SlotBased: s.slots, Racks: s.racks}
 	views := map[*simAttempt]*policy.AttemptView{}
 	attemptView := func(at *simAttempt) *policy.AttemptView {
@@ -107,10 +106,10 @@ func appendUnique(s []string, v string) []string {
 	return append(s, v)
 }
 
-// attemptView builds the view of one running attempt at the current time.
+// attemptView builds the view of one running attempt with the progress its
+// node last reported.
 func (s *clusterSim) attemptView(at *simAttempt) *policy.AttemptView {
-	at.sync(s.eng.Now())
-	ph, pr := at.phase()
+	ph, pr := at.reported.phase, at.reported.progress
 	return &policy.AttemptView{ID: at.id, Job: at.task.job.spec.ID, Task: at.task.index, Type: at.task.typ, Node: at.node.id,
 		Slot: at.slot, StartS: at.startS, Phase: ph, Progress: pr, Score: models.ProgressScore(at.task.typ, ph, pr),
 		Requested: at.requested, Granted: at.granted, Speculative: at.speculative}

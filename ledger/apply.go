@@ -1,0 +1,325 @@
+package ledger
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+)
+
+// Applied is an action the ledger carried out. Attempt is the attempt a
+// Start or Speculate created (numbered 1, 2, … in the order of creation);
+// Kill and Adjust keep the attempt they act on.
+type Applied struct {
+	policy.Action
+	// Source is the attempt a Speculate copied.
+	Source int
+}
+
+// Apply carries out one heartbeat's actions on node id at time now, in
+// order, refusing those that do not fit the ledger's state (the count is
+// returned; a refused action changes nothing). Grants beyond a request last
+// one heartbeat: every attempt on the node is reset to its request before
+// the Adjust actions are applied, after all the others. The rules are the
+// cluster simulator's (sim.clusterSim.apply).
+func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied []Applied, rejected int, err error) {
+	n := l.nodeAt[id]
+	if n == nil {
+		return nil, 0, fmt.Errorf("%w: node %q", ErrUnknown, id)
+	}
+	var adjusts []policy.Action
+	for _, a := range actions {
+		switch a.Kind {
+		case policy.ActionSlots:
+			m, r, ok := l.setSlots(n, a.MapSlots, a.ReduceSlots)
+			if !ok {
+				rejected++
+			}
+			a.MapSlots, a.ReduceSlots, a.Node = m, r, n.id
+			applied = append(applied, Applied{Action: a})
+		case policy.ActionStart, policy.ActionSpeculate:
+			at, ok := l.start(n, a, now)
+			if !ok {
+				rejected++
+				continue
+			}
+			out := Applied{Action: a}
+			if a.Kind == policy.ActionSpeculate {
+				out.Source = a.Attempt
+			}
+			out.Attempt, out.Node, out.Slot, out.Resources = at.id, n.id, at.slot, at.requested
+			out.Job, out.Type, out.Task = at.task.job.spec.ID, at.task.typ, at.task.index
+			applied = append(applied, out)
+		case policy.ActionKill:
+			if !l.kill(a.Attempt) {
+				rejected++
+				continue
+			}
+			applied = append(applied, Applied{Action: a})
+		case policy.ActionAdjust:
+			adjusts = append(adjusts, a)
+		default:
+			rejected++
+		}
+	}
+	if l.dims == 0 {
+		return applied, rejected + len(adjusts), nil
+	}
+	for _, at := range n.running {
+		if !at.granted.Equal(at.requested) {
+			at.granted = at.requested.Clone()
+		}
+	}
+	for _, a := range adjusts {
+		at := l.attempt[a.Attempt]
+		if at == nil || at.node != n || len(a.Resources) != l.dims || hasNegative(a.Resources) {
+			rejected++
+			continue
+		}
+		_, grant, _, _ := n.used(l.dims)
+		if !grant.Sub(at.granted).Add(a.Resources).Fits(n.capacity) {
+			rejected++
+			continue
+		}
+		at.granted = a.Resources.Clone()
+		applied = append(applied, Applied{Action: a})
+	}
+	return applied, rejected, nil
+}
+
+func hasNegative(r models.Resources) bool {
+	for _, v := range r {
+		if v < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// setSlots sets node n's typed slots, never below the slots in use (ok is
+// false when it had to raise them).
+func (l *Ledger) setSlots(n *node, m, r int) (int, int, bool) {
+	_, _, um, ur := n.used(0)
+	ok := m >= um && r >= ur
+	n.mapSlots, n.reduceSlots = max(m, um), max(r, ur)
+	return n.mapSlots, n.reduceSlots, ok
+}
+
+// start launches a task (or a speculative copy of attempt a.Attempt's task)
+// on n if the action is valid.
+func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
+	var t *task
+	if a.Kind == policy.ActionSpeculate {
+		orig := l.attempt[a.Attempt]
+		if orig == nil || orig.task.done {
+			return nil, false
+		}
+		t = orig.task
+	} else {
+		j := l.jobAt[a.Job]
+		if j == nil || !a.Type.Valid() || a.Task < 0 || a.Task >= len(j.tasks[a.Type-1]) {
+			return nil, false
+		}
+		t = j.tasks[a.Type-1][a.Task]
+		if t.done || len(t.attempts) > 0 || (t.typ == models.ReduceTask && !l.reduceStartable(j)) {
+			return nil, false
+		}
+	}
+	req := a.Resources
+	if req == nil {
+		req = t.job.demand[t.typ]
+	}
+	slot := a.Slot
+	if slot == 0 && l.slots {
+		slot = t.typ
+	}
+	reqUsed, _, um, ur := n.used(l.dims)
+	if l.dims > 0 && (len(req) != l.dims || hasNegative(req) || !reqUsed.Add(req).Fits(n.capacity) || !t.job.demand[t.typ].Fits(req)) {
+		return nil, false
+	}
+	if l.slots && ((slot == models.MapTask && um >= n.mapSlots) || (slot == models.ReduceTask && ur >= n.reduceSlots) || !slot.Valid()) {
+		return nil, false
+	}
+	if !l.slots {
+		slot = 0
+	}
+	l.nextID++
+	at := &attempt{id: l.nextID, task: t, node: n, slot: slot, startS: now, requested: req.Clone(), granted: req.Clone(),
+		speculative: a.Kind == policy.ActionSpeculate}
+	at.phase, at.progress = InitialStatus(t.typ)
+	if !t.started {
+		t.started = true
+		t.job.assigned[t.typ-1]++
+	}
+	t.attempts = append(t.attempts, at)
+	n.running = append(n.running, at)
+	l.attempt[at.id] = at
+	return at, true
+}
+
+// InitialStatus is the phase and progress of an attempt its node has not
+// reported yet: the first phase of its type, nothing done.
+func InitialStatus(t models.TaskType) (models.Phase, float64) {
+	if t == models.MapTask {
+		return models.PhaseMap, 0
+	}
+	return models.PhaseShuffle, 0
+}
+
+// FinalStatus is the phase and progress of a finished attempt.
+func FinalStatus(t models.TaskType) (models.Phase, float64) {
+	if t == models.MapTask {
+		return models.PhaseMap, 1
+	}
+	return models.PhaseReduce, 1
+}
+
+// kill stops an attempt; a task left without attempts becomes pending.
+func (l *Ledger) kill(id int) bool {
+	at := l.attempt[id]
+	if at == nil {
+		return false
+	}
+	l.remove(at)
+	t := at.task
+	live := t.attempts[:0]
+	for _, o := range t.attempts {
+		if o != at {
+			live = append(live, o)
+		}
+	}
+	t.attempts = live
+	return true
+}
+
+// remove takes an attempt off its node and out of the running set.
+func (l *Ledger) remove(at *attempt) {
+	delete(l.attempt, at.id)
+	n := at.node
+	for i, o := range n.running {
+		if o == at {
+			n.running = append(n.running[:i], n.running[i+1:]...)
+			break
+		}
+	}
+}
+
+// Report records node id's report of its running attempts' progress. An
+// attempt of another node, or one not running, is an error and nothing is
+// recorded.
+func (l *Ledger) Report(id string, statuses []Status) error {
+	n := l.nodeAt[id]
+	if n == nil {
+		return fmt.Errorf("%w: node %q", ErrUnknown, id)
+	}
+	for i, s := range statuses {
+		at := l.attempt[s.Attempt]
+		if at == nil || at.node != n {
+			return fmt.Errorf("%w: running[%d]: attempt %d is not running on node %q", ErrUnknown, i, s.Attempt, id)
+		}
+		if !validPhase(at.task.typ, s.Phase) {
+			return fmt.Errorf("%w: running[%d]: phase %v is not a phase of a %v attempt", ErrInvalid, i, s.Phase, at.task.typ)
+		}
+		if !(s.Progress >= 0 && s.Progress <= 1) {
+			return fmt.Errorf("%w: running[%d]: progress = %v: must be in [0, 1]", ErrInvalid, i, s.Progress)
+		}
+	}
+	for _, s := range statuses {
+		at := l.attempt[s.Attempt]
+		at.phase, at.progress = s.Phase, s.Progress
+	}
+	return nil
+}
+
+func validPhase(t models.TaskType, p models.Phase) bool {
+	for _, q := range t.Phases() {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Finish records that attempt id completed its task at time now: its
+// task's other attempts are killed, and, when it was the stage's last task,
+// the next stage starts or the job leaves the active set. observe (if not
+// nil) is called after the completion is counted and before the stage
+// changes, with the cluster's view and the attempt's, as the simulator calls
+// the pipeline's observers.
+func (l *Ledger) Finish(now float64, id int, observe func(c *policy.ClusterView, a *policy.AttemptView, durationS float64)) (jobDone bool, err error) {
+	at := l.attempt[id]
+	if at == nil {
+		return false, fmt.Errorf("%w: attempt %d is not running", ErrUnknown, id)
+	}
+	if math.IsNaN(now) || now < at.startS {
+		return false, fmt.Errorf("%w: attempt %d finished at %v, before it started at %v", ErrInvalid, id, now, at.startS)
+	}
+	t := at.task
+	j := t.job
+	t.done = true
+	l.remove(at)
+	for _, o := range t.attempts {
+		if o != at && l.attempt[o.id] != nil {
+			l.remove(o)
+		}
+	}
+	dur := now - at.startS
+	k := t.typ - 1
+	j.done[k]++
+	j.durSum[k] += dur
+	at.phase, at.progress = FinalStatus(t.typ)
+	if observe != nil {
+		c := l.View(now)
+		observe(c, l.attemptView(at), dur)
+	}
+	if j.done[0] == len(j.tasks[0]) && j.done[1] == len(j.tasks[1]) {
+		j.stage++
+		if j.stage < len(j.spec.Stages) {
+			l.startStage(j)
+			return false, nil
+		}
+		l.drop(j)
+		return true, nil
+	}
+	return false, nil
+}
+
+// Fail records that attempt id failed (or was lost with its node): it stops
+// and, if it was its task's last attempt, the task is pending again.
+func (l *Ledger) Fail(id int) error {
+	if !l.kill(id) {
+		return fmt.Errorf("%w: attempt %d is not running", ErrUnknown, id)
+	}
+	return nil
+}
+
+// Remove drops an active job and kills its running attempts (the executor
+// killed it or it ended outside optd's view).
+func (l *Ledger) Remove(id string) error {
+	j := l.jobAt[id]
+	if j == nil {
+		return fmt.Errorf("%w: job %q is not active", ErrUnknown, id)
+	}
+	for _, ts := range j.tasks {
+		for _, t := range ts {
+			for _, at := range t.attempts {
+				if l.attempt[at.id] != nil {
+					l.remove(at)
+				}
+			}
+		}
+	}
+	l.drop(j)
+	return nil
+}
+
+func (l *Ledger) drop(j *job) {
+	delete(l.jobAt, j.spec.ID)
+	for i, a := range l.active {
+		if a == j {
+			l.active = append(l.active[:i], l.active[i+1:]...)
+			break
+		}
+	}
+}

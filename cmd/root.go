@@ -14,6 +14,7 @@ import (
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/configcmd"
 	"github.com/optd/optd/cmd/ita"
+	"github.com/optd/optd/cmd/replay"
 	"github.com/optd/optd/cmd/search"
 	"github.com/optd/optd/cmd/serve"
 	"github.com/optd/optd/cmd/simulate"
@@ -34,5 +35,6 @@ func NewRootCommand() *cobra.Command {
 		bound.NewCommand,
 		simulate.NewCommand,
 		search.NewCommand,
+		replay.NewCommand,
 	)
 }

@@ -205,25 +205,63 @@ func (l *Ledger) remove(at *attempt) {
 	}
 }
 
-// Report records node id's report of its running attempts' progress. An
-// attempt of another node, or one not running, is an error and nothing is
-// recorded.
-func (l *Ledger) Report(id string, statuses []Status) error {
+// CheckHeartbeat checks, without changing anything, a heartbeat of node id
+// at time now reporting the completion of finished, the failure of failed
+// and the progress of running (attempts of the node, each listed once).
+func (l *Ledger) CheckHeartbeat(id string, now float64, running []Status, finished, failed []int) error {
 	n := l.nodeAt[id]
 	if n == nil {
 		return fmt.Errorf("%w: node %q", ErrUnknown, id)
 	}
-	for i, s := range statuses {
-		at := l.attempt[s.Attempt]
+	if math.IsNaN(now) || math.IsInf(now, 0) {
+		return fmt.Errorf("%w: now_s = %v", ErrInvalid, now)
+	}
+	seen := map[int]string{}
+	check := func(field string, i, a int) error {
+		at := l.attempt[a]
 		if at == nil || at.node != n {
-			return fmt.Errorf("%w: running[%d]: attempt %d is not running on node %q", ErrUnknown, i, s.Attempt, id)
+			return fmt.Errorf("%w: %s[%d]: attempt %d is not running on node %q", ErrUnknown, field, i, a, id)
 		}
+		if f, dup := seen[a]; dup {
+			return fmt.Errorf("%w: %s[%d]: attempt %d is also in %s", ErrInvalid, field, i, a, f)
+		}
+		seen[a] = field
+		return nil
+	}
+	for i, a := range finished {
+		if err := check("finished", i, a); err != nil {
+			return err
+		}
+		if at := l.attempt[a]; now < at.startS {
+			return fmt.Errorf("%w: finished[%d]: attempt %d finished at %v, before it started at %v", ErrInvalid, i, a, now, at.startS)
+		}
+	}
+	for i, a := range failed {
+		if err := check("failed", i, a); err != nil {
+			return err
+		}
+	}
+	for i, s := range running {
+		if err := check("running", i, s.Attempt); err != nil {
+			return err
+		}
+		at := l.attempt[s.Attempt]
 		if !validPhase(at.task.typ, s.Phase) {
 			return fmt.Errorf("%w: running[%d]: phase %v is not a phase of a %v attempt", ErrInvalid, i, s.Phase, at.task.typ)
 		}
 		if !(s.Progress >= 0 && s.Progress <= 1) {
 			return fmt.Errorf("%w: running[%d]: progress = %v: must be in [0, 1]", ErrInvalid, i, s.Progress)
 		}
+	}
+	return nil
+}
+
+// Report records node id's report of its running attempts' progress. An
+// attempt of another node, or one not running, is an error and nothing is
+// recorded.
+func (l *Ledger) Report(id string, statuses []Status) error {
+	if err := l.CheckHeartbeat(id, 0, statuses, nil, nil); err != nil {
+		return err
 	}
 	for _, s := range statuses {
 		at := l.attempt[s.Attempt]

@@ -22,6 +22,51 @@ type Event struct {
 	// Fail and Remove name the failed attempt and the removed job.
 	Fail   int    `json:"fail,omitempty"`
 	Remove string `json:"remove,omitempty"`
+	// Snapshot restores an idle ledger (see Ledger.Snapshot).
+	Snapshot *SnapshotEvent `json:"snapshot,omitempty"`
+}
+
+// SnapshotEvent is all that is left of an idle ledger's history: the next
+// attempt id and the typed slots the policy changed.
+type SnapshotEvent struct {
+	NextAttempt int               `json:"next_attempt"`
+	Slots       map[string][2]int `json:"slots,omitempty"`
+}
+
+// Snapshot returns the one event that rebuilds the ledger from an empty
+// one, which exists only while no job is active (ok false otherwise): a
+// server then replaces the event log with it, so the log holds the history
+// of the active jobs only.
+func (l *Ledger) Snapshot() (ev Event, ok bool) {
+	if len(l.active) > 0 || len(l.attempt) > 0 {
+		return Event{}, false
+	}
+	s := &SnapshotEvent{NextAttempt: l.nextID}
+	for i, n := range l.nodes {
+		c := l.cfg.Cluster.Nodes[i]
+		if n.mapSlots != c.MapSlots || n.reduceSlots != c.ReduceSlots {
+			if s.Slots == nil {
+				s.Slots = map[string][2]int{}
+			}
+			s.Slots[n.id] = [2]int{n.mapSlots, n.reduceSlots}
+		}
+	}
+	return Event{Snapshot: s}, true
+}
+
+func (l *Ledger) restore(s *SnapshotEvent) error {
+	if len(l.active) > 0 || len(l.attempt) > 0 || s.NextAttempt < l.nextID {
+		return fmt.Errorf("%w: a snapshot applies to an idle ledger and never lowers the attempt ids", ErrInvalid)
+	}
+	for id, sl := range s.Slots {
+		n := l.nodeAt[id]
+		if n == nil || sl[0] < 0 || sl[1] < 0 {
+			return fmt.Errorf("%w: snapshot: slots %v of node %q", ErrInvalid, sl, id)
+		}
+		n.mapSlots, n.reduceSlots = sl[0], sl[1]
+	}
+	l.nextID = s.NextAttempt
+	return nil
 }
 
 // HeartbeatEvent is a heartbeat's decided actions.
@@ -74,7 +119,7 @@ type FinishEvent struct {
 // Replay applies one event.
 func (l *Ledger) Replay(e Event) error {
 	set := 0
-	for _, b := range []bool{e.Submit != nil, e.Heartbeat != nil, e.Finish != nil, e.Fail != 0, e.Remove != ""} {
+	for _, b := range []bool{e.Submit != nil, e.Heartbeat != nil, e.Finish != nil, e.Fail != 0, e.Remove != "", e.Snapshot != nil} {
 		if b {
 			set++
 		}
@@ -93,6 +138,8 @@ func (l *Ledger) Replay(e Event) error {
 		return err
 	case e.Fail != 0:
 		return l.Fail(e.Fail)
+	case e.Snapshot != nil:
+		return l.restore(e.Snapshot)
 	default:
 		return l.Remove(e.Remove)
 	}

@@ -16,55 +16,84 @@ type Scheduler struct {
 	Pipe   *policy.Pipeline
 }
 
+// Beat is one heartbeat of a node.
+type Beat struct {
+	Node string
+	NowS float64
+	// Running reports progress; Finished and Failed list attempts of the
+	// node that completed their task or failed since its last heartbeat.
+	Running          []Status
+	Finished, Failed []int
+	// ReportOnly makes it an out-of-band heartbeat: record, decide nothing.
+	ReportOnly bool
+}
+
 // Decision is the outcome of one heartbeat.
 type Decision struct {
 	Applied []Applied
 	// Rejected counts the actions the pipeline decided and the ledger
 	// refused, plus those the pipeline dropped itself.
 	Rejected int
-	// Event is the change to make durable (nil: nothing changed).
-	Event *Event
+	// JobsDone are the jobs whose last task one of Finished completed.
+	JobsDone []string
+	// Events are the changes to make durable, in order.
+	Events []Event
 }
 
-// Heartbeat records node id's report at time now and, unless reportOnly
-// (an out-of-band heartbeat) or no job is active, asks the pipeline for the
-// node's actions and applies them. The report is checked first: a bad one
-// changes nothing.
-func (s *Scheduler) Heartbeat(ctx context.Context, id string, now float64, running []Status, reportOnly bool) (*Decision, error) {
-	if err := s.Ledger.Report(id, running); err != nil {
+// Heartbeat records a node's heartbeat (completions, then failures, then
+// progress) and, unless it is report-only or no job is active, asks the
+// pipeline for the node's actions and applies them. A heartbeat that does
+// not fit the ledger (an unknown node or attempt, a bad phase or progress)
+// is refused whole and changes nothing. If the pipeline's initial
+// assignment fails, the completions and failures are recorded (see
+// Decision.Events) and the error returned.
+func (s *Scheduler) Heartbeat(ctx context.Context, b Beat) (*Decision, error) {
+	l := s.Ledger
+	if err := l.CheckHeartbeat(b.Node, b.NowS, b.Running, b.Finished, b.Failed); err != nil {
 		return nil, err
 	}
-	if reportOnly || s.Ledger.Active() == 0 {
-		return &Decision{}, nil
-	}
-	c := s.Ledger.View(now)
-	if err := s.Pipe.Init(ctx, c); err != nil {
-		return nil, fmt.Errorf("policy %q: initial assignment: %w", s.Pipe.Spec(), err)
-	}
-	granting := s.Ledger.Granting(id)
-	dropped := s.Pipe.Rejected
-	actions := s.Pipe.Heartbeat(c, NodeView(c, id))
-	applied, rejected, err := s.Ledger.Apply(id, now, actions)
-	if err != nil {
-		return nil, err
-	}
-	d := &Decision{Applied: applied, Rejected: rejected + s.Pipe.Rejected - dropped}
-	if len(actions) > 0 || granting {
-		d.Event = &Event{Heartbeat: &HeartbeatEvent{Node: id, NowS: now, Actions: Records(actions)}}
-	}
-	return d, nil
-}
-
-// Finish records attempt id's completion at time now, telling the
-// pipeline's observers.
-func (s *Scheduler) Finish(now float64, id int) (jobDone bool, ev *Event, err error) {
+	d := &Decision{}
 	var observe func(*policy.ClusterView, *policy.AttemptView, float64)
 	if s.Pipe.HasObservers() {
 		observe = s.Pipe.TaskFinished
 	}
-	jobDone, err = s.Ledger.Finish(now, id, observe)
-	if err != nil {
-		return false, nil, err
+	for _, id := range b.Finished {
+		job := l.attempt[id].task.job.spec.ID
+		done, err := l.Finish(b.NowS, id, observe)
+		if err != nil {
+			return nil, err // unreachable after CheckHeartbeat
+		}
+		if done {
+			d.JobsDone = append(d.JobsDone, job)
+		}
+		d.Events = append(d.Events, Event{Finish: &FinishEvent{NowS: b.NowS, Attempt: id}})
 	}
-	return jobDone, &Event{Finish: &FinishEvent{NowS: now, Attempt: id}}, nil
+	for _, id := range b.Failed {
+		if err := l.Fail(id); err != nil {
+			return nil, err // unreachable after CheckHeartbeat
+		}
+		d.Events = append(d.Events, Event{Fail: id})
+	}
+	if err := l.Report(b.Node, b.Running); err != nil {
+		return nil, err // unreachable after CheckHeartbeat
+	}
+	if b.ReportOnly || l.Active() == 0 {
+		return d, nil
+	}
+	c := l.View(b.NowS)
+	if err := s.Pipe.Init(ctx, c); err != nil {
+		return d, fmt.Errorf("policy %q: initial assignment: %w", s.Pipe.Spec(), err)
+	}
+	granting := l.Granting(b.Node)
+	dropped := s.Pipe.Rejected
+	actions := s.Pipe.Heartbeat(c, NodeView(c, b.Node))
+	applied, rejected, err := l.Apply(b.Node, b.NowS, actions)
+	if err != nil {
+		return nil, err // unreachable: the node exists
+	}
+	d.Applied, d.Rejected = applied, rejected+s.Pipe.Rejected-dropped
+	if len(actions) > 0 || granting {
+		d.Events = append(d.Events, Event{Heartbeat: &HeartbeatEvent{Node: b.Node, NowS: b.NowS, Actions: Records(actions)}})
+	}
+	return d, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/policy"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
@@ -177,11 +178,28 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 		if _, dup := c.jobs[req.GetJobId()]; dup {
 			return nil, nil, fmt.Errorf("%w: job %q is already in cluster %q", store.ErrExists, req.GetJobId(), req.GetClusterId())
 		}
-		if r, n := int(req.GetReduces()), len(c.st.Cluster.Slots); r > n {
+		if req.GetReduces() < 1 && c.sched == nil {
+			return nil, nil, invalid("reduces", req.GetReduces(), "must be ≥ 1")
+		}
+		if r, n := int(req.GetReduces()), len(c.st.Cluster.Slots); r > n && (n > 0 || c.sched == nil) {
 			return nil, nil, invalid("reduces", r, "more than the cluster's %d reduce slots", n)
 		}
 		if len(c.st.Jobs) >= s.limits.MaxJobs {
 			return nil, nil, fmt.Errorf("%w: cluster %q has %d unfinished jobs, the limit limits.max_jobs", ErrExhausted, req.GetClusterId(), len(c.st.Jobs))
+		}
+		ch := &store.Change{}
+		if c.sched != nil {
+			spec, err := jobSpec(req, c.st.Cluster.Heartbeat)
+			if err == nil {
+				err = c.sched.Ledger.Submit(spec)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := logChange(c.sched, ch, ledger.Event{Submit: &spec}); err != nil {
+				e.c = nil
+				return nil, nil, err
+			}
 		}
 		meta := c.st.Meta
 		meta.LastSeq++
@@ -189,8 +207,8 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 			JobsInSystem: len(c.st.Jobs), Seq: meta.LastSeq}
 		c.st.Meta = meta
 		c.putJob(job)
-		return &optdv1.SubmitJobResponse{JobsInSystem: int32(job.JobsInSystem)},
-			&store.Change{Put: []store.Job{job}, Meta: &meta}, nil
+		ch.Put, ch.Meta = []store.Job{job}, &meta
+		return &optdv1.SubmitJobResponse{JobsInSystem: int32(job.JobsInSystem)}, ch, nil
 	})
 }
 
@@ -291,13 +309,25 @@ func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishe
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: job %q in cluster %q", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
 		}
+		ch := &store.Change{}
+		if c.sched != nil && c.sched.Ledger.HasJob(req.GetJobId()) {
+			// Ended outside optd's view (killed, or its completions not
+			// reported): its attempts are gone too.
+			if err := c.sched.Ledger.Remove(req.GetJobId()); err != nil {
+				return nil, nil, err
+			}
+			if err := logChange(c.sched, ch, ledger.Event{Remove: req.GetJobId()}); err != nil {
+				e.c = nil
+				return nil, nil, err
+			}
+		}
 		freed := len(c.st.Jobs[i].Slots)
 		meta := c.st.Meta
 		meta.Finished++
 		c.st.Meta = meta
 		c.deleteJob(req.GetJobId())
-		return &optdv1.JobFinishedResponse{FreedSlots: int32(freed)},
-			&store.Change{Delete: []string{req.GetJobId()}, Meta: &meta}, nil
+		ch.Delete, ch.Meta = []string{req.GetJobId()}, &meta
+		return &optdv1.JobFinishedResponse{FreedSlots: int32(freed)}, ch, nil
 	})
 }
 
@@ -309,10 +339,4 @@ func (s *ClusterService) GetClusterState(ctx context.Context, req *optdv1.GetClu
 	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.GetClusterStateResponse, *store.Change, error) {
 		return &optdv1.GetClusterStateResponse{State: stateProto(e.c)}, nil, nil
 	})
-}
-
-// Heartbeat implements optd.v1.ClusterService. The heartbeat pipeline
-// (policy/heartbeat.go) is not in the tree yet.
-func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatRequest) (*optdv1.HeartbeatResponse, error) {
-	return nil, fmt.Errorf("%w: Heartbeat needs the heartbeat pipeline (policy heartbeat assignment), which this server does not have yet", ErrUnimplemented)
 }

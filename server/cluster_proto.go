@@ -14,7 +14,7 @@ func stateProto(c *cluster) *optdv1.ClusterState {
 		FinishedJobs: st.Meta.Finished,
 	}
 	for _, n := range st.Cluster.Nodes {
-		out.Nodes = append(out.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: n.Capacity, ReduceSlots: int32(n.ReduceSlots)})
+		out.Nodes = append(out.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: n.Capacity, ReduceSlots: int32(n.ReduceSlots), MapSlots: int32(n.MapSlots)})
 	}
 	out.Slots = make([]*optdv1.ReduceSlot, len(st.Cluster.Slots))
 	for v, sl := range st.Cluster.Slots {
@@ -27,6 +27,11 @@ func stateProto(c *cluster) *optdv1.ClusterState {
 			js.Slots = append(js.Slots, int32(v))
 		}
 		out.Jobs = append(out.Jobs, js)
+	}
+	if h := st.Cluster.Heartbeat; h != nil {
+		slowStart := h.SlowStart
+		out.Heartbeat = &optdv1.HeartbeatPolicy{Spec: h.Spec, Resources: h.Resources, SlowStart: &slowStart, ReduceRamp: h.ReduceRamp, Seed: h.Seed}
+		out.ActiveJobs, out.RunningAttempts = int32(c.sched.Ledger.Active()), int32(c.sched.Ledger.Running())
 	}
 	if e, ok := c.policy.(estimated); ok {
 		est := e.Estimator()

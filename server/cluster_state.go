@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/store"
 	"github.com/optd/optd/thresholds"
@@ -53,6 +54,8 @@ type cluster struct {
 	// seenOffset is the stored estimator's Seen minus the observations
 	// replayed into the fresh policy on load, so that Seen survives restarts.
 	seenOffset int64
+	// sched decides heartbeats (nil: the cluster has no heartbeat policy).
+	sched *ledger.Scheduler
 }
 
 // loadCluster rebuilds a cluster from its stored state. The policy's
@@ -67,6 +70,10 @@ func loadCluster(st *store.State) (*cluster, error) {
 		return nil, err
 	}
 	c := &cluster{st: st, policy: p, holder: make([]string, len(st.Cluster.Slots)), jobs: map[string]int{}}
+	if c.sched, err = newScheduler(st); err != nil {
+		return nil, err
+	}
+	st.Log = nil // replayed into the ledger
 	if e, ok := p.(estimated); ok && st.Estimator != nil {
 		if _, err := thresholds.RestoreEstimator(*st.Estimator); err != nil {
 			return nil, fmt.Errorf("cluster %q: stored estimator: %w", st.Cluster.ID, err)

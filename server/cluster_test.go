@@ -217,10 +217,14 @@ func TestBadInputs(t *testing.T) {
 			_, err := ts.cluster.GetClusterState(t.Context(), &optdv1.GetClusterStateRequest{ClusterId: "c"})
 			return err
 		}, codes.Unauthenticated, "missing authorization"},
-		{"heartbeat", func() error {
+		{"heartbeat without a heartbeat policy", func() error {
+			_, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "c", NodeId: "n0"})
+			return err
+		}, codes.FailedPrecondition, "without a heartbeat policy"},
+		{"heartbeat without node", func() error {
 			_, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "c"})
 			return err
-		}, codes.Unimplemented, "heartbeat pipeline"},
+		}, codes.InvalidArgument, "node_id"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/optd/optd/bound"
+	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -65,7 +66,7 @@ var invalidSentinels = []error{
 	thresholds.ErrSlotCosts, thresholds.ErrJob, thresholds.ErrEstimator,
 	policy.ErrUnknownPolicy, policy.ErrInvalidConfig, policy.ErrInvalidRequest,
 	mdp.ErrInvalidMDP, mdp.ErrTooLarge, mdp.ErrInvalidModel,
-	bound.ErrInvalidRequest,
+	bound.ErrInvalidRequest, ledger.ErrInvalid,
 }
 
 // preconditionSentinels are infeasibility errors: valid input that cannot
@@ -102,9 +103,9 @@ func codeOf(ctx context.Context, err error) codes.Code {
 		return codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, lp.ErrTimeLimit) && ctx.Err() != nil:
 		return codes.DeadlineExceeded
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, ledger.ErrUnknown):
 		return codes.NotFound
-	case errors.Is(err, store.ErrExists):
+	case errors.Is(err, store.ErrExists), errors.Is(err, ledger.ErrExists):
 		return codes.AlreadyExists
 	case errors.Is(err, ErrExhausted):
 		return codes.ResourceExhausted

@@ -85,11 +85,18 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 		if n.GetReduceSlots() < 0 {
 			return c, invalid(field("reduce_slots"), n.GetReduceSlots(), "must be ≥ 0")
 		}
+		if n.GetMapSlots() < 0 {
+			return c, invalid(field("map_slots"), n.GetMapSlots(), "must be ≥ 0")
+		}
 		derivedSlots += int(n.GetReduceSlots())
 		if derivedSlots > lim.MaxSlots {
 			return c, overLimit("Σ nodes[].reduce_slots", derivedSlots, "limits.max_slots", lim.MaxSlots)
 		}
-		c.Nodes = append(c.Nodes, store.Node{ID: n.GetId(), Rack: n.GetRack(), Capacity: n.GetCapacity(), ReduceSlots: int(n.GetReduceSlots())})
+		c.Nodes = append(c.Nodes, store.Node{ID: n.GetId(), Rack: n.GetRack(), Capacity: n.GetCapacity(), ReduceSlots: int(n.GetReduceSlots()), MapSlots: int(n.GetMapSlots())})
+	}
+	var err error
+	if c.Heartbeat, err = heartbeatFromRequest(req, c.Nodes); err != nil {
+		return c, err
 	}
 	if slots := req.GetSlots(); len(slots) > 0 {
 		if len(slots) > lim.MaxSlots {
@@ -105,11 +112,10 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 			c.Slots = append(c.Slots, store.Slot{Node: sl.GetNodeId(), FetchCost: sl.GetFetchCost()})
 		}
 	} else {
-		var err error
 		if c.Slots, err = slotsFromTopology(c.Nodes, req.GetTopology()); err != nil {
 			return c, err
 		}
-		if len(c.Slots) == 0 {
+		if len(c.Slots) == 0 && c.Heartbeat == nil {
 			return c, invalid("slots", "[]", "no reduce slots: give slots or nodes[].reduce_slots")
 		}
 	}
@@ -187,8 +193,8 @@ func checkSubmit(req *optdv1.SubmitJobRequest) error {
 	if req.GetMaps() < 0 {
 		return invalid("maps", req.GetMaps(), "must be ≥ 0")
 	}
-	if req.GetReduces() < 1 {
-		return invalid("reduces", req.GetReduces(), "must be ≥ 1")
+	if req.GetReduces() < 0 {
+		return invalid("reduces", req.GetReduces(), "must be ≥ 1 (≥ 0 on a cluster with a heartbeat policy)")
 	}
 	return nil
 }

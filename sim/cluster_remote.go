@@ -107,3 +107,10 @@ func (s *clusterSim) pipeRejected() int {
 	}
 	return s.pipe.Rejected
 }
+
+// LedgerConfig is the scenario's cluster as a scheduler's ledger records it
+// (defaults applied): what an executor registers with optd.
+func (sc *ClusterScenario) LedgerConfig() ledger.Config {
+	d := sc.withDefaults()
+	return ledger.Config{Cluster: d.Cluster, SlowStart: d.SlowStart, ReduceRamp: d.ReduceRamp}
+}

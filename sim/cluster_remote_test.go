@@ -14,28 +14,41 @@ import (
 // also replayed into a second ledger, as a restarted server would.
 type ledgerScheduler struct {
 	s      *ledger.Scheduler
+	cfg    ledger.Config
 	mirror *ledger.Ledger
 }
 
-func (l *ledgerScheduler) record(t *testing.T, ev *ledger.Event) error {
-	if ev == nil {
-		return nil
+func (l *ledgerScheduler) record(evs ...ledger.Event) error {
+	for _, ev := range evs {
+		data, err := ev.Encode()
+		if err != nil {
+			return err
+		}
+		back, err := ledger.DecodeEvent(data)
+		if err != nil {
+			return err
+		}
+		if err := l.mirror.Replay(back); err != nil {
+			return err
+		}
 	}
-	data, err := ev.Encode()
-	if err != nil {
-		return err
+	if ev, ok := l.s.Ledger.Snapshot(); ok {
+		// What a server does when the cluster is idle: compact the log.
+		fresh, err := ledger.New(l.cfg)
+		if err != nil {
+			return err
+		}
+		if err := fresh.Replay(ev); err != nil {
+			return err
+		}
+		l.mirror = fresh
 	}
-	back, err := ledger.DecodeEvent(data)
-	if err != nil {
-		return err
-	}
-	return l.mirror.Replay(back)
+	return nil
 }
 
 func newLedgerScheduler(t *testing.T, sc *ClusterScenario, spec string, seed uint64) *ledgerScheduler {
 	t.Helper()
-	sc = sc.withDefaults()
-	cfg := ledger.Config{Cluster: sc.Cluster, SlowStart: sc.SlowStart, ReduceRamp: sc.ReduceRamp}
+	cfg := sc.LedgerConfig()
 	l, err := ledger.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -45,23 +58,20 @@ func newLedgerScheduler(t *testing.T, sc *ClusterScenario, spec string, seed uin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ledgerScheduler{s: &ledger.Scheduler{Ledger: l, Pipe: pipe}, mirror: m}
+	return &ledgerScheduler{s: &ledger.Scheduler{Ledger: l, Pipe: pipe}, cfg: cfg, mirror: m}
 }
 
-type ledgerAdapter struct {
-	t *testing.T
-	*ledgerScheduler
-}
+type ledgerAdapter struct{ *ledgerScheduler }
 
 func (a ledgerAdapter) JobSubmitted(_ context.Context, _ float64, job ledger.JobSpec) error {
 	if err := a.s.Ledger.Submit(job); err != nil {
 		return err
 	}
-	return a.record(a.t, &ledger.Event{Submit: &job})
+	return a.record(ledger.Event{Submit: &job})
 }
 
 func (a ledgerAdapter) Heartbeat(ctx context.Context, now float64, node string, running []ledger.Status) (HeartbeatAnswer, error) {
-	d, err := a.s.Heartbeat(ctx, node, now, running, false)
+	d, err := a.s.Heartbeat(ctx, ledger.Beat{Node: node, NowS: now, Running: running})
 	if err != nil {
 		return HeartbeatAnswer{}, err
 	}
@@ -76,15 +86,15 @@ func (a ledgerAdapter) Heartbeat(ctx context.Context, now float64, node string, 
 			}
 		}
 	}
-	return ans, a.record(a.t, d.Event)
+	return ans, a.record(d.Events...)
 }
 
-func (a ledgerAdapter) AttemptFinished(_ context.Context, now float64, _ string, id int) error {
-	_, ev, err := a.s.Finish(now, id)
+func (a ledgerAdapter) AttemptFinished(ctx context.Context, now float64, node string, id int) error {
+	d, err := a.s.Heartbeat(ctx, ledger.Beat{Node: node, NowS: now, Finished: []int{id}, ReportOnly: true})
 	if err != nil {
 		return err
 	}
-	return a.record(a.t, ev)
+	return a.record(d.Events...)
 }
 
 func (a ledgerAdapter) JobFinished(context.Context, float64, string) error { return nil }
@@ -122,7 +132,7 @@ func TestLedgerSchedulerReproducesPipeline(t *testing.T) {
 				t.Fatal(err)
 			}
 			ls := newLedgerScheduler(t, sc, tc.spec, seed)
-			got, err := RunCluster(context.Background(), sc, nil, ClusterOptions{Seed: seed, Scheduler: ledgerAdapter{t, ls}, CheckInvariants: true})
+			got, err := RunCluster(context.Background(), sc, nil, ClusterOptions{Seed: seed, Scheduler: ledgerAdapter{ls}, CheckInvariants: true})
 			if err != nil {
 				t.Fatal(err)
 			}

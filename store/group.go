@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -45,7 +46,7 @@ type pending struct {
 }
 
 func (c *Change) empty() bool {
-	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && c.Estimator == nil
+	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && c.Estimator == nil && !c.TruncateLog && len(c.Log) == 0
 }
 
 // committer writes the queued changes, in order, a group per transaction.
@@ -235,7 +236,37 @@ func writeChange(tx *bolt.Tx, id string, ch Change) error {
 		}
 	}
 	if ch.Estimator != nil {
-		return putJSON(b, keyEstimator, ch.Estimator)
+		if err := putJSON(b, keyEstimator, ch.Estimator); err != nil {
+			return err
+		}
+	}
+	return writeLog(b, ch)
+}
+
+// writeLog truncates and appends to the cluster's event log, whose keys
+// are the bucket's sequence numbers (big-endian, so ForEach reads them in
+// order).
+func writeLog(b *bolt.Bucket, ch Change) error {
+	if ch.TruncateLog && b.Bucket(bucketLog) != nil {
+		if err := b.DeleteBucket(bucketLog); err != nil {
+			return err
+		}
+	}
+	if len(ch.Log) == 0 {
+		return nil
+	}
+	lb, err := b.CreateBucketIfNotExists(bucketLog)
+	if err != nil {
+		return err
+	}
+	for _, e := range ch.Log {
+		seq, err := lb.NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := lb.Put(binary.BigEndian.AppendUint64(nil, seq), e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

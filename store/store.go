@@ -33,6 +33,18 @@ type Cluster struct {
 	Nodes  []Node `json:"nodes"`
 	Slots  []Slot `json:"slots"`
 	Policy Policy `json:"policy"`
+	// Heartbeat configures the Heartbeat RPC (nil: not served).
+	Heartbeat *HeartbeatPolicy `json:"heartbeat,omitempty"`
+}
+
+// HeartbeatPolicy is the cluster's heartbeat pipeline and the rules of its
+// ledger (see package ledger).
+type HeartbeatPolicy struct {
+	Spec       string   `json:"spec"`
+	Resources  []string `json:"resources,omitempty"`
+	SlowStart  float64  `json:"slow_start"`
+	ReduceRamp bool     `json:"reduce_ramp,omitempty"`
+	Seed       uint64   `json:"seed,omitempty"`
 }
 
 // Node is a cluster node.
@@ -41,6 +53,7 @@ type Node struct {
 	Rack        string             `json:"rack,omitempty"`
 	Capacity    map[string]float64 `json:"capacity,omitempty"`
 	ReduceSlots int                `json:"reduce_slots,omitempty"`
+	MapSlots    int                `json:"map_slots,omitempty"`
 }
 
 // Slot is a reduce slot with its fetch cost H(v).
@@ -88,6 +101,9 @@ type State struct {
 	Jobs []Job
 	// Estimator is the placement policy's estimator window, nil if none.
 	Estimator *thresholds.EstimatorState
+	// Log is the cluster's event log in order (the heartbeat ledger's
+	// events; opaque to the store).
+	Log [][]byte
 }
 
 // Change is one atomic change to a cluster's state.
@@ -100,11 +116,16 @@ type Change struct {
 	Meta *Meta
 	// Estimator, if set, replaces the estimator window.
 	Estimator *thresholds.EstimatorState
+	// TruncateLog empties the event log before Log is appended.
+	TruncateLog bool
+	// Log entries are appended to the event log.
+	Log [][]byte
 }
 
 var (
 	bucketClusters = []byte("clusters")
 	bucketJobs     = []byte("jobs")
+	bucketLog      = []byte("log")
 	keyCluster     = []byte("cluster")
 	keyMeta        = []byte("meta")
 	keyEstimator   = []byte("estimator")
@@ -215,6 +236,14 @@ func (s *Store) Load(ctx context.Context, id string) (*State, error) {
 		if b.Get(keyEstimator) != nil {
 			st.Estimator = new(thresholds.EstimatorState)
 			if err := getJSON(b, keyEstimator, st.Estimator); err != nil {
+				return err
+			}
+		}
+		if lb := b.Bucket(bucketLog); lb != nil {
+			if err := lb.ForEach(func(_, v []byte) error {
+				st.Log = append(st.Log, slices.Clone(v))
+				return nil
+			}); err != nil {
 				return err
 			}
 		}

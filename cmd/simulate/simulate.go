@@ -86,7 +86,7 @@ func run(cmd *cobra.Command, o options) error {
 			return err
 		}
 	}
-	sc, err := loadScenario(o.scenario)
+	sc, err := LoadScenario(o.scenario)
 	if err != nil {
 		return err
 	}
@@ -122,9 +122,9 @@ func run(cmd *cobra.Command, o options) error {
 	return cli.WriteJSON(cmd.OutOrStdout(), Output{Scenario: sc.Name, Policy: o.policy, Seed: o.seed, ClusterResult: res})
 }
 
-// loadScenario resolves a built-in name, else reads a file; an unknown
+// LoadScenario resolves a built-in name, else reads a file; an unknown
 // name that is not a file lists the built-in names.
-func loadScenario(name string) (*sim.ClusterScenario, error) {
+func LoadScenario(name string) (*sim.ClusterScenario, error) {
 	if sc, err := sim.BuiltinCluster(name); err == nil {
 		return sc, nil
 	}

@@ -47,7 +47,10 @@ type Node struct {
 	Capacity map[string]float64 `protobuf:"bytes,3,rep,name=capacity,proto3" json:"capacity,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// reduce_slots is the number of reduce slots on the node when the slots
 	// are derived from the topology (Topology); ignored when slots are given.
+	// With a heartbeat policy, map_slots and reduce_slots are also the node's
+	// typed MRv1 slots (a node with any makes the cluster slot-based).
 	ReduceSlots   int32 `protobuf:"varint,4,opt,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
+	MapSlots      int32 `protobuf:"varint,5,opt,name=map_slots,json=mapSlots,proto3" json:"map_slots,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -106,6 +109,13 @@ func (x *Node) GetCapacity() map[string]float64 {
 func (x *Node) GetReduceSlots() int32 {
 	if x != nil {
 		return x.ReduceSlots
+	}
+	return 0
+}
+
+func (x *Node) GetMapSlots() int32 {
+	if x != nil {
+		return x.MapSlots
 	}
 	return 0
 }
@@ -298,22 +308,114 @@ func (x *PlacementPolicy) GetSeed() uint64 {
 	return 0
 }
 
+// HeartbeatPolicy configures the Heartbeat RPC's decisions.
+type HeartbeatPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// spec is a heartbeat policy as for `optd simulate --policy`: one
+	// assignment policy and optional "+"-joined add-ons, e.g. "haste-a",
+	// "fair+resource-stealing-ltm+base", "pi-dhsa+sepb".
+	Spec string `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// resources names, in order, the dimensions of node capacities and task
+	// demands (e.g. "memory_mb", "vcores"); every node gives an integral
+	// capacity for each. Empty on a pure MRv1 slot cluster.
+	Resources []string `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	// slow_start is the fraction of a stage's maps that must be done before
+	// its reduces may start, in [0, 1]; absent means 0.05 (Hadoop's
+	// mapreduce.job.reduce.slowstart.completedmaps).
+	SlowStart *float64 `protobuf:"fixed64,3,opt,name=slow_start,json=slowStart,proto3,oneof" json:"slow_start,omitempty"`
+	// reduce_ramp limits started reduces to the maps' progress (YARN).
+	ReduceRamp bool `protobuf:"varint,4,opt,name=reduce_ramp,json=reduceRamp,proto3" json:"reduce_ramp,omitempty"`
+	// seed seeds the policy's own randomness.
+	Seed          uint64 `protobuf:"varint,5,opt,name=seed,proto3" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatPolicy) Reset() {
+	*x = HeartbeatPolicy{}
+	mi := &file_optd_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatPolicy) ProtoMessage() {}
+
+func (x *HeartbeatPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatPolicy.ProtoReflect.Descriptor instead.
+func (*HeartbeatPolicy) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HeartbeatPolicy) GetSpec() string {
+	if x != nil {
+		return x.Spec
+	}
+	return ""
+}
+
+func (x *HeartbeatPolicy) GetResources() []string {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *HeartbeatPolicy) GetSlowStart() float64 {
+	if x != nil && x.SlowStart != nil {
+		return *x.SlowStart
+	}
+	return 0
+}
+
+func (x *HeartbeatPolicy) GetReduceRamp() bool {
+	if x != nil {
+		return x.ReduceRamp
+	}
+	return false
+}
+
+func (x *HeartbeatPolicy) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
 type RegisterClusterRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
 	Nodes     []*Node                `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
 	// slots lists the reduce slots with their fetch costs; if empty, the slots
 	// are derived: nodes[i].reduce_slots slots per node, costed by topology.
-	Slots         []*ReduceSlot    `protobuf:"bytes,3,rep,name=slots,proto3" json:"slots,omitempty"`
-	Topology      *Topology        `protobuf:"bytes,4,opt,name=topology,proto3" json:"topology,omitempty"`
-	Policy        *PlacementPolicy `protobuf:"bytes,5,opt,name=policy,proto3" json:"policy,omitempty"`
+	// A cluster with a heartbeat policy may have no reduce slots (it then
+	// serves Heartbeat but not PlaceReduces).
+	Slots    []*ReduceSlot    `protobuf:"bytes,3,rep,name=slots,proto3" json:"slots,omitempty"`
+	Topology *Topology        `protobuf:"bytes,4,opt,name=topology,proto3" json:"topology,omitempty"`
+	Policy   *PlacementPolicy `protobuf:"bytes,5,opt,name=policy,proto3" json:"policy,omitempty"`
+	// heartbeat, if set, makes the cluster serve Heartbeat.
+	Heartbeat     *HeartbeatPolicy `protobuf:"bytes,6,opt,name=heartbeat,proto3" json:"heartbeat,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterClusterRequest) Reset() {
 	*x = RegisterClusterRequest{}
-	mi := &file_optd_proto_msgTypes[4]
+	mi := &file_optd_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -325,7 +427,7 @@ func (x *RegisterClusterRequest) String() string {
 func (*RegisterClusterRequest) ProtoMessage() {}
 
 func (x *RegisterClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[4]
+	mi := &file_optd_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -338,7 +440,7 @@ func (x *RegisterClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClusterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterClusterRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{4}
+	return file_optd_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RegisterClusterRequest) GetClusterId() string {
@@ -376,6 +478,13 @@ func (x *RegisterClusterRequest) GetPolicy() *PlacementPolicy {
 	return nil
 }
 
+func (x *RegisterClusterRequest) GetHeartbeat() *HeartbeatPolicy {
+	if x != nil {
+		return x.Heartbeat
+	}
+	return nil
+}
+
 type RegisterClusterResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         *ClusterState          `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
@@ -385,7 +494,7 @@ type RegisterClusterResponse struct {
 
 func (x *RegisterClusterResponse) Reset() {
 	*x = RegisterClusterResponse{}
-	mi := &file_optd_proto_msgTypes[5]
+	mi := &file_optd_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +506,7 @@ func (x *RegisterClusterResponse) String() string {
 func (*RegisterClusterResponse) ProtoMessage() {}
 
 func (x *RegisterClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[5]
+	mi := &file_optd_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +519,7 @@ func (x *RegisterClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClusterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterClusterResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{5}
+	return file_optd_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RegisterClusterResponse) GetState() *ClusterState {
@@ -425,16 +534,32 @@ type SubmitJobRequest struct {
 	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
 	// job_id is unique among the cluster's unfinished jobs.
 	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	// maps and reduces are the job's task counts (maps ≥ 0, reduces ≥ 1).
-	Maps          int32 `protobuf:"varint,3,opt,name=maps,proto3" json:"maps,omitempty"`
-	Reduces       int32 `protobuf:"varint,4,opt,name=reduces,proto3" json:"reduces,omitempty"`
+	// maps and reduces are the job's task counts (maps ≥ 0, reduces ≥ 1;
+	// reduces ≥ 0 on a cluster with a heartbeat policy). With stages given,
+	// they are those of the first stage.
+	Maps    int32 `protobuf:"varint,3,opt,name=maps,proto3" json:"maps,omitempty"`
+	Reduces int32 `protobuf:"varint,4,opt,name=reduces,proto3" json:"reduces,omitempty"`
+	// The fields below matter on a cluster with a heartbeat policy.
+	// submit_s is the submission time on the executor's clock (the clock of
+	// Heartbeat's now_s); absent means the server's clock (Unix seconds).
+	SubmitS *float64 `protobuf:"fixed64,5,opt,name=submit_s,json=submitS,proto3,oneof" json:"submit_s,omitempty"`
+	Queue   string   `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
+	// weight is the fair-share weight (0: 1).
+	Weight float64 `protobuf:"fixed64,7,opt,name=weight,proto3" json:"weight,omitempty"`
+	// map_demand and reduce_demand are one task's request per resource name
+	// (integral amounts; absent names are 0).
+	MapDemand    map[string]float64 `protobuf:"bytes,8,rep,name=map_demand,json=mapDemand,proto3" json:"map_demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	ReduceDemand map[string]float64 `protobuf:"bytes,9,rep,name=reduce_demand,json=reduceDemand,proto3" json:"reduce_demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// stages of an iterative job, in order; empty means one stage of maps
+	// maps without input locations and reduces reduces.
+	Stages        []*JobStage `protobuf:"bytes,10,rep,name=stages,proto3" json:"stages,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_optd_proto_msgTypes[6]
+	mi := &file_optd_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +571,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[6]
+	mi := &file_optd_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +584,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{6}
+	return file_optd_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitJobRequest) GetClusterId() string {
@@ -490,6 +615,148 @@ func (x *SubmitJobRequest) GetReduces() int32 {
 	return 0
 }
 
+func (x *SubmitJobRequest) GetSubmitS() float64 {
+	if x != nil && x.SubmitS != nil {
+		return *x.SubmitS
+	}
+	return 0
+}
+
+func (x *SubmitJobRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SubmitJobRequest) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *SubmitJobRequest) GetMapDemand() map[string]float64 {
+	if x != nil {
+		return x.MapDemand
+	}
+	return nil
+}
+
+func (x *SubmitJobRequest) GetReduceDemand() map[string]float64 {
+	if x != nil {
+		return x.ReduceDemand
+	}
+	return nil
+}
+
+func (x *SubmitJobRequest) GetStages() []*JobStage {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
+}
+
+// JobStage is one stage (iteration) of a job.
+type JobStage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// maps lists each map task's input block replicas.
+	Maps          []*MapInput `protobuf:"bytes,1,rep,name=maps,proto3" json:"maps,omitempty"`
+	Reduces       int32       `protobuf:"varint,2,opt,name=reduces,proto3" json:"reduces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobStage) Reset() {
+	*x = JobStage{}
+	mi := &file_optd_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobStage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobStage) ProtoMessage() {}
+
+func (x *JobStage) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobStage.ProtoReflect.Descriptor instead.
+func (*JobStage) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *JobStage) GetMaps() []*MapInput {
+	if x != nil {
+		return x.Maps
+	}
+	return nil
+}
+
+func (x *JobStage) GetReduces() int32 {
+	if x != nil {
+		return x.Reduces
+	}
+	return 0
+}
+
+// MapInput names the nodes holding a replica of a map's input block (none:
+// the map has no locality preference).
+type MapInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Nodes         []string               `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapInput) Reset() {
+	*x = MapInput{}
+	mi := &file_optd_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapInput) ProtoMessage() {}
+
+func (x *MapInput) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapInput.ProtoReflect.Descriptor instead.
+func (*MapInput) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *MapInput) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
 type SubmitJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// jobs_in_system is N_i: the cluster's unfinished jobs the job found.
@@ -500,7 +767,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +779,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +792,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{7}
+	return file_optd_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitJobResponse) GetJobsInSystem() int32 {
@@ -550,7 +817,7 @@ type PlaceReducesRequest struct {
 
 func (x *PlaceReducesRequest) Reset() {
 	*x = PlaceReducesRequest{}
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +829,7 @@ func (x *PlaceReducesRequest) String() string {
 func (*PlaceReducesRequest) ProtoMessage() {}
 
 func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +842,7 @@ func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesRequest.ProtoReflect.Descriptor instead.
 func (*PlaceReducesRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{8}
+	return file_optd_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PlaceReducesRequest) GetClusterId() string {
@@ -618,7 +885,7 @@ type PlacedSlot struct {
 
 func (x *PlacedSlot) Reset() {
 	*x = PlacedSlot{}
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -630,7 +897,7 @@ func (x *PlacedSlot) String() string {
 func (*PlacedSlot) ProtoMessage() {}
 
 func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -643,7 +910,7 @@ func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacedSlot.ProtoReflect.Descriptor instead.
 func (*PlacedSlot) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{9}
+	return file_optd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PlacedSlot) GetSlot() int32 {
@@ -684,7 +951,7 @@ type PlaceReducesResponse struct {
 
 func (x *PlaceReducesResponse) Reset() {
 	*x = PlaceReducesResponse{}
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +963,7 @@ func (x *PlaceReducesResponse) String() string {
 func (*PlaceReducesResponse) ProtoMessage() {}
 
 func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +976,7 @@ func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesResponse.ProtoReflect.Descriptor instead.
 func (*PlaceReducesResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{10}
+	return file_optd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PlaceReducesResponse) GetSlots() []*PlacedSlot {
@@ -757,7 +1024,7 @@ type JobFinishedRequest struct {
 
 func (x *JobFinishedRequest) Reset() {
 	*x = JobFinishedRequest{}
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -769,7 +1036,7 @@ func (x *JobFinishedRequest) String() string {
 func (*JobFinishedRequest) ProtoMessage() {}
 
 func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -782,7 +1049,7 @@ func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedRequest.ProtoReflect.Descriptor instead.
 func (*JobFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{11}
+	return file_optd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobFinishedRequest) GetClusterId() string {
@@ -809,7 +1076,7 @@ type JobFinishedResponse struct {
 
 func (x *JobFinishedResponse) Reset() {
 	*x = JobFinishedResponse{}
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +1088,7 @@ func (x *JobFinishedResponse) String() string {
 func (*JobFinishedResponse) ProtoMessage() {}
 
 func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +1101,7 @@ func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedResponse.ProtoReflect.Descriptor instead.
 func (*JobFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{12}
+	return file_optd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobFinishedResponse) GetFreedSlots() int32 {
@@ -844,34 +1111,34 @@ func (x *JobFinishedResponse) GetFreedSlots() int32 {
 	return 0
 }
 
-type TaskStatus struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	TaskId string                 `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// kind is "map" or "reduce".
-	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
-	// progress in [0, 1].
-	Progress      float64 `protobuf:"fixed64,4,opt,name=progress,proto3" json:"progress,omitempty"`
-	ElapsedMs     float64 `protobuf:"fixed64,5,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+// AttemptStatus is a node's report of one of its running task attempts.
+type AttemptStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// attempt_id is the id optd gave the attempt (Action.attempt_id).
+	AttemptId int64 `protobuf:"varint,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	// phase is "map" for a map; "shuffle", "sort" or "reduce" for a reduce.
+	Phase string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	// progress is the fraction of the phase done, in [0, 1].
+	Progress      float64 `protobuf:"fixed64,3,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *TaskStatus) Reset() {
-	*x = TaskStatus{}
-	mi := &file_optd_proto_msgTypes[13]
+func (x *AttemptStatus) Reset() {
+	*x = AttemptStatus{}
+	mi := &file_optd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *TaskStatus) String() string {
+func (x *AttemptStatus) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*TaskStatus) ProtoMessage() {}
+func (*AttemptStatus) ProtoMessage() {}
 
-func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[13]
+func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,60 +1149,61 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
-func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{13}
+// Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
+func (*AttemptStatus) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{16}
 }
 
-func (x *TaskStatus) GetJobId() string {
+func (x *AttemptStatus) GetAttemptId() int64 {
 	if x != nil {
-		return x.JobId
+		return x.AttemptId
+	}
+	return 0
+}
+
+func (x *AttemptStatus) GetPhase() string {
+	if x != nil {
+		return x.Phase
 	}
 	return ""
 }
 
-func (x *TaskStatus) GetTaskId() string {
-	if x != nil {
-		return x.TaskId
-	}
-	return ""
-}
-
-func (x *TaskStatus) GetKind() string {
-	if x != nil {
-		return x.Kind
-	}
-	return ""
-}
-
-func (x *TaskStatus) GetProgress() float64 {
+func (x *AttemptStatus) GetProgress() float64 {
 	if x != nil {
 		return x.Progress
 	}
 	return 0
 }
 
-func (x *TaskStatus) GetElapsedMs() float64 {
-	if x != nil {
-		return x.ElapsedMs
-	}
-	return 0
-}
-
+// HeartbeatRequest is a node's heartbeat. optd records the completions and
+// failures, then the progress of the running attempts, and then (unless
+// report_only) decides the node's actions.
 type HeartbeatRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
 	NodeId    string                 `protobuf:"bytes,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	Running   []*TaskStatus          `protobuf:"bytes,3,rep,name=running,proto3" json:"running,omitempty"`
-	// free resources on the node per resource name.
-	Free          map[string]float64 `protobuf:"bytes,4,rep,name=free,proto3" json:"free,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// running lists the node's running attempts (any subset: an attempt not
+	// listed keeps its last reported progress).
+	Running []*AttemptStatus `protobuf:"bytes,5,rep,name=running,proto3" json:"running,omitempty"`
+	// now_s is the time on the executor's clock; absent means the server's
+	// clock (Unix seconds).
+	NowS *float64 `protobuf:"fixed64,6,opt,name=now_s,json=nowS,proto3,oneof" json:"now_s,omitempty"`
+	// finished lists attempts of this node that completed their task since
+	// its last heartbeat (the task's other attempts are then to be killed by
+	// the executor); failed lists attempts that failed (their task is
+	// pending again unless another attempt runs).
+	Finished []int64 `protobuf:"varint,7,rep,packed,name=finished,proto3" json:"finished,omitempty"`
+	Failed   []int64 `protobuf:"varint,8,rep,packed,name=failed,proto3" json:"failed,omitempty"`
+	// report_only makes this an out-of-band heartbeat (Hadoop sends one
+	// when a task completes): record, decide nothing.
+	ReportOnly    bool `protobuf:"varint,9,opt,name=report_only,json=reportOnly,proto3" json:"report_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1215,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1228,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{14}
+	return file_optd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HeartbeatRequest) GetClusterId() string {
@@ -977,38 +1245,74 @@ func (x *HeartbeatRequest) GetNodeId() string {
 	return ""
 }
 
-func (x *HeartbeatRequest) GetRunning() []*TaskStatus {
+func (x *HeartbeatRequest) GetRunning() []*AttemptStatus {
 	if x != nil {
 		return x.Running
 	}
 	return nil
 }
 
-func (x *HeartbeatRequest) GetFree() map[string]float64 {
+func (x *HeartbeatRequest) GetNowS() float64 {
+	if x != nil && x.NowS != nil {
+		return *x.NowS
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetFinished() []int64 {
 	if x != nil {
-		return x.Free
+		return x.Finished
 	}
 	return nil
 }
 
+func (x *HeartbeatRequest) GetFailed() []int64 {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *HeartbeatRequest) GetReportOnly() bool {
+	if x != nil {
+		return x.ReportOnly
+	}
+	return false
+}
+
+// Action is one decision for the node, with its reason.
 type Action struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// kind is "start", "speculate", "kill" or "adjust".
-	Kind   string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	JobId  string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	TaskId string `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// slot or container the task starts in, when relevant.
-	Slot string `protobuf:"bytes,4,opt,name=slot,proto3" json:"slot,omitempty"`
-	// resources granted (adjust) or requested (start), per resource name.
-	Resources     map[string]float64 `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	Reason        string             `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// kind is "start" (a pending task), "speculate" (a copy of
+	// source_attempt_id's task), "kill" (attempt_id), "adjust" (set
+	// attempt_id's granted resources) or "slots" (set the node's typed slots).
+	Kind  string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// resources: what a start or speculate requests, what an adjust grants.
+	Resources map[string]float64 `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Reason    string             `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// task_type is "map" or "reduce"; task the task's index in its job's
+	// current stage.
+	TaskType string `protobuf:"bytes,7,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	Task     int32  `protobuf:"varint,8,opt,name=task,proto3" json:"task,omitempty"`
+	// attempt_id: the new attempt of a start or speculate, the attempt a
+	// kill or adjust acts on.
+	AttemptId       int64 `protobuf:"varint,9,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	SourceAttemptId int64 `protobuf:"varint,10,opt,name=source_attempt_id,json=sourceAttemptId,proto3" json:"source_attempt_id,omitempty"`
+	// slot is the typed slot ("map" or "reduce") a start uses on a
+	// slot-based cluster (a map may borrow a reduce slot).
+	Slot        string `protobuf:"bytes,11,opt,name=slot,proto3" json:"slot,omitempty"`
+	MapSlots    int32  `protobuf:"varint,12,opt,name=map_slots,json=mapSlots,proto3" json:"map_slots,omitempty"`
+	ReduceSlots int32  `protobuf:"varint,13,opt,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
+	// locality of a map start: "node_local", "rack_local" or "off_rack".
+	Locality      string `protobuf:"bytes,14,opt,name=locality,proto3" json:"locality,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1324,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1337,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{15}
+	return file_optd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Action) GetKind() string {
@@ -1046,20 +1350,6 @@ func (x *Action) GetKind() string {
 func (x *Action) GetJobId() string {
 	if x != nil {
 		return x.JobId
-	}
-	return ""
-}
-
-func (x *Action) GetTaskId() string {
-	if x != nil {
-		return x.TaskId
-	}
-	return ""
-}
-
-func (x *Action) GetSlot() string {
-	if x != nil {
-		return x.Slot
 	}
 	return ""
 }
@@ -1078,16 +1368,78 @@ func (x *Action) GetReason() string {
 	return ""
 }
 
+func (x *Action) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *Action) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *Action) GetAttemptId() int64 {
+	if x != nil {
+		return x.AttemptId
+	}
+	return 0
+}
+
+func (x *Action) GetSourceAttemptId() int64 {
+	if x != nil {
+		return x.SourceAttemptId
+	}
+	return 0
+}
+
+func (x *Action) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *Action) GetMapSlots() int32 {
+	if x != nil {
+		return x.MapSlots
+	}
+	return 0
+}
+
+func (x *Action) GetReduceSlots() int32 {
+	if x != nil {
+		return x.ReduceSlots
+	}
+	return 0
+}
+
+func (x *Action) GetLocality() string {
+	if x != nil {
+		return x.Locality
+	}
+	return ""
+}
+
 type HeartbeatResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Actions       []*Action              `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// actions the node's executor is to carry out, in order.
+	Actions []*Action `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
+	// rejected counts actions the policy decided that did not fit the
+	// cluster's state (not sent; a policy's mistake, logged).
+	Rejected int32 `protobuf:"varint,2,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	// finished_jobs are the jobs whose last task this call completed.
+	FinishedJobs  []string `protobuf:"bytes,3,rep,name=finished_jobs,json=finishedJobs,proto3" json:"finished_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1451,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,12 +1464,26 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{16}
+	return file_optd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HeartbeatResponse) GetActions() []*Action {
 	if x != nil {
 		return x.Actions
+	}
+	return nil
+}
+
+func (x *HeartbeatResponse) GetRejected() int32 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
+func (x *HeartbeatResponse) GetFinishedJobs() []string {
+	if x != nil {
+		return x.FinishedJobs
 	}
 	return nil
 }
@@ -1140,7 +1506,7 @@ type JobState struct {
 
 func (x *JobState) Reset() {
 	*x = JobState{}
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1518,7 @@ func (x *JobState) String() string {
 func (*JobState) ProtoMessage() {}
 
 func (x *JobState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1531,7 @@ func (x *JobState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobState.ProtoReflect.Descriptor instead.
 func (*JobState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{17}
+	return file_optd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobState) GetJobId() string {
@@ -1241,7 +1607,7 @@ type EstimatorState struct {
 
 func (x *EstimatorState) Reset() {
 	*x = EstimatorState{}
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1619,7 @@ func (x *EstimatorState) String() string {
 func (*EstimatorState) ProtoMessage() {}
 
 func (x *EstimatorState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1632,7 @@ func (x *EstimatorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimatorState.ProtoReflect.Descriptor instead.
 func (*EstimatorState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{18}
+	return file_optd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EstimatorState) GetWindow() int32 {
@@ -1325,17 +1691,23 @@ type ClusterState struct {
 	Slots     []*ReduceSlot          `protobuf:"bytes,3,rep,name=slots,proto3" json:"slots,omitempty"`
 	Policy    *PlacementPolicy       `protobuf:"bytes,4,opt,name=policy,proto3" json:"policy,omitempty"`
 	// jobs are the unfinished jobs, in submission order.
-	Jobs          []*JobState     `protobuf:"bytes,5,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	FreeSlots     int32           `protobuf:"varint,6,opt,name=free_slots,json=freeSlots,proto3" json:"free_slots,omitempty"`
-	FinishedJobs  int64           `protobuf:"varint,7,opt,name=finished_jobs,json=finishedJobs,proto3" json:"finished_jobs,omitempty"`
-	Estimator     *EstimatorState `protobuf:"bytes,8,opt,name=estimator,proto3" json:"estimator,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Jobs         []*JobState     `protobuf:"bytes,5,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	FreeSlots    int32           `protobuf:"varint,6,opt,name=free_slots,json=freeSlots,proto3" json:"free_slots,omitempty"`
+	FinishedJobs int64           `protobuf:"varint,7,opt,name=finished_jobs,json=finishedJobs,proto3" json:"finished_jobs,omitempty"`
+	Estimator    *EstimatorState `protobuf:"bytes,8,opt,name=estimator,proto3" json:"estimator,omitempty"`
+	// heartbeat is the heartbeat policy (absent: Heartbeat is not served);
+	// active_jobs and running_attempts count the heartbeat ledger's jobs
+	// with unfinished tasks and its running task attempts.
+	Heartbeat       *HeartbeatPolicy `protobuf:"bytes,9,opt,name=heartbeat,proto3" json:"heartbeat,omitempty"`
+	ActiveJobs      int32            `protobuf:"varint,10,opt,name=active_jobs,json=activeJobs,proto3" json:"active_jobs,omitempty"`
+	RunningAttempts int32            `protobuf:"varint,11,opt,name=running_attempts,json=runningAttempts,proto3" json:"running_attempts,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ClusterState) Reset() {
 	*x = ClusterState{}
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1347,7 +1719,7 @@ func (x *ClusterState) String() string {
 func (*ClusterState) ProtoMessage() {}
 
 func (x *ClusterState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1360,7 +1732,7 @@ func (x *ClusterState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterState.ProtoReflect.Descriptor instead.
 func (*ClusterState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{19}
+	return file_optd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ClusterState) GetClusterId() string {
@@ -1419,6 +1791,27 @@ func (x *ClusterState) GetEstimator() *EstimatorState {
 	return nil
 }
 
+func (x *ClusterState) GetHeartbeat() *HeartbeatPolicy {
+	if x != nil {
+		return x.Heartbeat
+	}
+	return nil
+}
+
+func (x *ClusterState) GetActiveJobs() int32 {
+	if x != nil {
+		return x.ActiveJobs
+	}
+	return 0
+}
+
+func (x *ClusterState) GetRunningAttempts() int32 {
+	if x != nil {
+		return x.RunningAttempts
+	}
+	return 0
+}
+
 type GetClusterStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
@@ -1428,7 +1821,7 @@ type GetClusterStateRequest struct {
 
 func (x *GetClusterStateRequest) Reset() {
 	*x = GetClusterStateRequest{}
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1833,7 @@ func (x *GetClusterStateRequest) String() string {
 func (*GetClusterStateRequest) ProtoMessage() {}
 
 func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1846,7 @@ func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterStateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{20}
+	return file_optd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetClusterStateRequest) GetClusterId() string {
@@ -1472,7 +1865,7 @@ type GetClusterStateResponse struct {
 
 func (x *GetClusterStateResponse) Reset() {
 	*x = GetClusterStateResponse{}
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1877,7 @@ func (x *GetClusterStateResponse) String() string {
 func (*GetClusterStateResponse) ProtoMessage() {}
 
 func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1890,7 @@ func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterStateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{21}
+	return file_optd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetClusterStateResponse) GetState() *ClusterState {
@@ -1522,7 +1915,7 @@ type ComputeThresholdsRequest struct {
 
 func (x *ComputeThresholdsRequest) Reset() {
 	*x = ComputeThresholdsRequest{}
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1927,7 @@ func (x *ComputeThresholdsRequest) String() string {
 func (*ComputeThresholdsRequest) ProtoMessage() {}
 
 func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1940,7 @@ func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsRequest.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{22}
+	return file_optd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ComputeThresholdsRequest) GetWorkloadJson() string {
@@ -1581,7 +1974,7 @@ type ThresholdStage struct {
 
 func (x *ThresholdStage) Reset() {
 	*x = ThresholdStage{}
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1986,7 @@ func (x *ThresholdStage) String() string {
 func (*ThresholdStage) ProtoMessage() {}
 
 func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1999,7 @@ func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThresholdStage.ProtoReflect.Descriptor instead.
 func (*ThresholdStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{23}
+	return file_optd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ThresholdStage) GetThresholds() []float64 {
@@ -1632,7 +2025,7 @@ type ComputeThresholdsResponse struct {
 
 func (x *ComputeThresholdsResponse) Reset() {
 	*x = ComputeThresholdsResponse{}
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +2037,7 @@ func (x *ComputeThresholdsResponse) String() string {
 func (*ComputeThresholdsResponse) ProtoMessage() {}
 
 func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +2050,7 @@ func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsResponse.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{24}
+	return file_optd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ComputeThresholdsResponse) GetJobs() int32 {
@@ -1724,7 +2117,7 @@ type SolveInitialAssignmentRequest struct {
 
 func (x *SolveInitialAssignmentRequest) Reset() {
 	*x = SolveInitialAssignmentRequest{}
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +2129,7 @@ func (x *SolveInitialAssignmentRequest) String() string {
 func (*SolveInitialAssignmentRequest) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +2142,7 @@ func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentRequest.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{25}
+	return file_optd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SolveInitialAssignmentRequest) GetInstanceJson() string {
@@ -1793,7 +2186,7 @@ type SolveInitialAssignmentResponse struct {
 
 func (x *SolveInitialAssignmentResponse) Reset() {
 	*x = SolveInitialAssignmentResponse{}
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +2198,7 @@ func (x *SolveInitialAssignmentResponse) String() string {
 func (*SolveInitialAssignmentResponse) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +2211,7 @@ func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentResponse.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{26}
+	return file_optd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SolveInitialAssignmentResponse) GetObjective() float64 {
@@ -1870,7 +2263,7 @@ type BoundRequest struct {
 
 func (x *BoundRequest) Reset() {
 	*x = BoundRequest{}
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1882,7 +2275,7 @@ func (x *BoundRequest) String() string {
 func (*BoundRequest) ProtoMessage() {}
 
 func (x *BoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1895,7 +2288,7 @@ func (x *BoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundRequest.ProtoReflect.Descriptor instead.
 func (*BoundRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{27}
+	return file_optd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *BoundRequest) GetScenarioJson() string {
@@ -1951,7 +2344,7 @@ type BoundProgress struct {
 
 func (x *BoundProgress) Reset() {
 	*x = BoundProgress{}
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2356,7 @@ func (x *BoundProgress) String() string {
 func (*BoundProgress) ProtoMessage() {}
 
 func (x *BoundProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2369,7 @@ func (x *BoundProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundProgress.ProtoReflect.Descriptor instead.
 func (*BoundProgress) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{28}
+	return file_optd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BoundProgress) GetDone() int32 {
@@ -2006,7 +2399,7 @@ type BoundResponse struct {
 
 func (x *BoundResponse) Reset() {
 	*x = BoundResponse{}
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2411,7 @@ func (x *BoundResponse) String() string {
 func (*BoundResponse) ProtoMessage() {}
 
 func (x *BoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2424,7 @@ func (x *BoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundResponse.ProtoReflect.Descriptor instead.
 func (*BoundResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{29}
+	return file_optd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BoundResponse) GetEvent() isBoundResponse_Event {
@@ -2088,7 +2481,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2493,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2506,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{30}
+	return file_optd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SimulateRequest) GetScenarioJson() string {
@@ -2145,7 +2538,7 @@ type PolicyCost struct {
 
 func (x *PolicyCost) Reset() {
 	*x = PolicyCost{}
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2550,7 @@ func (x *PolicyCost) String() string {
 func (*PolicyCost) ProtoMessage() {}
 
 func (x *PolicyCost) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2563,7 @@ func (x *PolicyCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyCost.ProtoReflect.Descriptor instead.
 func (*PolicyCost) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{31}
+	return file_optd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PolicyCost) GetPolicy() string {
@@ -2212,7 +2605,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2617,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2630,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{32}
+	return file_optd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SimulateResponse) GetPolicies() []*PolicyCost {
@@ -2266,12 +2659,13 @@ var File_optd_proto protoreflect.FileDescriptor
 const file_optd_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"optd.proto\x12\aoptd.v1\"\xc3\x01\n" +
+	"optd.proto\x12\aoptd.v1\"\xe0\x01\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04rack\x18\x02 \x01(\tR\x04rack\x127\n" +
 	"\bcapacity\x18\x03 \x03(\v2\x1b.optd.v1.Node.CapacityEntryR\bcapacity\x12!\n" +
-	"\freduce_slots\x18\x04 \x01(\x05R\vreduceSlots\x1a;\n" +
+	"\freduce_slots\x18\x04 \x01(\x05R\vreduceSlots\x12\x1b\n" +
+	"\tmap_slots\x18\x05 \x01(\x05R\bmapSlots\x1a;\n" +
 	"\rCapacityEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"D\n" +
@@ -2287,22 +2681,52 @@ const file_optd_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\x05R\x06window\x12\x18\n" +
 	"\ahorizon\x18\x03 \x01(\x05R\ahorizon\x12\x12\n" +
-	"\x04seed\x18\x04 \x01(\x04R\x04seed\"\xe8\x01\n" +
+	"\x04seed\x18\x04 \x01(\x04R\x04seed\"\xab\x01\n" +
+	"\x0fHeartbeatPolicy\x12\x12\n" +
+	"\x04spec\x18\x01 \x01(\tR\x04spec\x12\x1c\n" +
+	"\tresources\x18\x02 \x03(\tR\tresources\x12\"\n" +
+	"\n" +
+	"slow_start\x18\x03 \x01(\x01H\x00R\tslowStart\x88\x01\x01\x12\x1f\n" +
+	"\vreduce_ramp\x18\x04 \x01(\bR\n" +
+	"reduceRamp\x12\x12\n" +
+	"\x04seed\x18\x05 \x01(\x04R\x04seedB\r\n" +
+	"\v_slow_start\"\xa0\x02\n" +
 	"\x16RegisterClusterRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12#\n" +
 	"\x05nodes\x18\x02 \x03(\v2\r.optd.v1.NodeR\x05nodes\x12)\n" +
 	"\x05slots\x18\x03 \x03(\v2\x13.optd.v1.ReduceSlotR\x05slots\x12-\n" +
 	"\btopology\x18\x04 \x01(\v2\x11.optd.v1.TopologyR\btopology\x120\n" +
-	"\x06policy\x18\x05 \x01(\v2\x18.optd.v1.PlacementPolicyR\x06policy\"F\n" +
+	"\x06policy\x18\x05 \x01(\v2\x18.optd.v1.PlacementPolicyR\x06policy\x126\n" +
+	"\theartbeat\x18\x06 \x01(\v2\x18.optd.v1.HeartbeatPolicyR\theartbeat\"F\n" +
 	"\x17RegisterClusterResponse\x12+\n" +
-	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\"v\n" +
+	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\"\x96\x04\n" +
 	"\x10SubmitJobRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04maps\x18\x03 \x01(\x05R\x04maps\x12\x18\n" +
-	"\areduces\x18\x04 \x01(\x05R\areduces\"9\n" +
+	"\areduces\x18\x04 \x01(\x05R\areduces\x12\x1e\n" +
+	"\bsubmit_s\x18\x05 \x01(\x01H\x00R\asubmitS\x88\x01\x01\x12\x14\n" +
+	"\x05queue\x18\x06 \x01(\tR\x05queue\x12\x16\n" +
+	"\x06weight\x18\a \x01(\x01R\x06weight\x12G\n" +
+	"\n" +
+	"map_demand\x18\b \x03(\v2(.optd.v1.SubmitJobRequest.MapDemandEntryR\tmapDemand\x12P\n" +
+	"\rreduce_demand\x18\t \x03(\v2+.optd.v1.SubmitJobRequest.ReduceDemandEntryR\freduceDemand\x12)\n" +
+	"\x06stages\x18\n" +
+	" \x03(\v2\x11.optd.v1.JobStageR\x06stages\x1a<\n" +
+	"\x0eMapDemandEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a?\n" +
+	"\x11ReduceDemandEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\v\n" +
+	"\t_submit_s\"K\n" +
+	"\bJobStage\x12%\n" +
+	"\x04maps\x18\x01 \x03(\v2\x11.optd.v1.MapInputR\x04maps\x12\x18\n" +
+	"\areduces\x18\x02 \x01(\x05R\areduces\" \n" +
+	"\bMapInput\x12\x14\n" +
+	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"9\n" +
 	"\x11SubmitJobResponse\x12$\n" +
 	"\x0ejobs_in_system\x18\x01 \x01(\x05R\fjobsInSystem\"~\n" +
 	"\x13PlaceReducesRequest\x12\x1d\n" +
@@ -2332,36 +2756,45 @@ const file_optd_proto_rawDesc = "" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"6\n" +
 	"\x13JobFinishedResponse\x12\x1f\n" +
 	"\vfreed_slots\x18\x01 \x01(\x05R\n" +
-	"freedSlots\"\x8b\x01\n" +
+	"freedSlots\"`\n" +
+	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
-	"TaskStatus\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x17\n" +
-	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x12\n" +
-	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1a\n" +
-	"\bprogress\x18\x04 \x01(\x01R\bprogress\x12\x1d\n" +
-	"\n" +
-	"elapsed_ms\x18\x05 \x01(\x01R\telapsedMs\"\xeb\x01\n" +
+	"attempt_id\x18\x01 \x01(\x03R\tattemptId\x12\x14\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1a\n" +
+	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\x81\x02\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x17\n" +
-	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12-\n" +
-	"\arunning\x18\x03 \x03(\v2\x13.optd.v1.TaskStatusR\arunning\x127\n" +
-	"\x04free\x18\x04 \x03(\v2#.optd.v1.HeartbeatRequest.FreeEntryR\x04free\x1a7\n" +
-	"\tFreeEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf4\x01\n" +
+	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x120\n" +
+	"\arunning\x18\x05 \x03(\v2\x16.optd.v1.AttemptStatusR\arunning\x12\x18\n" +
+	"\x05now_s\x18\x06 \x01(\x01H\x00R\x04nowS\x88\x01\x01\x12\x1a\n" +
+	"\bfinished\x18\a \x03(\x03R\bfinished\x12\x16\n" +
+	"\x06failed\x18\b \x03(\x03R\x06failed\x12\x1f\n" +
+	"\vreport_only\x18\t \x01(\bR\n" +
+	"reportOnlyB\b\n" +
+	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xbf\x03\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
-	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x17\n" +
-	"\atask_id\x18\x03 \x01(\tR\x06taskId\x12\x12\n" +
-	"\x04slot\x18\x04 \x01(\tR\x04slot\x12<\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12<\n" +
 	"\tresources\x18\x05 \x03(\v2\x1e.optd.v1.Action.ResourcesEntryR\tresources\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\x1a<\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x1b\n" +
+	"\ttask_type\x18\a \x01(\tR\btaskType\x12\x12\n" +
+	"\x04task\x18\b \x01(\x05R\x04task\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\t \x01(\x03R\tattemptId\x12*\n" +
+	"\x11source_attempt_id\x18\n" +
+	" \x01(\x03R\x0fsourceAttemptId\x12\x12\n" +
+	"\x04slot\x18\v \x01(\tR\x04slot\x12\x1b\n" +
+	"\tmap_slots\x18\f \x01(\x05R\bmapSlots\x12!\n" +
+	"\freduce_slots\x18\r \x01(\x05R\vreduceSlots\x12\x1a\n" +
+	"\blocality\x18\x0e \x01(\tR\blocality\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\">\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\x7f\n" +
 	"\x11HeartbeatResponse\x12)\n" +
-	"\aactions\x18\x01 \x03(\v2\x0f.optd.v1.ActionR\aactions\"\xdb\x01\n" +
+	"\aactions\x18\x01 \x03(\v2\x0f.optd.v1.ActionR\aactions\x12\x1a\n" +
+	"\brejected\x18\x02 \x01(\x05R\brejected\x12#\n" +
+	"\rfinished_jobs\x18\x03 \x03(\tR\ffinishedJobs\"\xdb\x01\n" +
 	"\bJobState\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04maps\x18\x02 \x01(\x05R\x04maps\x12\x18\n" +
@@ -2385,7 +2818,7 @@ const file_optd_proto_rawDesc = "" +
 	"\a_mean_yB\x04\n" +
 	"\x02_pB\f\n" +
 	"\n" +
-	"_threshold\"\xd1\x02\n" +
+	"_threshold\"\xd5\x03\n" +
 	"\fClusterState\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12#\n" +
@@ -2396,7 +2829,12 @@ const file_optd_proto_rawDesc = "" +
 	"\n" +
 	"free_slots\x18\x06 \x01(\x05R\tfreeSlots\x12#\n" +
 	"\rfinished_jobs\x18\a \x01(\x03R\ffinishedJobs\x125\n" +
-	"\testimator\x18\b \x01(\v2\x17.optd.v1.EstimatorStateR\testimator\"7\n" +
+	"\testimator\x18\b \x01(\v2\x17.optd.v1.EstimatorStateR\testimator\x126\n" +
+	"\theartbeat\x18\t \x01(\v2\x18.optd.v1.HeartbeatPolicyR\theartbeat\x12\x1f\n" +
+	"\vactive_jobs\x18\n" +
+	" \x01(\x05R\n" +
+	"activeJobs\x12)\n" +
+	"\x10running_attempts\x18\v \x01(\x05R\x0frunningAttempts\"7\n" +
 	"\x16GetClusterStateRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\"F\n" +
@@ -2490,91 +2928,100 @@ func file_optd_proto_rawDescGZIP() []byte {
 	return file_optd_proto_rawDescData
 }
 
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_optd_proto_goTypes = []any{
 	(*Node)(nil),                           // 0: optd.v1.Node
 	(*ReduceSlot)(nil),                     // 1: optd.v1.ReduceSlot
 	(*Topology)(nil),                       // 2: optd.v1.Topology
 	(*PlacementPolicy)(nil),                // 3: optd.v1.PlacementPolicy
-	(*RegisterClusterRequest)(nil),         // 4: optd.v1.RegisterClusterRequest
-	(*RegisterClusterResponse)(nil),        // 5: optd.v1.RegisterClusterResponse
-	(*SubmitJobRequest)(nil),               // 6: optd.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),              // 7: optd.v1.SubmitJobResponse
-	(*PlaceReducesRequest)(nil),            // 8: optd.v1.PlaceReducesRequest
-	(*PlacedSlot)(nil),                     // 9: optd.v1.PlacedSlot
-	(*PlaceReducesResponse)(nil),           // 10: optd.v1.PlaceReducesResponse
-	(*JobFinishedRequest)(nil),             // 11: optd.v1.JobFinishedRequest
-	(*JobFinishedResponse)(nil),            // 12: optd.v1.JobFinishedResponse
-	(*TaskStatus)(nil),                     // 13: optd.v1.TaskStatus
-	(*HeartbeatRequest)(nil),               // 14: optd.v1.HeartbeatRequest
-	(*Action)(nil),                         // 15: optd.v1.Action
-	(*HeartbeatResponse)(nil),              // 16: optd.v1.HeartbeatResponse
-	(*JobState)(nil),                       // 17: optd.v1.JobState
-	(*EstimatorState)(nil),                 // 18: optd.v1.EstimatorState
-	(*ClusterState)(nil),                   // 19: optd.v1.ClusterState
-	(*GetClusterStateRequest)(nil),         // 20: optd.v1.GetClusterStateRequest
-	(*GetClusterStateResponse)(nil),        // 21: optd.v1.GetClusterStateResponse
-	(*ComputeThresholdsRequest)(nil),       // 22: optd.v1.ComputeThresholdsRequest
-	(*ThresholdStage)(nil),                 // 23: optd.v1.ThresholdStage
-	(*ComputeThresholdsResponse)(nil),      // 24: optd.v1.ComputeThresholdsResponse
-	(*SolveInitialAssignmentRequest)(nil),  // 25: optd.v1.SolveInitialAssignmentRequest
-	(*SolveInitialAssignmentResponse)(nil), // 26: optd.v1.SolveInitialAssignmentResponse
-	(*BoundRequest)(nil),                   // 27: optd.v1.BoundRequest
-	(*BoundProgress)(nil),                  // 28: optd.v1.BoundProgress
-	(*BoundResponse)(nil),                  // 29: optd.v1.BoundResponse
-	(*SimulateRequest)(nil),                // 30: optd.v1.SimulateRequest
-	(*PolicyCost)(nil),                     // 31: optd.v1.PolicyCost
-	(*SimulateResponse)(nil),               // 32: optd.v1.SimulateResponse
-	nil,                                    // 33: optd.v1.Node.CapacityEntry
-	nil,                                    // 34: optd.v1.HeartbeatRequest.FreeEntry
-	nil,                                    // 35: optd.v1.Action.ResourcesEntry
+	(*HeartbeatPolicy)(nil),                // 4: optd.v1.HeartbeatPolicy
+	(*RegisterClusterRequest)(nil),         // 5: optd.v1.RegisterClusterRequest
+	(*RegisterClusterResponse)(nil),        // 6: optd.v1.RegisterClusterResponse
+	(*SubmitJobRequest)(nil),               // 7: optd.v1.SubmitJobRequest
+	(*JobStage)(nil),                       // 8: optd.v1.JobStage
+	(*MapInput)(nil),                       // 9: optd.v1.MapInput
+	(*SubmitJobResponse)(nil),              // 10: optd.v1.SubmitJobResponse
+	(*PlaceReducesRequest)(nil),            // 11: optd.v1.PlaceReducesRequest
+	(*PlacedSlot)(nil),                     // 12: optd.v1.PlacedSlot
+	(*PlaceReducesResponse)(nil),           // 13: optd.v1.PlaceReducesResponse
+	(*JobFinishedRequest)(nil),             // 14: optd.v1.JobFinishedRequest
+	(*JobFinishedResponse)(nil),            // 15: optd.v1.JobFinishedResponse
+	(*AttemptStatus)(nil),                  // 16: optd.v1.AttemptStatus
+	(*HeartbeatRequest)(nil),               // 17: optd.v1.HeartbeatRequest
+	(*Action)(nil),                         // 18: optd.v1.Action
+	(*HeartbeatResponse)(nil),              // 19: optd.v1.HeartbeatResponse
+	(*JobState)(nil),                       // 20: optd.v1.JobState
+	(*EstimatorState)(nil),                 // 21: optd.v1.EstimatorState
+	(*ClusterState)(nil),                   // 22: optd.v1.ClusterState
+	(*GetClusterStateRequest)(nil),         // 23: optd.v1.GetClusterStateRequest
+	(*GetClusterStateResponse)(nil),        // 24: optd.v1.GetClusterStateResponse
+	(*ComputeThresholdsRequest)(nil),       // 25: optd.v1.ComputeThresholdsRequest
+	(*ThresholdStage)(nil),                 // 26: optd.v1.ThresholdStage
+	(*ComputeThresholdsResponse)(nil),      // 27: optd.v1.ComputeThresholdsResponse
+	(*SolveInitialAssignmentRequest)(nil),  // 28: optd.v1.SolveInitialAssignmentRequest
+	(*SolveInitialAssignmentResponse)(nil), // 29: optd.v1.SolveInitialAssignmentResponse
+	(*BoundRequest)(nil),                   // 30: optd.v1.BoundRequest
+	(*BoundProgress)(nil),                  // 31: optd.v1.BoundProgress
+	(*BoundResponse)(nil),                  // 32: optd.v1.BoundResponse
+	(*SimulateRequest)(nil),                // 33: optd.v1.SimulateRequest
+	(*PolicyCost)(nil),                     // 34: optd.v1.PolicyCost
+	(*SimulateResponse)(nil),               // 35: optd.v1.SimulateResponse
+	nil,                                    // 36: optd.v1.Node.CapacityEntry
+	nil,                                    // 37: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 38: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 39: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	33, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	36, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
 	0,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
 	1,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
 	2,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
 	3,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
-	19, // 5: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
-	9,  // 6: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
-	13, // 7: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.TaskStatus
-	34, // 8: optd.v1.HeartbeatRequest.free:type_name -> optd.v1.HeartbeatRequest.FreeEntry
-	35, // 9: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
-	15, // 10: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	0,  // 11: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	1,  // 12: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	3,  // 13: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	17, // 14: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	18, // 15: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	19, // 16: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	23, // 17: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	28, // 18: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	31, // 19: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	4,  // 20: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	6,  // 21: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	14, // 22: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	8,  // 23: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	11, // 24: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	20, // 25: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	22, // 26: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	25, // 27: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	27, // 28: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	30, // 29: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	5,  // 30: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	7,  // 31: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	16, // 32: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	10, // 33: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	12, // 34: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	21, // 35: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	24, // 36: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	26, // 37: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	29, // 38: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	32, // 39: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	30, // [30:40] is the sub-list for method output_type
-	20, // [20:30] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	4,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	22, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
+	37, // 7: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	38, // 8: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	8,  // 9: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
+	9,  // 10: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
+	12, // 11: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
+	16, // 12: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
+	39, // 13: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	18, // 14: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
+	0,  // 15: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	1,  // 16: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	3,  // 17: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	20, // 18: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	21, // 19: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	4,  // 20: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	22, // 21: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	26, // 22: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	31, // 23: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	34, // 24: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	5,  // 25: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	7,  // 26: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	17, // 27: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	11, // 28: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	14, // 29: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	23, // 30: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	25, // 31: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	28, // 32: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	30, // 33: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	33, // 34: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	6,  // 35: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	10, // 36: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	19, // 37: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	13, // 38: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	15, // 39: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	24, // 40: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	27, // 41: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	29, // 42: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	32, // 43: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	35, // 44: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	35, // [35:45] is the sub-list for method output_type
+	25, // [25:35] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -2582,21 +3029,24 @@ func file_optd_proto_init() {
 	if File_optd_proto != nil {
 		return
 	}
-	file_optd_proto_msgTypes[10].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[18].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[24].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[29].OneofWrappers = []any{
+	file_optd_proto_msgTypes[4].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[7].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[13].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[17].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[21].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[27].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[32].OneofWrappers = []any{
 		(*BoundResponse_Progress)(nil),
 		(*BoundResponse_ResultJson)(nil),
 	}
-	file_optd_proto_msgTypes[31].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   36,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

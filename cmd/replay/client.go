@@ -1,0 +1,154 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/optd/optd/ledger"
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/sim"
+)
+
+// executor is the reference executor: it implements sim.Scheduler by
+// calling optd's ClusterService, so the simulated cluster's nodes and jobs
+// are scheduled by the server exactly as a live cluster's would be.
+type executor struct {
+	client    optdv1.ClusterServiceClient
+	cluster   string
+	resources models.ResourceNames
+	calls     int
+}
+
+var _ sim.Scheduler = (*executor)(nil)
+
+// registerRequest describes the scenario's cluster for RegisterCluster:
+// its nodes (capacities, typed slots, racks) and the heartbeat policy with
+// the scenario's slow start and ramp-up. It has no reduce slots for
+// PlaceReduces: the cluster simulator places reduces through Heartbeat.
+func registerRequest(id string, cfg ledger.Config, spec string, seed uint64) *optdv1.RegisterClusterRequest {
+	names := cfg.Cluster.Resources
+	slowStart := cfg.SlowStart
+	req := &optdv1.RegisterClusterRequest{ClusterId: id, Heartbeat: &optdv1.HeartbeatPolicy{
+		Spec: spec, Resources: names, SlowStart: &slowStart, ReduceRamp: cfg.ReduceRamp, Seed: seed}}
+	for _, n := range cfg.Cluster.Nodes {
+		req.Nodes = append(req.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: amounts(names, n.Capacity),
+			MapSlots: int32(n.MapSlots), ReduceSlots: int32(n.ReduceSlots)})
+	}
+	return req
+}
+
+// amounts converts a resource vector to the API's per-name map.
+func amounts(names models.ResourceNames, r models.Resources) map[string]float64 {
+	if len(r) == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(r))
+	for p, v := range r {
+		m[names[p]] = float64(v)
+	}
+	return m
+}
+
+// JobSubmitted implements sim.Scheduler.
+func (x *executor) JobSubmitted(ctx context.Context, now float64, job ledger.JobSpec) error {
+	req := &optdv1.SubmitJobRequest{ClusterId: x.cluster, JobId: job.ID, SubmitS: &now, Queue: job.Queue, Weight: job.Weight,
+		MapDemand: amounts(x.resources, job.Demand[models.MapTask]), ReduceDemand: amounts(x.resources, job.Demand[models.ReduceTask])}
+	for _, st := range job.Stages {
+		stage := &optdv1.JobStage{Reduces: int32(st.Reduces)}
+		for _, reps := range st.Maps {
+			stage.Maps = append(stage.Maps, &optdv1.MapInput{Nodes: reps})
+		}
+		req.Stages = append(req.Stages, stage)
+	}
+	if len(job.Stages) > 0 {
+		req.Maps, req.Reduces = int32(len(job.Stages[0].Maps)), int32(job.Stages[0].Reduces)
+	}
+	x.calls++
+	_, err := x.client.SubmitJob(ctx, req)
+	return err
+}
+
+// Heartbeat implements sim.Scheduler.
+func (x *executor) Heartbeat(ctx context.Context, now float64, node string, running []ledger.Status) (sim.HeartbeatAnswer, error) {
+	req := &optdv1.HeartbeatRequest{ClusterId: x.cluster, NodeId: node, NowS: &now}
+	for _, s := range running {
+		req.Running = append(req.Running, &optdv1.AttemptStatus{AttemptId: int64(s.Attempt), Phase: s.Phase.String(), Progress: s.Progress})
+	}
+	x.calls++
+	resp, err := x.client.Heartbeat(ctx, req)
+	if err != nil {
+		return sim.HeartbeatAnswer{}, err
+	}
+	ans := sim.HeartbeatAnswer{Rejected: int(resp.GetRejected())}
+	for i, a := range resp.GetActions() {
+		act, err := x.action(node, a)
+		if err != nil {
+			return ans, fmt.Errorf("actions[%d]: %w", i, err)
+		}
+		if act.Kind == policy.ActionStart || act.Kind == policy.ActionSpeculate {
+			ans.Started = append(ans.Started, int(a.GetAttemptId()))
+		}
+		ans.Actions = append(ans.Actions, act)
+	}
+	return ans, nil
+}
+
+var actionKinds = func() map[string]policy.ActionKind {
+	m := map[string]policy.ActionKind{}
+	for k := policy.ActionStart; k <= policy.ActionSlots; k++ {
+		m[k.String()] = k
+	}
+	return m
+}()
+
+// action converts an API action into what the simulator carries out.
+func (x *executor) action(node string, a *optdv1.Action) (policy.Action, error) {
+	kind, ok := actionKinds[a.GetKind()]
+	if !ok {
+		return policy.Action{}, fmt.Errorf("unknown action kind %q", a.GetKind())
+	}
+	out := policy.Action{Kind: kind, Job: a.GetJobId(), Task: int(a.GetTask()), Attempt: int(a.GetAttemptId()), Node: node,
+		MapSlots: int(a.GetMapSlots()), ReduceSlots: int(a.GetReduceSlots()), Reason: a.GetReason()}
+	if kind == policy.ActionSpeculate {
+		out.Attempt = int(a.GetSourceAttemptId())
+	}
+	if t := a.GetTaskType(); t != "" {
+		if err := out.Type.UnmarshalText([]byte(t)); err != nil {
+			return out, err
+		}
+	}
+	if s := a.GetSlot(); s != "" {
+		if err := out.Slot.UnmarshalText([]byte(s)); err != nil {
+			return out, err
+		}
+	}
+	if len(a.GetResources()) > 0 {
+		out.Resources = make(models.Resources, len(x.resources))
+		for name, v := range a.GetResources() {
+			p := x.resources.Index(name)
+			if p < 0 || v != math.Trunc(v) {
+				return out, fmt.Errorf("resources[%q] = %v: not a whole amount of one of the cluster's resources", name, v)
+			}
+			out.Resources[p] = int64(v)
+		}
+	}
+	return out, nil
+}
+
+// AttemptFinished implements sim.Scheduler with an out-of-band heartbeat.
+func (x *executor) AttemptFinished(ctx context.Context, now float64, node string, attempt int) error {
+	x.calls++
+	_, err := x.client.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: x.cluster, NodeId: node, NowS: &now,
+		Finished: []int64{int64(attempt)}, ReportOnly: true})
+	return err
+}
+
+// JobFinished implements sim.Scheduler.
+func (x *executor) JobFinished(ctx context.Context, _ float64, job string) error {
+	x.calls++
+	_, err := x.client.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: x.cluster, JobId: job})
+	return err
+}

@@ -1,0 +1,318 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/optd/optd/ledger"
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/store"
+)
+
+// The Heartbeat RPC: the cluster's ledger (package ledger) and heartbeat
+// pipeline decide a node's actions; every change is an event appended to
+// the cluster's durable log, which rebuilds the ledger on load.
+
+// defaultSlowStart is Hadoop's mapreduce.job.reduce.slowstart.completedmaps.
+const defaultSlowStart = 0.05
+
+// heartbeatFromRequest validates RegisterCluster's heartbeat policy (nil if
+// none) against the cluster's nodes.
+func heartbeatFromRequest(req *optdv1.RegisterClusterRequest, nodes []store.Node) (*store.HeartbeatPolicy, error) {
+	hp := req.GetHeartbeat()
+	if hp == nil {
+		return nil, nil
+	}
+	h := &store.HeartbeatPolicy{Spec: hp.GetSpec(), Resources: hp.GetResources(), SlowStart: defaultSlowStart,
+		ReduceRamp: hp.GetReduceRamp(), Seed: hp.GetSeed()}
+	if hp.SlowStart != nil {
+		h.SlowStart = hp.GetSlowStart()
+	}
+	if !(h.SlowStart >= 0 && h.SlowStart <= 1) {
+		return nil, invalid("heartbeat.slow_start", h.SlowStart, "must be in [0, 1]")
+	}
+	if _, err := policy.NewPipeline(h.Spec, policy.HeartbeatConfig{Seed: h.Seed}); err != nil {
+		return nil, invalid("heartbeat.spec", h.Spec, "%v", err)
+	}
+	names := models.ResourceNames(h.Resources)
+	if err := names.Validate(); err != nil {
+		return nil, invalid("heartbeat.resources", h.Resources, "%v", err)
+	}
+	for i, n := range nodes {
+		for name := range n.Capacity {
+			if names.Index(name) < 0 {
+				return nil, invalid(fieldf("nodes[%d].capacity", i), name, "is not one of heartbeat.resources %v", h.Resources)
+			}
+		}
+		if _, err := resources(names, n.Capacity, fieldf("nodes[%d].capacity", i)); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := ledgerConfig(nodes, h)
+	if err == nil {
+		_, err = ledger.New(cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// resources converts a per-name amount map to a vector over names: every
+// amount integral, finite and ≥ 0, absent names 0.
+func resources(names models.ResourceNames, m map[string]float64, field string) (models.Resources, error) {
+	r := make(models.Resources, len(names))
+	for name, v := range m {
+		p := names.Index(name)
+		if p < 0 {
+			return nil, invalid(field, name, "is not one of the cluster's resources %v", []string(names))
+		}
+		if !finiteNonNeg(v) || v != math.Trunc(v) || v > math.MaxInt64/2 {
+			return nil, invalid(fieldf("%s[%q]", field, name), v, "must be a whole number ≥ 0")
+		}
+		r[p] = int64(v)
+	}
+	return r, nil
+}
+
+// named converts a vector over names back to a map.
+func named(names []string, r models.Resources) map[string]float64 {
+	if len(r) == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(r))
+	for p, v := range r {
+		m[names[p]] = float64(v)
+	}
+	return m
+}
+
+// ledgerConfig is the ledger's view of a stored cluster (a node without a
+// rack is a rack of its own, named after it).
+func ledgerConfig(nodes []store.Node, h *store.HeartbeatPolicy) (ledger.Config, error) {
+	names := models.ResourceNames(h.Resources)
+	cfg := ledger.Config{Cluster: models.Cluster{Resources: names}, SlowStart: h.SlowStart, ReduceRamp: h.ReduceRamp}
+	for i, n := range nodes {
+		c, err := resources(names, n.Capacity, fieldf("nodes[%d].capacity", i))
+		if err != nil {
+			return cfg, err
+		}
+		if n.MapSlots < 0 {
+			return cfg, invalid(fieldf("nodes[%d].map_slots", i), n.MapSlots, "must be ≥ 0")
+		}
+		rack := n.Rack
+		if rack == "" {
+			rack = n.ID
+		}
+		cfg.Cluster.Nodes = append(cfg.Cluster.Nodes, models.Node{ID: n.ID, Rack: rack, Capacity: c, MapSlots: n.MapSlots, ReduceSlots: n.ReduceSlots})
+	}
+	return cfg, nil
+}
+
+// newScheduler rebuilds a cluster's heartbeat scheduler from its stored
+// configuration and event log (nil if the cluster has no heartbeat policy).
+func newScheduler(st *store.State) (*ledger.Scheduler, error) {
+	h := st.Cluster.Heartbeat
+	if h == nil {
+		return nil, nil
+	}
+	cfg, err := ledgerConfig(st.Cluster.Nodes, h)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cluster %q: heartbeat configuration: %w", store.ErrCorrupt, st.Cluster.ID, err)
+	}
+	l, err := ledger.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cluster %q: heartbeat configuration: %w", store.ErrCorrupt, st.Cluster.ID, err)
+	}
+	pipe, err := policy.NewPipeline(h.Spec, policy.HeartbeatConfig{Seed: h.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("%w: cluster %q: heartbeat.spec: %w", store.ErrCorrupt, st.Cluster.ID, err)
+	}
+	for i, data := range st.Log {
+		ev, err := ledger.DecodeEvent(data)
+		if err == nil {
+			err = l.Replay(ev)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: cluster %q: event %d of its log: %w", store.ErrCorrupt, st.Cluster.ID, i, err)
+		}
+	}
+	return &ledger.Scheduler{Ledger: l, Pipe: pipe}, nil
+}
+
+// logChange turns a call's ledger events into the store change appending
+// them; when the ledger is left idle the log is replaced by its snapshot.
+func logChange(sch *ledger.Scheduler, ch *store.Change, events ...ledger.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if snap, ok := sch.Ledger.Snapshot(); ok {
+		events, ch.TruncateLog = []ledger.Event{snap}, true
+	}
+	for _, ev := range events {
+		data, err := ev.Encode()
+		if err != nil {
+			return err
+		}
+		ch.Log = append(ch.Log, data)
+	}
+	return nil
+}
+
+// nowS is an optional executor time, else the server's clock.
+func nowS(t *float64) float64 {
+	if t != nil {
+		return *t
+	}
+	return float64(time.Now().UnixNano()) / 1e9
+}
+
+// jobSpec converts SubmitJob's task description for the ledger.
+func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy) (ledger.JobSpec, error) {
+	spec := ledger.JobSpec{ID: req.GetJobId(), SubmitS: nowS(req.SubmitS), Queue: req.GetQueue(), Weight: req.GetWeight(),
+		Demand: map[models.TaskType]models.Resources{}}
+	if math.IsNaN(spec.SubmitS) || math.IsInf(spec.SubmitS, 0) {
+		return spec, invalid("submit_s", spec.SubmitS, "must be finite")
+	}
+	if !finiteNonNeg(spec.Weight) {
+		return spec, invalid("weight", spec.Weight, "must be finite and ≥ 0 (0: 1)")
+	}
+	names := models.ResourceNames(h.Resources)
+	for _, d := range []struct {
+		t     models.TaskType
+		field string
+		m     map[string]float64
+	}{{models.MapTask, "map_demand", req.GetMapDemand()}, {models.ReduceTask, "reduce_demand", req.GetReduceDemand()}} {
+		r, err := resources(names, d.m, d.field)
+		if err != nil {
+			return spec, err
+		}
+		spec.Demand[d.t] = r
+	}
+	stages := req.GetStages()
+	if len(stages) == 0 {
+		stages = []*optdv1.JobStage{{Maps: make([]*optdv1.MapInput, req.GetMaps()), Reduces: req.GetReduces()}}
+	}
+	for s, st := range stages {
+		if st.GetReduces() < 0 {
+			return spec, invalid(fieldf("stages[%d].reduces", s), st.GetReduces(), "must be ≥ 0")
+		}
+		stage := ledger.StageSpec{Maps: make([][]string, len(st.GetMaps())), Reduces: int(st.GetReduces())}
+		for m, in := range st.GetMaps() {
+			stage.Maps[m] = in.GetNodes()
+		}
+		spec.Stages = append(spec.Stages, stage)
+	}
+	return spec, nil
+}
+
+var phaseByName = func() map[string]models.Phase {
+	m := map[string]models.Phase{}
+	for _, p := range []models.Phase{models.PhaseMap, models.PhaseShuffle, models.PhaseSort, models.PhaseReduce} {
+		m[p.String()] = p
+	}
+	return m
+}()
+
+// beat converts a Heartbeat request.
+func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
+	b := ledger.Beat{Node: req.GetNodeId(), NowS: nowS(req.NowS), ReportOnly: req.GetReportOnly()}
+	if math.IsNaN(b.NowS) || math.IsInf(b.NowS, 0) {
+		return b, invalid("now_s", b.NowS, "must be finite")
+	}
+	for i, s := range req.GetRunning() {
+		ph, ok := phaseByName[s.GetPhase()]
+		if !ok {
+			return b, invalid(fieldf("running[%d].phase", i), s.GetPhase(), `must be "map", "shuffle", "sort" or "reduce"`)
+		}
+		b.Running = append(b.Running, ledger.Status{Attempt: attemptID(s.GetAttemptId()), Phase: ph, Progress: s.GetProgress()})
+	}
+	for _, id := range req.GetFinished() {
+		b.Finished = append(b.Finished, attemptID(id))
+	}
+	for _, id := range req.GetFailed() {
+		b.Failed = append(b.Failed, attemptID(id))
+	}
+	return b, nil
+}
+
+// attemptID maps an API attempt id to the ledger's (a non-positive id maps
+// to 0, which is never an attempt).
+func attemptID(id int64) int {
+	if id <= 0 {
+		return 0
+	}
+	return int(id)
+}
+
+// actionProto converts an applied action.
+func actionProto(a ledger.Applied, names []string) *optdv1.Action {
+	out := &optdv1.Action{Kind: a.Kind.String(), JobId: a.Job, Task: int32(a.Task), AttemptId: int64(a.Attempt),
+		SourceAttemptId: int64(a.Source), Reason: a.Reason, Resources: named(names, a.Resources)}
+	if a.Type.Valid() {
+		out.TaskType = a.Type.String()
+	}
+	if a.Slot.Valid() {
+		out.Slot = a.Slot.String()
+	}
+	if a.Kind == policy.ActionSlots {
+		out.MapSlots, out.ReduceSlots = int32(a.MapSlots), int32(a.ReduceSlots)
+	}
+	if a.Locality != policy.LocalityNone {
+		out.Locality = a.Locality.String()
+	}
+	return out
+}
+
+// Heartbeat implements optd.v1.ClusterService: the node's completions,
+// failures and progress are recorded, then (unless report_only) the
+// cluster's heartbeat policy decides the node's actions. Everything the call
+// changed is durable before it returns.
+func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatRequest) (*optdv1.HeartbeatResponse, error) {
+	if err := checkID("cluster_id", req.GetClusterId()); err != nil {
+		return nil, err
+	}
+	if err := checkID("node_id", req.GetNodeId()); err != nil {
+		return nil, err
+	}
+	if n := len(req.GetRunning()) + len(req.GetFinished()) + len(req.GetFailed()); n > s.limits.MaxSlots {
+		return nil, overLimit("len(running)+len(finished)+len(failed)", n, "limits.max_slots", s.limits.MaxSlots)
+	}
+	b, err := beat(req)
+	if err != nil {
+		return nil, err
+	}
+	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.HeartbeatResponse, *store.Change, error) {
+		sch := e.c.sched
+		if sch == nil {
+			return nil, nil, fmt.Errorf("%w: cluster %q was registered without a heartbeat policy (RegisterCluster.heartbeat)", ErrPrecondition, req.GetClusterId())
+		}
+		start := time.Now()
+		d, err := sch.Heartbeat(ctx, b)
+		s.metrics.solverTime("heartbeat", start)
+		if err != nil {
+			if d != nil {
+				e.c = nil // partly applied: reload from the store
+			}
+			return nil, nil, err
+		}
+		ch := &store.Change{}
+		if err := logChange(sch, ch, d.Events...); err != nil {
+			e.c = nil
+			return nil, nil, err
+		}
+		resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
+		names := e.c.st.Cluster.Heartbeat.Resources
+		for _, a := range d.Applied {
+			resp.Actions = append(resp.Actions, actionProto(a, names))
+		}
+		if len(d.Applied) > 0 {
+			s.metrics.decision(sch.Pipe.Spec())
+		}
+		return resp, ch, nil
+	})
+}

@@ -1,0 +1,328 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/optd/optd/ledger"
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/store"
+)
+
+// hbCluster is a two-rack cluster of three nodes with memory and vcores
+// under the heartbeat policy spec, and no reduce slots for PlaceReduces.
+func hbCluster(id, spec string) *optdv1.RegisterClusterRequest {
+	capacity := map[string]float64{"memory_mb": 8192, "vcores": 4}
+	zero := 0.0
+	return &optdv1.RegisterClusterRequest{ClusterId: id,
+		Nodes: []*optdv1.Node{{Id: "a", Rack: "r1", Capacity: capacity}, {Id: "b", Rack: "r1", Capacity: capacity}, {Id: "c", Rack: "r2", Capacity: capacity}},
+		Heartbeat: &optdv1.HeartbeatPolicy{Spec: spec, Resources: []string{"memory_mb", "vcores"}, SlowStart: &zero}}
+}
+
+// hbJob is a job of two maps (inputs on a and c) and one reduce, 2 GB and
+// one vcore a task.
+func hbJob(cluster, id string) *optdv1.SubmitJobRequest {
+	d := map[string]float64{"memory_mb": 2048, "vcores": 1}
+	now := 0.0
+	return &optdv1.SubmitJobRequest{ClusterId: cluster, JobId: id, SubmitS: &now, Maps: 2, Reduces: 1, MapDemand: d, ReduceDemand: d,
+		Stages: []*optdv1.JobStage{{Maps: []*optdv1.MapInput{{Nodes: []string{"a"}}, {Nodes: []string{"c"}}}, Reduces: 1}}}
+}
+
+func at(s float64) *float64 { return &s }
+
+// TestHeartbeatFlow runs one job through heartbeats: FIFO starts both maps
+// node-local and the reduce, completions finish the job, and the state
+// survives a restart of the server at every step.
+func TestHeartbeatFlow(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, Options{}, nil)
+	ctx := ctxT(t)
+	if _, err := ts.cluster.RegisterCluster(ctx, hbCluster("h", "fifo")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cluster.SubmitJob(ctx, hbJob("h", "j1")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Slow start 0: the reduce may start with the maps; node a's map
+	// starts node-local.
+	var kinds []string
+	for _, a := range r.GetActions() {
+		kinds = append(kinds, a.GetKind()+"/"+a.GetTaskType()+"/"+a.GetLocality())
+		if a.GetAttemptId() <= 0 || a.GetResources()["memory_mb"] != 2048 || a.GetReason() == "" {
+			t.Errorf("action %v: want an attempt id, the demand and a reason", a)
+		}
+	}
+	if got := strings.Join(kinds, " "); !strings.Contains(got, "start/map/node_local") {
+		t.Fatalf("node a's actions = %s, want the node-local map among them", got)
+	}
+	state := func() *optdv1.ClusterState {
+		s, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.GetState()
+	}
+	restart := func() {
+		before := state()
+		ts.stop()
+		ts = startServer(t, dir, Options{}, nil)
+		if after := state(); !proto.Equal(before, after) {
+			t.Fatalf("after a restart:\n%v\nbefore:\n%v", after, before)
+		}
+	}
+	if s := state(); s.GetRunningAttempts() != int32(len(r.GetActions())) || s.GetActiveJobs() != 1 {
+		t.Fatalf("state = %v", s)
+	}
+	restart()
+	var attempts []int64
+	for _, a := range r.GetActions() {
+		attempts = append(attempts, a.GetAttemptId())
+	}
+	// Node c takes what a left, if anything.
+	r2, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "c", NowS: at(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(attempts)+len(r2.GetActions()) != 3 {
+		t.Fatalf("a started %d and c %d attempts, want the job's 3 tasks", len(attempts), len(r2.GetActions()))
+	}
+	onC := len(r2.GetActions())
+	for _, a := range r2.GetActions() {
+		attempts = append(attempts, a.GetAttemptId())
+	}
+	restart()
+	// Finish everything: c's attempts out of band, a's in its heartbeat.
+	split := len(attempts) - onC
+	if _, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "c", NowS: at(5), Finished: attempts[split:], ReportOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	r3, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(9), Finished: attempts[:split]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r3.GetActions()) != 0 || len(r3.GetFinishedJobs()) != 1 || r3.GetFinishedJobs()[0] != "j1" {
+		t.Fatalf("last heartbeat = %v, want j1 finished and nothing to do", r3)
+	}
+	if s := state(); s.GetRunningAttempts() != 0 || s.GetActiveJobs() != 0 {
+		t.Fatalf("state = %v", s)
+	}
+	restart()
+	if _, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "h", JobId: "j1"}); err != nil {
+		t.Fatal(err)
+	}
+	// The idle cluster's log was compacted to one snapshot; attempt ids
+	// keep counting.
+	st, err := ts.store.Load(ctx, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Log) != 1 {
+		t.Fatalf("idle cluster's log has %d events, want its snapshot only", len(st.Log))
+	}
+	if _, err := ts.cluster.SubmitJob(ctx, hbJob("h", "j2")); err != nil {
+		t.Fatal(err)
+	}
+	r4, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(10)})
+	if err != nil || len(r4.GetActions()) == 0 || r4.GetActions()[0].GetAttemptId() != slices.Max(attempts)+1 {
+		t.Fatalf("after compaction: %v, %v; want attempt ids from %d on", r4, err, slices.Max(attempts)+1)
+	}
+}
+
+// TestHeartbeatBadInputs: each bad call gets its code and a message naming
+// what is wrong, and changes nothing.
+func TestHeartbeatBadInputs(t *testing.T) {
+	ts := startServer(t, "", Options{}, nil)
+	ctx := ctxT(t)
+	if _, err := ts.cluster.RegisterCluster(ctx, hbCluster("h", "fifo+late")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cluster.SubmitJob(ctx, hbJob("h", "j1")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(1)})
+	if err != nil || len(r.GetActions()) == 0 {
+		t.Fatalf("%v %v", r, err)
+	}
+	var id int64
+	for _, a := range r.GetActions() {
+		if a.GetTaskType() == "map" {
+			id = a.GetAttemptId()
+		}
+	}
+	if id == 0 {
+		t.Fatalf("no map started on a: %v", r)
+	}
+	before, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beat := func(mod func(*optdv1.HeartbeatRequest)) func() error {
+		return func() error {
+			req := &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(2)}
+			mod(req)
+			_, err := ts.cluster.Heartbeat(ctx, req)
+			return err
+		}
+	}
+	register := func(mod func(*optdv1.RegisterClusterRequest)) func() error {
+		return func() error {
+			req := hbCluster("h2", "fifo")
+			mod(req)
+			_, err := ts.cluster.RegisterCluster(ctx, req)
+			return err
+		}
+	}
+	submit := func(mod func(*optdv1.SubmitJobRequest)) func() error {
+		return func() error {
+			req := hbJob("h", "j9")
+			mod(req)
+			_, err := ts.cluster.SubmitJob(ctx, req)
+			return err
+		}
+	}
+	cases := []struct {
+		name string
+		call func() error
+		code codes.Code
+		msg  string
+	}{
+		{"unknown node", beat(func(r *optdv1.HeartbeatRequest) { r.NodeId = "z" }), codes.NotFound, `node "z"`},
+		{"unknown attempt", beat(func(r *optdv1.HeartbeatRequest) { r.Finished = []int64{id, 99} }), codes.NotFound, "finished[1]: attempt 99"},
+		{"attempt of another node", beat(func(r *optdv1.HeartbeatRequest) { r.NodeId = "b"; r.Failed = []int64{id} }), codes.NotFound, `not running on node "b"`},
+		{"finished and failed", beat(func(r *optdv1.HeartbeatRequest) { r.Finished, r.Failed = []int64{id}, []int64{id} }), codes.InvalidArgument, "also in finished"},
+		{"bad phase", beat(func(r *optdv1.HeartbeatRequest) {
+			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "copy", Progress: 0.5}}
+		}), codes.InvalidArgument, `running[0].phase = copy`},
+		{"phase of the other type", beat(func(r *optdv1.HeartbeatRequest) {
+			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "sort", Progress: 0.5}}
+		}), codes.InvalidArgument, "not a phase"},
+		{"progress > 1", beat(func(r *optdv1.HeartbeatRequest) {
+			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "map", Progress: 1.5}}
+		}), codes.InvalidArgument, "progress = 1.5"},
+		{"finished before started", beat(func(r *optdv1.HeartbeatRequest) { r.NowS = at(0.5); r.Finished = []int64{id} }), codes.InvalidArgument, "before it started"},
+		{"unknown cluster", beat(func(r *optdv1.HeartbeatRequest) { r.ClusterId = "nope" }), codes.NotFound, `cluster "nope"`},
+		{"unknown heartbeat policy", register(func(r *optdv1.RegisterClusterRequest) { r.Heartbeat.Spec = "fifo+magic" }), codes.InvalidArgument, "heartbeat.spec"},
+		{"capacity outside resources", register(func(r *optdv1.RegisterClusterRequest) { r.Nodes[1].Capacity = map[string]float64{"gpus": 1} }), codes.InvalidArgument, "nodes[1].capacity = gpus"},
+		{"fractional capacity", register(func(r *optdv1.RegisterClusterRequest) { r.Nodes[0].Capacity = map[string]float64{"vcores": 1.5} }), codes.InvalidArgument, `nodes[0].capacity["vcores"] = 1.5`},
+		{"slow start > 1", register(func(r *optdv1.RegisterClusterRequest) { r.Heartbeat.SlowStart = at(2) }), codes.InvalidArgument, "heartbeat.slow_start = 2"},
+		{"negative map slots", register(func(r *optdv1.RegisterClusterRequest) { r.Nodes[2].MapSlots = -1 }), codes.InvalidArgument, "nodes[2].map_slots = -1"},
+		{"duplicate job", submit(func(r *optdv1.SubmitJobRequest) { r.JobId = "j1" }), codes.AlreadyExists, `job "j1"`},
+		{"unknown demand resource", submit(func(r *optdv1.SubmitJobRequest) { r.MapDemand = map[string]float64{"gpus": 1} }), codes.InvalidArgument, "map_demand = gpus"},
+		{"replica on unknown node", submit(func(r *optdv1.SubmitJobRequest) { r.Stages[0].Maps[1].Nodes = []string{"zz"} }), codes.InvalidArgument, `unknown node "zz"`},
+		{"negative stage reduces", submit(func(r *optdv1.SubmitJobRequest) { r.Stages[0].Reduces = -2 }), codes.InvalidArgument, "stages[0].reduces = -2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, tc.call(), tc.code, tc.msg)
+			after, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "h"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(before, after) {
+				t.Errorf("state changed:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+	if ids, _ := ts.store.List(); len(ids) != 1 {
+		t.Errorf("stored clusters = %v, want [h]", ids)
+	}
+	// The refused heartbeats left the attempt running: it still finishes.
+	if _, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(3), Finished: []int64{id}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzHeartbeat feeds arbitrary heartbeats to a cluster with running
+// attempts: a refused one is a validation or not-found error and changes
+// nothing (the ledger's view is the same), an accepted one keeps every
+// running attempt within its node's capacity.
+func FuzzHeartbeat(f *testing.F) {
+	for _, r := range []*optdv1.HeartbeatRequest{
+		{NodeId: "a", NowS: at(2), Running: []*optdv1.AttemptStatus{{AttemptId: 1, Phase: "map", Progress: 0.3}}},
+		{NodeId: "a", NowS: at(2), Finished: []int64{1}, Failed: []int64{2}},
+		{NodeId: "b", Running: []*optdv1.AttemptStatus{{AttemptId: 2, Phase: "shuffle", Progress: 2}}},
+		{NodeId: "a", ReportOnly: true, Finished: []int64{2, 2}},
+	} {
+		data, _ := proto.Marshal(r)
+		f.Add(data)
+	}
+	setup := func(t *testing.T) *cluster {
+		c, err := clusterFromRequest(hbCluster("f", "fair+late"), DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := loadCluster(&store.State{Cluster: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := jobSpec(hbJob("f", "j"), c.Heartbeat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.sched.Ledger.Submit(spec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.sched.Heartbeat(context.Background(), ledger.Beat{Node: "a", NowS: 1}); err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req optdv1.HeartbeatRequest
+		if proto.Unmarshal(data, &req) != nil {
+			return
+		}
+		cl := setup(t)
+		before, _ := stateJSON(cl)
+		b, err := beat(&req)
+		if err == nil {
+			_, err = cl.sched.Heartbeat(context.Background(), b)
+		}
+		if err != nil {
+			if c := codeOf(context.Background(), err); c != codes.InvalidArgument && c != codes.NotFound {
+				t.Fatalf("error %v has code %v", err, c)
+			}
+			if after, _ := stateJSON(cl); after != before {
+				t.Fatalf("refused heartbeat %v changed the ledger", &req)
+			}
+			return
+		}
+		for _, n := range cl.sched.Ledger.View(0).Nodes {
+			for _, v := range n.Free {
+				if v < 0 {
+					t.Fatalf("node %s over capacity after %v", n.ID, &req)
+				}
+			}
+		}
+	})
+}
+
+// stateJSON is the ledger's view, for comparisons.
+func stateJSON(c *cluster) (string, error) {
+	v := c.sched.Ledger.View(0)
+	var b strings.Builder
+	for _, n := range v.Nodes {
+		b.WriteString(n.ID)
+		for _, a := range n.Running {
+			b.WriteString(" " + a.Phase.String())
+			_ = a
+		}
+	}
+	for _, j := range v.Jobs {
+		b.WriteString(j.ID)
+	}
+	if b.Len() == 0 {
+		return "", errors.New("empty")
+	}
+	return b.String(), nil
+}

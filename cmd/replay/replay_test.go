@@ -92,8 +92,8 @@ func TestReplayEqualsSimulate(t *testing.T) {
 	}
 }
 
-// restarting wraps the executor and restarts the server after every
-// `every` calls: the cluster's ledger is rebuilt from its durable event log
+// restarting wraps the executor and restarts the server before every
+// `every`-th heartbeat: the cluster's ledger is rebuilt from its durable event log
 // each time.
 type restarting struct {
 	*executor
@@ -103,10 +103,12 @@ type restarting struct {
 	stop     func()
 	conn     *grpc.ClientConn
 	restarts int
+	beats    int
 }
 
 func (r *restarting) maybeRestart() {
-	if r.calls%r.every != 0 {
+	r.beats++
+	if r.beats%r.every != 0 {
 		return
 	}
 	r.conn.Close()
@@ -127,7 +129,7 @@ func (r *restarting) Heartbeat(ctx context.Context, now float64, node string, ru
 
 // TestReplaySurvivesRestarts: with a policy that keeps no state of its own
 // (FIFO, Fair, DRF decide from the ledger alone), restarting the server
-// every few hundred calls changes nothing in the replay's outcome.
+// every 500 heartbeats changes nothing in the replay's outcome.
 func TestReplaySurvivesRestarts(t *testing.T) {
 	for _, tc := range []struct{ scenario, spec string }{
 		{"haste-table3", "drf"},
@@ -157,7 +159,7 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 			if _, err := x.client.RegisterCluster(t.Context(), registerRequest("r", cfg, tc.spec, 1)); err != nil {
 				t.Fatal(err)
 			}
-			r := &restarting{executor: x, t: t, dir: dir, every: 1001, stop: stop, conn: conn}
+			r := &restarting{executor: x, t: t, dir: dir, every: 500, stop: stop, conn: conn}
 			defer func() { r.conn.Close() }()
 			got, err := sim.RunCluster(t.Context(), sc, nil, sim.ClusterOptions{Seed: 1, Scheduler: r})
 			if err != nil {

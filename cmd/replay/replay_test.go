@@ -129,7 +129,7 @@ func (r *restarting) Heartbeat(ctx context.Context, now float64, node string, ru
 
 // TestReplaySurvivesRestarts: with a policy that keeps no state of its own
 // (FIFO, Fair, DRF decide from the ledger alone), restarting the server
-// every 500 heartbeats changes nothing in the replay's outcome.
+// every 300 heartbeats changes nothing in the replay's outcome.
 func TestReplaySurvivesRestarts(t *testing.T) {
 	for _, tc := range []struct{ scenario, spec string }{
 		{"haste-table3", "drf"},
@@ -159,7 +159,7 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 			if _, err := x.client.RegisterCluster(t.Context(), registerRequest("r", cfg, tc.spec, 1)); err != nil {
 				t.Fatal(err)
 			}
-			r := &restarting{executor: x, t: t, dir: dir, every: 500, stop: stop, conn: conn}
+			r := &restarting{executor: x, t: t, dir: dir, every: 300, stop: stop, conn: conn}
 			defer func() { r.conn.Close() }()
 			got, err := sim.RunCluster(t.Context(), sc, nil, sim.ClusterOptions{Seed: 1, Scheduler: r})
 			if err != nil {

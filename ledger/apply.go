@@ -69,6 +69,7 @@ func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied
 	for _, at := range n.running {
 		if !at.granted.Equal(at.requested) {
 			at.granted = at.requested.Clone()
+			at.changed()
 		}
 	}
 	for _, a := range adjusts {
@@ -83,6 +84,7 @@ func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied
 			continue
 		}
 		at.granted = a.Resources.Clone()
+		at.changed()
 		applied = append(applied, Applied{Action: a})
 	}
 	return applied, rejected, nil
@@ -103,6 +105,7 @@ func (l *Ledger) setSlots(n *node, m, r int) (int, int, bool) {
 	_, _, um, ur := n.used(0)
 	ok := m >= um && r >= ur
 	n.mapSlots, n.reduceSlots = max(m, um), max(r, ur)
+	n.view = nil
 	return n.mapSlots, n.reduceSlots, ok
 }
 
@@ -155,6 +158,7 @@ func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
 	t.attempts = append(t.attempts, at)
 	n.running = append(n.running, at)
 	l.attempt[at.id] = at
+	n.view, t.job.view = nil, nil
 	return at, true
 }
 
@@ -196,6 +200,7 @@ func (l *Ledger) kill(id int) bool {
 // remove takes an attempt off its node and out of the running set.
 func (l *Ledger) remove(at *attempt) {
 	delete(l.attempt, at.id)
+	at.node.view, at.task.job.view = nil, nil
 	n := at.node
 	for i, o := range n.running {
 		if o == at {
@@ -265,7 +270,10 @@ func (l *Ledger) Report(id string, statuses []Status) error {
 	}
 	for _, s := range statuses {
 		at := l.attempt[s.Attempt]
-		at.phase, at.progress = s.Phase, s.Progress
+		if at.phase != s.Phase || at.progress != s.Progress {
+			at.phase, at.progress = s.Phase, s.Progress
+			at.changed()
+		}
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ func (l *Ledger) restore(s *SnapshotEvent) error {
 			return fmt.Errorf("%w: snapshot: slots %v of node %q", ErrInvalid, sl, id)
 		}
 		n.mapSlots, n.reduceSlots = sl[0], sl[1]
+		n.view = nil
 	}
 	l.nextID = s.NextAttempt
 	return nil

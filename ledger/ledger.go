@@ -84,6 +84,8 @@ type node struct {
 	capacity              models.Resources
 	mapSlots, reduceSlots int
 	running               []*attempt
+	// view is the node's view while it is current (nil: rebuild).
+	view *policy.NodeView
 }
 
 type job struct {
@@ -94,6 +96,10 @@ type job struct {
 	done     [2]int
 	assigned [2]int
 	durSum   [2]float64
+	// view is the job's view while it is current (nil: rebuild);
+	// runningStale: only its Running attempts' views changed.
+	view         *policy.JobView
+	runningStale bool
 }
 
 type task struct {
@@ -116,6 +122,15 @@ type attempt struct {
 	speculative        bool
 	phase              models.Phase
 	progress           float64
+	// view is the attempt's view while it is current (nil: rebuild).
+	view *policy.AttemptView
+}
+
+// changed drops the attempt's view and marks the views that hold it.
+func (a *attempt) changed() {
+	a.view = nil
+	a.node.view = nil
+	a.task.job.runningStale = true
 }
 
 // New returns an empty ledger of the cluster.
@@ -224,6 +239,7 @@ func (l *Ledger) startStage(j *job) {
 	st := j.spec.Stages[j.stage]
 	j.tasks = [2][]*task{make([]*task, len(st.Maps)), make([]*task, st.Reduces)}
 	j.done, j.assigned, j.durSum = [2]int{}, [2]int{}, [2]float64{}
+	j.view = nil
 	for i, reps := range st.Maps {
 		t := &task{job: j, typ: models.MapTask, index: i, pending: policy.PendingTask{Index: i}}
 		for _, id := range reps {

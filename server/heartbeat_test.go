@@ -21,7 +21,7 @@ func hbCluster(id, spec string) *optdv1.RegisterClusterRequest {
 	capacity := map[string]float64{"memory_mb": 8192, "vcores": 4}
 	zero := 0.0
 	return &optdv1.RegisterClusterRequest{ClusterId: id,
-		Nodes: []*optdv1.Node{{Id: "a", Rack: "r1", Capacity: capacity}, {Id: "b", Rack: "r1", Capacity: capacity}, {Id: "c", Rack: "r2", Capacity: capacity}},
+		Nodes:     []*optdv1.Node{{Id: "a", Rack: "r1", Capacity: capacity}, {Id: "b", Rack: "r1", Capacity: capacity}, {Id: "c", Rack: "r2", Capacity: capacity}},
 		Heartbeat: &optdv1.HeartbeatPolicy{Spec: spec, Resources: []string{"memory_mb", "vcores"}, SlowStart: &zero}}
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // perfGRPC runs scripts/loadtest.sh: ghz against `optd serve`'s
-// PlaceReduces on a 1000-slot cluster and against a bare grpc-go server in
-// the same run, at the same concurrency. Quick mode runs a short load and
+// PlaceReduces on a 1000-slot cluster and Heartbeat on a 100-node cluster,
+// and against a bare grpc-go server in the same run, at the same
+// concurrency. Quick mode runs a short load and
 // only if ghz is already installed (CI does not download it).
 func perfGRPC(ctx context.Context, env *Env) (*Output, error) {
 	script := filepath.Join("scripts", "loadtest.sh")
@@ -37,8 +38,10 @@ func perfGRPC(ctx context.Context, env *Env) (*Output, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "`%s %s`: ghz drives `optd serve` (durable state, group commit) over loopback; PlaceReduces is measured "+
 		"in cycles of submit → place → finish on a cluster of 10-slot nodes, every call acknowledged only after its fsync. "+
-		"The bare server answers grpc.health.v1.Health/Check with grpc-go defaults: the ceiling of any RPC on this machine. "+
-		"The Heartbeat RPC is not measured: it is not served yet.\n\n", script, strings.Join(args, " "))
+		"Heartbeat is measured on a 100-node cluster under `fair` with 10 jobs of 440 tasks, ghz sending the nodes' heartbeats "+
+		"round-robin (the fill, then a busy cluster's steady state). "+
+		"The bare server answers grpc.health.v1.Health/Check with grpc-go defaults: the ceiling of any RPC on this machine.\n\n",
+		script, strings.Join(args, " "))
 	b.Write(out)
 	return &Output{Markdown: b.String()}, nil
 }

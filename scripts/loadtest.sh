@@ -4,6 +4,7 @@
 # at the same concurrency.
 #
 #   scripts/loadtest.sh [--slots 1000] [--concurrency 16] [--cycles 5] [--out DIR] [--no-install]
+#                       [--heartbeat-nodes 100] [--heartbeat-policy fair]
 #
 # ghz and grpcurl are installed with `go install` unless --no-install, which
 # exits with status 3 when they are missing.
@@ -19,12 +20,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-slots=1000 conc=16 cycles=5 out="" install=1
+slots=1000 conc=16 cycles=5 out="" install=1 hb_nodes=100 hb_policy=fair
 while [ $# -gt 0 ]; do
   case "$1" in
     --slots) slots=$2; shift 2 ;;
     --concurrency) conc=$2; shift 2 ;;
     --cycles) cycles=$2; shift 2 ;;
+    --heartbeat-nodes) hb_nodes=$2; shift 2 ;;
+    --heartbeat-policy) hb_policy=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-install) install=0; shift ;;
     *) echo "loadtest: unknown argument $1" >&2; exit 2 ;;
@@ -98,9 +101,36 @@ half=$(jq -n "$place_rps / 2 | floor")
 for k in $(seq "$cycles"); do cycle "half$k" --rps "$half"; done
 read -r half_rps half_p50 half_p99 half_err < <(stats "$out"/place-half*.json)
 
+# Heartbeat: a cluster of $hb_nodes nodes (8 GB and 4 vcores each, 10 racks)
+# under the heartbeat policy $hb_policy, with 10 jobs of 400 maps (input
+# replicas on 3 nodes) and 40 reduces of 2 GB and 1 vcore. ghz sends the
+# nodes' heartbeats round-robin without task reports (ghz cannot know the
+# attempt ids the server hands out): the first round fills the nodes (durable
+# starts), the rest is a busy cluster's steady state, where the policy looks
+# at every pending task and finds the node full.
+hb_nodes_json=$(jq -nc --argjson n "$hb_nodes" '[range($n) | {id: "h\(.)", rack: "r\(. % 10)", capacity: {memory_mb: 8192, vcores: 4}}]')
+jq -nc --argjson nodes "$hb_nodes_json" --arg spec "$hb_policy" \
+  '{cluster_id: "hb", nodes: $nodes, heartbeat: {spec: $spec, resources: ["memory_mb", "vcores"]}}' |
+  "$grpcurl" -plaintext -d @ "$optd_addr" optd.v1.ClusterService/RegisterCluster >/dev/null
+for j in $(seq 0 9); do
+  jq -nc --argjson j "$j" --argjson n "$hb_nodes" '{cluster_id: "hb", job_id: "hj\($j)", maps: 400, reduces: 40,
+      map_demand: {memory_mb: 2048, vcores: 1}, reduce_demand: {memory_mb: 2048, vcores: 1},
+      stages: [{reduces: 40, maps: [range(400) as $m | {nodes: ["h\(($m * 7 + $j) % $n)", "h\(($m * 13 + $j + 1) % $n)", "h\(($m * 29 + $j + 2) % $n)"]}]}]}' |
+    "$grpcurl" -plaintext -d @ "$optd_addr" optd.v1.ClusterService/SubmitJob >/dev/null
+done
+beats=$(jq -nc --argjson n "$hb_nodes" '[range($n) | {cluster_id: "hb", node_id: "h\(.)"}]')
+run heartbeat-max "$optd_addr" optd.v1.ClusterService/Heartbeat "$beats" -n $((slots * cycles))
+read -r hb_rps hb_p50 hb_p99 hb_err < <(stats "$out/heartbeat-max.json")
+hb_half=$(jq -n "$hb_rps / 2 | floor")
+run heartbeat-half "$optd_addr" optd.v1.ClusterService/Heartbeat "$beats" -n $((slots * cycles)) --rps "$hb_half"
+read -r hbh_rps hbh_p50 hbh_p99 hbh_err < <(stats "$out/heartbeat-half.json")
+
 printf '| run (concurrency %s, %s slots) | calls/s | p50 ms | p99 ms | errors |\n|---|---|---|---|---|\n' "$conc" "$slots"
 printf '| echo server Health/Check | %.0f | %.3f | %.3f | %s |\n' "$echo_rps" "$echo_p50" "$echo_p99" "$echo_err"
 printf '| optd Health/Check | %.0f | %.3f | %.3f | %s |\n' "$health_rps" "$health_p50" "$health_p99" "$health_err"
 printf '| optd PlaceReduces, max rate | %.0f | %.3f | %.3f | %s |\n' "$place_rps" "$place_p50" "$place_p99" "$place_err"
 printf '| optd PlaceReduces at %s/s (half the max) | %.0f | %.3f | %.3f | %s |\n' "$half" "$half_rps" "$half_p50" "$half_p99" "$half_err"
-printf '\nPlaceReduces throughput / echo throughput: %.2f. ghz reports: %s\n' "$(jq -n "$place_rps / $echo_rps")" "$out"
+printf '| optd Heartbeat (%s nodes, %s), max rate | %.0f | %.3f | %.3f | %s |\n' "$hb_nodes" "$hb_policy" "$hb_rps" "$hb_p50" "$hb_p99" "$hb_err"
+printf '| optd Heartbeat at %s/s (half the max) | %.0f | %.3f | %.3f | %s |\n' "$hb_half" "$hbh_rps" "$hbh_p50" "$hbh_p99" "$hbh_err"
+printf '\nThroughput / echo throughput: PlaceReduces %.2f, Heartbeat %.2f. ghz reports: %s\n' \
+  "$(jq -n "$place_rps / $echo_rps")" "$(jq -n "$hb_rps / $echo_rps")" "$out"

@@ -84,13 +84,7 @@ func TestCrashKeepsAcknowledgedChanges(t *testing.T) {
 
 func crashRound(t *testing.T, seed uint64) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envCrashServer+"="+dir)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, addr := spawnCrashServer(t, dir)
 	killed := false
 	t.Cleanup(func() {
 		if !killed {
@@ -98,17 +92,7 @@ func crashRound(t *testing.T, seed uint64) {
 			cmd.Wait()
 		}
 	})
-	var addr []byte
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var err error
-		if addr, err = os.ReadFile(filepath.Join(dir, "addr")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("subprocess server did not start: %s", stderr.String())
-		}
-	}
-	conn, err := grpc.NewClient(string(addr), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +208,30 @@ func crashRound(t *testing.T, seed uint64) {
 	}
 	if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "crash", JobId: "after", Reduces: 1}); err != nil {
 		t.Errorf("submit after restart: %v", err)
+	}
+}
+
+// spawnCrashServer starts the test binary as a server on dir (see
+// TestMain) and returns it with its address once it listens.
+func spawnCrashServer(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCrashServer+"="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		addr, err := os.ReadFile(filepath.Join(dir, "addr"))
+		if err == nil {
+			return cmd, string(addr)
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("subprocess server did not start: %s", stderr.String())
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -58,6 +59,10 @@ type committer struct {
 	wake   chan struct{} // 1-buffered: the queue is not empty
 	closed bool
 	exited chan struct{}
+
+	// transactions and changes count the committed groups and the changes
+	// they wrote (see Store.Stats).
+	transactions, changes atomic.Int64
 
 	// failed holds the cluster generations whose changes are aborted (only
 	// the committer goroutine touches it; one entry per failure).
@@ -174,6 +179,10 @@ func (c *committer) write(group []*pending) {
 		}
 		return nil
 	})
+	if err == nil {
+		c.transactions.Add(1)
+		c.changes.Add(int64(countTrue(written)))
+	}
 	if err != nil && !errors.Is(err, errNothingToWrite) {
 		err = fmt.Errorf("store: commit: %w", err)
 		for i, p := range group {
@@ -186,6 +195,30 @@ func (c *committer) write(group []*pending) {
 	for i, p := range group {
 		p.done <- results[i]
 	}
+}
+
+// Stats counts what the group commit wrote since Open.
+type Stats struct {
+	// Transactions is the number of committed (fsynced) transactions.
+	Transactions int64
+	// Changes is the number of changes they held (barriers excluded), so
+	// Changes/Transactions is the mean group size.
+	Changes int64
+}
+
+// Stats returns the group commit's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Transactions: s.group.transactions.Load(), Changes: s.group.changes.Load()}
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // Commit applies ch to cluster id atomically and durably (waiting for its

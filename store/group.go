@@ -47,7 +47,7 @@ type pending struct {
 }
 
 func (c *Change) empty() bool {
-	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && c.Estimator == nil && !c.TruncateLog && len(c.Log) == 0
+	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 && !c.TruncateLog && len(c.Log) == 0
 }
 
 // committer writes the queued changes, in order, a group per transaction.
@@ -222,7 +222,7 @@ func countTrue(bs []bool) int {
 }
 
 // Commit applies ch to cluster id atomically and durably (waiting for its
-// group's fsync): deletes, then puts, then meta and estimator. ErrNotFound
+// group's fsync): deletes, then puts, then meta and observations. ErrNotFound
 // if the cluster or a deleted job does not exist; nothing is written then.
 // Each Commit is a generation of its own, so a failed Commit aborts no
 // other change.
@@ -245,11 +245,14 @@ func checkChange(tx *bolt.Tx, id string, ch Change) error {
 			return fmt.Errorf("%w: job %q in cluster %q", ErrNotFound, jid, id)
 		}
 	}
+	if len(ch.Observed) > 0 && b.Bucket(keyEstimator) == nil {
+		return fmt.Errorf("%w: estimator of cluster %q (created without one)", ErrNotFound, id)
+	}
 	return nil
 }
 
 // writeChange writes a checked change: deletes, then puts, then meta and
-// estimator.
+// observations.
 func writeChange(tx *bolt.Tx, id string, ch Change) error {
 	b := tx.Bucket(bucketClusters).Bucket([]byte(id))
 	jobs := b.Bucket(bucketJobs)
@@ -268,8 +271,8 @@ func writeChange(tx *bolt.Tx, id string, ch Change) error {
 			return err
 		}
 	}
-	if ch.Estimator != nil {
-		if err := putJSON(b, keyEstimator, ch.Estimator); err != nil {
+	if len(ch.Observed) > 0 {
+		if err := appendObservations(b.Bucket(keyEstimator), ch.Observed); err != nil {
 			return err
 		}
 	}

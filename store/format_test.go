@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -16,7 +17,7 @@ import (
 
 // writeFormat1 writes st as optd's format-1 store did (before the "optd"
 // bucket): description and whole estimator window as JSON values of the
-// cluster bucket.
+// cluster bucket, event log in bucket "log".
 func writeFormat1(t *testing.T, path string, st *State) {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
@@ -54,6 +55,17 @@ func writeFormat1(t *testing.T, path string, st *State) {
 		for _, j := range st.Jobs {
 			put(jobs, j.ID, j)
 		}
+		if len(st.Log) > 0 {
+			lb, err := b.CreateBucket([]byte("log"))
+			if err != nil {
+				return err
+			}
+			for i, e := range st.Log {
+				if err := lb.Put(binary.BigEndian.AppendUint64(nil, uint64(i+1)), e); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -73,6 +85,7 @@ func TestOpenMigratesFormat1(t *testing.T) {
 		Jobs: []Job{{ID: "a", Reduces: 1, Seq: 4, Placed: true, Slots: []int{1}, DataMB: 2}, {ID: "b", Reduces: 1, Seq: 5}},
 		Estimator: &thresholds.EstimatorState{Window: 2, Seen: 4,
 			Observations: []thresholds.Observation{{JobsInSystem: 1, Data: 7, Reduces: 1}, {JobsInSystem: 0, Data: 2, Reduces: 1}}},
+		Log: [][]byte{[]byte("first"), []byte("second")},
 	}
 	writeFormat1(t, path, want)
 	for round := range 2 {

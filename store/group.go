@@ -222,7 +222,7 @@ func countTrue(bs []bool) int {
 }
 
 // Commit applies ch to cluster id atomically and durably (waiting for its
-// group's fsync): deletes, then puts, then meta and observations. ErrNotFound
+// group's fsync): deletes, then puts, then meta, observations and the log. ErrNotFound
 // if the cluster or a deleted job does not exist; nothing is written then.
 // Each Commit is a generation of its own, so a failed Commit aborts no
 // other change.
@@ -251,8 +251,8 @@ func checkChange(tx *bolt.Tx, id string, ch Change) error {
 	return nil
 }
 
-// writeChange writes a checked change: deletes, then puts, then meta and
-// observations.
+// writeChange writes a checked change: deletes, then puts, then meta,
+// observations and the log.
 func writeChange(tx *bolt.Tx, id string, ch Change) error {
 	b := tx.Bucket(bucketClusters).Bucket([]byte(id))
 	jobs := b.Bucket(bucketJobs)

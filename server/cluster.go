@@ -214,8 +214,8 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 
 // PlaceReduces implements optd.v1.ClusterService: the cluster's placement
 // policy chooses R of the free slots (cheapest first) for the job; the
-// decision, the job's slots and the policy's estimator window are committed
-// together.
+// decision, the job's slots and the observations the policy's estimator
+// recorded are committed together (the observations only, not the window).
 func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, error) {
 	if err := checkPlace(req); err != nil {
 		return nil, err
@@ -253,6 +253,7 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 			preq.Waiting++
 		}
 	}
+	seen := estimatorSeen(c.policy)
 	start := time.Now()
 	d, err := c.policy.Place(preq)
 	s.metrics.solverTime("placement", start)
@@ -261,6 +262,11 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 		return nil, nil, err
 	}
 	if err := checkPositions(d.Positions, job.Reduces, len(free)); err != nil {
+		e.c = nil
+		return nil, nil, err
+	}
+	observed, err := observedSince(c.policy, seen)
+	if err != nil {
 		e.c = nil
 		return nil, nil, err
 	}
@@ -278,11 +284,9 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 	if !math.IsNaN(d.Threshold) {
 		resp.Threshold = &d.Threshold
 	}
-	est := estimatorState(c.policy, c.seenOffset)
-	c.st.Estimator = est
 	c.putJob(job)
 	s.metrics.decision(resp.Policy)
-	return resp, &store.Change{Put: []store.Job{job}, Estimator: est}, nil
+	return resp, &store.Change{Put: []store.Job{job}, Observed: observed}, nil
 }
 
 // checkPositions guards against a policy answering out of contract.

@@ -37,10 +37,41 @@ func estimatorState(p policy.Placement, seenOffset int64) *thresholds.EstimatorS
 	return nil
 }
 
+// estimatorSeen returns the policy's estimator's Seen, 0 if it has none.
+func estimatorSeen(p policy.Placement) int64 {
+	if e, ok := p.(estimated); ok {
+		return e.Estimator().Seen()
+	}
+	return 0
+}
+
+// observedSince returns the observations the policy's estimator recorded
+// since it had seen `seen` (as returned by estimatorSeen), oldest first;
+// none if it has no estimator. It fails if some have already left the
+// window (more than ω), since the store could then not replay them.
+func observedSince(p policy.Placement, seen int64) ([]thresholds.Observation, error) {
+	e, ok := p.(estimated)
+	if !ok {
+		return nil, nil
+	}
+	est := e.Estimator()
+	n := est.Seen() - seen
+	if n == 0 {
+		return nil, nil
+	}
+	if n < 0 || n > int64(est.Window()) {
+		return nil, fmt.Errorf("server: placement policy's estimator went from %d to %d observations in one decision (window %d)", seen, est.Seen(), est.Window())
+	}
+	obs := est.Observations()
+	return obs[len(obs)-int(n):], nil
+}
+
 // cluster is a cluster's state in memory, loaded from the store and kept
-// equal to it: every change is committed to the store first and applied
-// here only after the commit succeeded. Access only while holding the
-// cluster's lock ([lockedCluster]).
+// equal to it: every change is applied here under the cluster's lock and
+// queued to the store, which aborts the changes after a failed one so that
+// the cluster is reloaded (see ClusterService). The estimator window lives
+// in the policy (st.Estimator is nil once loaded). Access only while
+// holding the cluster's lock.
 type cluster struct {
 	st     *store.State
 	policy policy.Placement
@@ -85,6 +116,7 @@ func loadCluster(st *store.State) (*cluster, error) {
 		}
 		c.seenOffset = st.Estimator.Seen - int64(len(st.Estimator.Observations))
 	}
+	st.Estimator = nil
 	c.byCost = make([]int, len(st.Cluster.Slots))
 	for v := range c.byCost {
 		c.byCost[v] = v

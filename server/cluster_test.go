@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -251,4 +252,55 @@ func TestBadInputs(t *testing.T) {
 	}
 	_, err = ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "k3", Reduces: 1})
 	wantCode(t, err, codes.ResourceExhausted, "limits.max_jobs")
+}
+
+// TestEstimatorSurvivesRestart: a receding-horizon cluster whose window
+// (ω = 3) wrapped several times answers after a restart exactly as the same
+// cluster on a server that kept running (the second method): the store's
+// ring of observations reproduces the window, its order and Seen.
+func TestEstimatorSurvivesRestart(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	restarted, steady := startServer(t, dir, Options{}, nil), startServer(t, "", Options{}, nil)
+	req := costsCluster("rh", policy.NameRecedingHorizon, 1, 2, 3, 4, 5, 6, 7, 8)
+	req.Policy.Window = 3
+	for _, ts := range []*testServer{restarted, steady} {
+		if _, err := ts.cluster.RegisterCluster(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(ts *testServer, k int) (*optdv1.PlaceReducesResponse, *optdv1.EstimatorState) {
+		id := fmt.Sprint("j", k)
+		if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "rh", JobId: id, Reduces: 1 + int32(k%2)}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "rh", JobId: id, DataMb: float64(k*k%11) + 0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k%3 != 0 {
+			if _, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "rh", JobId: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "rh"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, st.GetState().GetEstimator()
+	}
+	for k := range 12 {
+		if k == 5 || k == 9 {
+			restarted.stop()
+			restarted = startServer(t, dir, Options{}, nil)
+		}
+		p1, e1 := step(restarted, k)
+		p2, e2 := step(steady, k)
+		if !proto.Equal(p1, p2) || !proto.Equal(e1, e2) {
+			t.Fatalf("job %d: after restarts %v, %v\nsteady server %v, %v", k, p1, e1, p2, e2)
+		}
+		if e1.GetSeen() != int64(k+1) {
+			t.Fatalf("job %d: seen %d, want %d", k, e1.GetSeen(), k+1)
+		}
+	}
 }

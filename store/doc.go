@@ -15,8 +15,15 @@
 // atomicity per cluster (the server) hold their own per-cluster lock around
 // Load and Commit. Reads run concurrently with each other.
 //
-// Layout: bucket "clusters" holds one nested bucket per cluster id with keys
-// "cluster" (JSON [Cluster]), "meta" (JSON counters), "estimator" (JSON
-// thresholds.EstimatorState, absent if the policy has none) and a nested
-// bucket "jobs" keyed by job id (JSON [Job]).
+// Layout (format 2, see format.go; Open migrates format 1): bucket
+// "clusters" holds one nested bucket per cluster id with key "meta" (JSON
+// counters) and nested buckets "description" (key "cluster": JSON
+// [Cluster]), "jobs" keyed by job id (JSON [Job]), "estimator" (the
+// window as a ring of JSON observations, see estimator.go; absent if the
+// policy has none) and "log" (the event log, keyed by big-endian sequence
+// number; absent until the first entry). Bucket "optd" holds the format
+// version. A commit
+// rewrites only the pages of the records it changes: the description, large
+// and immutable, is never rewritten, and recording an estimator observation
+// writes that observation, not the window.
 package store

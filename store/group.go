@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -46,7 +47,7 @@ type pending struct {
 }
 
 func (c *Change) empty() bool {
-	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && c.Estimator == nil && !c.TruncateLog && len(c.Log) == 0
+	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 && !c.TruncateLog && len(c.Log) == 0
 }
 
 // committer writes the queued changes, in order, a group per transaction.
@@ -58,6 +59,10 @@ type committer struct {
 	wake   chan struct{} // 1-buffered: the queue is not empty
 	closed bool
 	exited chan struct{}
+
+	// transactions and changes count the committed groups and the changes
+	// they wrote (see Store.Stats).
+	transactions, changes atomic.Int64
 
 	// failed holds the cluster generations whose changes are aborted (only
 	// the committer goroutine touches it; one entry per failure).
@@ -174,6 +179,10 @@ func (c *committer) write(group []*pending) {
 		}
 		return nil
 	})
+	if err == nil {
+		c.transactions.Add(1)
+		c.changes.Add(int64(countTrue(written)))
+	}
 	if err != nil && !errors.Is(err, errNothingToWrite) {
 		err = fmt.Errorf("store: commit: %w", err)
 		for i, p := range group {
@@ -188,8 +197,32 @@ func (c *committer) write(group []*pending) {
 	}
 }
 
+// Stats counts what the group commit wrote since Open.
+type Stats struct {
+	// Transactions is the number of committed (fsynced) transactions.
+	Transactions int64
+	// Changes is the number of changes they held (barriers excluded), so
+	// Changes/Transactions is the mean group size.
+	Changes int64
+}
+
+// Stats returns the group commit's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Transactions: s.group.transactions.Load(), Changes: s.group.changes.Load()}
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
 // Commit applies ch to cluster id atomically and durably (waiting for its
-// group's fsync): deletes, then puts, then meta and estimator. ErrNotFound
+// group's fsync): deletes, then puts, then meta, observations and the log. ErrNotFound
 // if the cluster or a deleted job does not exist; nothing is written then.
 // Each Commit is a generation of its own, so a failed Commit aborts no
 // other change.
@@ -212,11 +245,14 @@ func checkChange(tx *bolt.Tx, id string, ch Change) error {
 			return fmt.Errorf("%w: job %q in cluster %q", ErrNotFound, jid, id)
 		}
 	}
+	if len(ch.Observed) > 0 && b.Bucket(keyEstimator) == nil {
+		return fmt.Errorf("%w: estimator of cluster %q (created without one)", ErrNotFound, id)
+	}
 	return nil
 }
 
-// writeChange writes a checked change: deletes, then puts, then meta and
-// estimator.
+// writeChange writes a checked change: deletes, then puts, then meta,
+// observations and the log.
 func writeChange(tx *bolt.Tx, id string, ch Change) error {
 	b := tx.Bucket(bucketClusters).Bucket([]byte(id))
 	jobs := b.Bucket(bucketJobs)
@@ -235,8 +271,8 @@ func writeChange(tx *bolt.Tx, id string, ch Change) error {
 			return err
 		}
 	}
-	if ch.Estimator != nil {
-		if err := putJSON(b, keyEstimator, ch.Estimator); err != nil {
+	if len(ch.Observed) > 0 {
+		if err := appendObservations(b.Bucket(keyEstimator), ch.Observed); err != nil {
 			return err
 		}
 	}

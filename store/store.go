@@ -25,6 +25,8 @@ var (
 	ErrLocked = errors.New("store: database is locked by another process")
 	// ErrCorrupt: a stored record cannot be decoded.
 	ErrCorrupt = errors.New("store: corrupt record")
+	// ErrFormat: the database was written by a newer optd.
+	ErrFormat = errors.New("store: unsupported database format")
 )
 
 // Cluster is a cluster's immutable description.
@@ -114,8 +116,11 @@ type Change struct {
 	Delete []string
 	// Meta, if set, replaces the counters.
 	Meta *Meta
-	// Estimator, if set, replaces the estimator window.
-	Estimator *thresholds.EstimatorState
+	// Observed appends observations (oldest first) to the estimator window:
+	// each one is counted in Seen and, once the window is full, replaces
+	// the oldest. Only these are written, never the whole window. The
+	// cluster must have been created with an estimator.
+	Observed []thresholds.Observation
 	// TruncateLog empties the event log before Log is appended.
 	TruncateLog bool
 	// Log entries are appended to the event log.
@@ -150,11 +155,7 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketClusters)
-		return err
-	})
-	if err != nil {
+	if err := db.Update(initFormat); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: init %s: %w", path, err)
 	}
@@ -188,16 +189,24 @@ func (s *Store) Create(ctx context.Context, c Cluster, est *thresholds.Estimator
 		if _, err := b.CreateBucket(bucketJobs); err != nil {
 			return err
 		}
-		if err := putJSON(b, keyCluster, c); err != nil {
+		d, err := b.CreateBucket(bucketDescription)
+		if err != nil {
+			return err
+		}
+		if err := putJSON(d, keyCluster, c); err != nil {
 			return err
 		}
 		if err := putJSON(b, keyMeta, Meta{}); err != nil {
 			return err
 		}
-		if est != nil {
-			return putJSON(b, keyEstimator, est)
+		if est == nil {
+			return nil
 		}
-		return nil
+		eb, err := b.CreateBucket(keyEstimator)
+		if err != nil {
+			return err
+		}
+		return putEstimator(eb, est)
 	})
 }
 
@@ -227,16 +236,20 @@ func (s *Store) Load(ctx context.Context, id string) (*State, error) {
 		if b == nil {
 			return fmt.Errorf("%w: cluster %q", ErrNotFound, id)
 		}
-		if err := getJSON(b, keyCluster, &st.Cluster); err != nil {
+		d := b.Bucket(bucketDescription)
+		if d == nil {
+			return fmt.Errorf("%w: cluster %q: missing %q", ErrCorrupt, id, bucketDescription)
+		}
+		if err := getJSON(d, keyCluster, &st.Cluster); err != nil {
 			return err
 		}
 		if err := getJSON(b, keyMeta, &st.Meta); err != nil {
 			return err
 		}
-		if b.Get(keyEstimator) != nil {
-			st.Estimator = new(thresholds.EstimatorState)
-			if err := getJSON(b, keyEstimator, st.Estimator); err != nil {
-				return err
+		if eb := b.Bucket(keyEstimator); eb != nil {
+			var err error
+			if st.Estimator, err = loadEstimator(eb); err != nil {
+				return fmt.Errorf("cluster %q: %w", id, err)
 			}
 		}
 		if lb := b.Bucket(bucketLog); lb != nil {

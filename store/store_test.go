@@ -36,7 +36,7 @@ func TestRoundTripAndErrors(t *testing.T) {
 	j1 := Job{ID: "j1", Reduces: 1, Seq: 1}
 	j2 := Job{ID: "j2", Reduces: 2, Seq: 2, Placed: true, Slots: []int{0, 1}, DataMB: 3}
 	est2 := &thresholds.EstimatorState{Window: 3, Observations: []thresholds.Observation{{Data: 3, Reduces: 2}}, Seen: 1}
-	if err := s.Commit(ctx, "c", Change{Put: []Job{j2, j1}, Meta: &Meta{LastSeq: 2}, Estimator: est2}); err != nil {
+	if err := s.Commit(ctx, "c", Change{Put: []Job{j2, j1}, Meta: &Meta{LastSeq: 2}, Observed: est2.Observations}); err != nil {
 		t.Fatal(err)
 	}
 	// Failing changes write nothing: unknown job to delete, unknown

@@ -30,7 +30,7 @@ func stateProto(c *cluster) *optdv1.ClusterState {
 	}
 	if h := st.Cluster.Heartbeat; h != nil {
 		slowStart := h.SlowStart
-		out.Heartbeat = &optdv1.HeartbeatPolicy{Spec: h.Spec, Resources: h.Resources, SlowStart: &slowStart, ReduceRamp: h.ReduceRamp, Seed: h.Seed}
+		out.Heartbeat = &optdv1.HeartbeatPolicy{Spec: h.Spec, Resources: h.Resources, SlowStart: &slowStart, ReduceRamp: h.ReduceRamp, Seed: h.Seed, TypedSlots: h.TypedSlots}
 		out.ActiveJobs, out.RunningAttempts = int32(c.sched.Ledger.Active()), int32(c.sched.Ledger.Running())
 	}
 	if e, ok := c.policy.(estimated); ok {

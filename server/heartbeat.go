@@ -28,7 +28,7 @@ func heartbeatFromRequest(req *optdv1.RegisterClusterRequest, nodes []store.Node
 		return nil, nil
 	}
 	h := &store.HeartbeatPolicy{Spec: hp.GetSpec(), Resources: hp.GetResources(), SlowStart: defaultSlowStart,
-		ReduceRamp: hp.GetReduceRamp(), Seed: hp.GetSeed()}
+		ReduceRamp: hp.GetReduceRamp(), Seed: hp.GetSeed(), TypedSlots: hp.GetTypedSlots()}
 	if hp.SlowStart != nil {
 		h.SlowStart = hp.GetSlowStart()
 	}
@@ -92,7 +92,8 @@ func named(names []string, r models.Resources) map[string]float64 {
 }
 
 // ledgerConfig is the ledger's view of a stored cluster (a node without a
-// rack is a rack of its own, named after it).
+// rack is a rack of its own, named after it; typed slots only with
+// TypedSlots, as a node's reduce_slots also count PlaceReduces' slots).
 func ledgerConfig(nodes []store.Node, h *store.HeartbeatPolicy) (ledger.Config, error) {
 	names := models.ResourceNames(h.Resources)
 	cfg := ledger.Config{Cluster: models.Cluster{Resources: names}, SlowStart: h.SlowStart, ReduceRamp: h.ReduceRamp}
@@ -108,7 +109,11 @@ func ledgerConfig(nodes []store.Node, h *store.HeartbeatPolicy) (ledger.Config, 
 		if rack == "" {
 			rack = n.ID
 		}
-		cfg.Cluster.Nodes = append(cfg.Cluster.Nodes, models.Node{ID: n.ID, Rack: rack, Capacity: c, MapSlots: n.MapSlots, ReduceSlots: n.ReduceSlots})
+		node := models.Node{ID: n.ID, Rack: rack, Capacity: c}
+		if h.TypedSlots {
+			node.MapSlots, node.ReduceSlots = n.MapSlots, n.ReduceSlots
+		}
+		cfg.Cluster.Nodes = append(cfg.Cluster.Nodes, node)
 	}
 	return cfg, nil
 }

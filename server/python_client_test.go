@@ -21,7 +21,8 @@ func pythonWithGRPC() (string, string) {
 }
 
 // TestPythonClient runs the README's Python client against a live server
-// and checks its placement against the cluster's state.
+// and checks its placement against the cluster's state and its heartbeat's
+// actions.
 func TestPythonClient(t *testing.T) {
 	py, why := pythonWithGRPC()
 	if py == "" {
@@ -42,6 +43,12 @@ func TestPythonClient(t *testing.T) {
 		} `json:"slots"`
 		FetchCost  float64 `json:"fetch_cost"`
 		FreedSlots int     `json:"freed_slots"`
+		Heartbeat  []struct {
+			Kind     string `json:"kind"`
+			TaskType string `json:"task_type"`
+			Locality string `json:"locality"`
+			Reason   string `json:"reason"`
+		} `json:"heartbeat"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("client output %q: %v", out, err)
@@ -54,5 +61,15 @@ func TestPythonClient(t *testing.T) {
 	}
 	if got.Policy != "receding-horizon" || len(got.Slots) != 3 || got.FreedSlots != 3 || got.FetchCost != 2048*sumH {
 		t.Errorf("client printed %s", out)
+	}
+	// Node n0 (8 GB, 4 vcores) holds the input of 20 of the 40 maps: HaSTE-A
+	// starts 4 maps there, node-local.
+	if len(got.Heartbeat) != 4 {
+		t.Fatalf("heartbeat of n0: %d actions, want 4 map starts: %s", len(got.Heartbeat), out)
+	}
+	for _, a := range got.Heartbeat {
+		if a.Kind != "start" || a.TaskType != "map" || a.Locality != "node_local" || a.Reason == "" {
+			t.Errorf("heartbeat action %+v, want a node-local map start with its reason", a)
+		}
 	}
 }

@@ -47,6 +47,8 @@ type HeartbeatPolicy struct {
 	SlowStart  float64  `json:"slow_start"`
 	ReduceRamp bool     `json:"reduce_ramp,omitempty"`
 	Seed       uint64   `json:"seed,omitempty"`
+	// TypedSlots: nodes' MapSlots and ReduceSlots are MRv1 typed slots.
+	TypedSlots bool `json:"typed_slots,omitempty"`
 }
 
 // Node is a cluster node.

@@ -34,6 +34,7 @@ func registerRequest(id string, cfg ledger.Config, spec string, seed uint64) *op
 	req := &optdv1.RegisterClusterRequest{ClusterId: id, Heartbeat: &optdv1.HeartbeatPolicy{
 		Spec: spec, Resources: names, SlowStart: &slowStart, ReduceRamp: cfg.ReduceRamp, Seed: seed}}
 	for _, n := range cfg.Cluster.Nodes {
+		req.Heartbeat.TypedSlots = req.Heartbeat.TypedSlots || n.MapSlots+n.ReduceSlots > 0
 		req.Nodes = append(req.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: amounts(names, n.Capacity),
 			MapSlots: int32(n.MapSlots), ReduceSlots: int32(n.ReduceSlots)})
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A minimal optd.v1 client: register a cluster, submit a job, place its reducers.
+"""A minimal optd.v1 client: register a cluster, submit a job, place its reducers, ask what a node starts.
 
 Needs Debian's python3-grpcio (with python3-protobuf) and protoc
 (protobuf-compiler). The message classes are generated from
@@ -9,7 +9,8 @@ is needed (Debian's python3-grpc-tools 1.14 predates proto3 `optional`).
 
     /usr/bin/python3 examples/python/optd_client.py --addr 127.0.0.1:7443
 
-Prints the placement as one JSON object on stdout.
+Prints the placement and the first heartbeat's actions as one JSON object on
+stdout.
 """
 import argparse
 import importlib
@@ -54,14 +55,26 @@ def main():
     args = ap.parse_args()
     pb = load_messages()
     with grpc.insecure_channel(args.addr) as ch:
-        nodes = [pb.Node(id=f"n{i}", rack=f"r{i // 2}", reduce_slots=2) for i in range(4)]
+        # 4 nodes of 8 GB and 4 vcores, 2 reduce slots each; reduce placement
+        # by the receding-horizon policy, heartbeats decided by HaSTE-A.
+        nodes = [pb.Node(id=f"n{i}", rack=f"r{i // 2}", reduce_slots=2,
+                         capacity={"memory_mb": 8192, "vcores": 4}) for i in range(4)]
         rpc(ch, "ClusterService", "RegisterCluster",
             pb.RegisterClusterRequest(cluster_id=args.cluster, nodes=nodes,
-                                      policy=pb.PlacementPolicy(name="receding-horizon")),
+                                      policy=pb.PlacementPolicy(name="receding-horizon"),
+                                      heartbeat=pb.HeartbeatPolicy(spec="haste-a", resources=["memory_mb", "vcores"])),
             pb.RegisterClusterResponse, args.token)
+        # 40 maps, each input block on two nodes; 1 GB / 1 vcore a map.
+        maps = [pb.MapInput(nodes=[f"n{m % 4}", f"n{(m + 1) % 4}"]) for m in range(40)]
         rpc(ch, "ClusterService", "SubmitJob",
-            pb.SubmitJobRequest(cluster_id=args.cluster, job_id="wordcount-1", maps=40, reduces=3),
+            pb.SubmitJobRequest(cluster_id=args.cluster, job_id="wordcount-1", maps=40, reduces=3,
+                                map_demand={"memory_mb": 1024, "vcores": 1},
+                                reduce_demand={"memory_mb": 2048, "vcores": 1},
+                                stages=[pb.JobStage(maps=maps, reduces=3)]),
             pb.SubmitJobResponse, args.token)
+        beat = rpc(ch, "ClusterService", "Heartbeat",
+                   pb.HeartbeatRequest(cluster_id=args.cluster, node_id="n0"),
+                   pb.HeartbeatResponse, args.token)
         placed = rpc(ch, "ClusterService", "PlaceReduces",
                      pb.PlaceReducesRequest(cluster_id=args.cluster, job_id="wordcount-1", data_mb=6144),
                      pb.PlaceReducesResponse, args.token)
@@ -74,6 +87,8 @@ def main():
         "slots": [{"slot": s.slot, "node_id": s.node_id, "fetch_cost": s.fetch_cost} for s in placed.slots],
         "fetch_cost": placed.fetch_cost,
         "freed_slots": freed.freed_slots,
+        "heartbeat": [{"kind": a.kind, "task_type": a.task_type, "task": a.task, "attempt_id": a.attempt_id,
+                       "locality": a.locality, "reason": a.reason} for a in beat.actions],
     }))
 
 

@@ -47,8 +47,8 @@ type Node struct {
 	Capacity map[string]float64 `protobuf:"bytes,3,rep,name=capacity,proto3" json:"capacity,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// reduce_slots is the number of reduce slots on the node when the slots
 	// are derived from the topology (Topology); ignored when slots are given.
-	// With a heartbeat policy, map_slots and reduce_slots are also the node's
-	// typed MRv1 slots (a node with any makes the cluster slot-based).
+	// With a heartbeat policy with typed_slots, map_slots and reduce_slots are
+	// also the node's typed MRv1 slots.
 	ReduceSlots   int32 `protobuf:"varint,4,opt,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
 	MapSlots      int32 `protobuf:"varint,5,opt,name=map_slots,json=mapSlots,proto3" json:"map_slots,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -326,7 +326,11 @@ type HeartbeatPolicy struct {
 	// reduce_ramp limits started reduces to the maps' progress (YARN).
 	ReduceRamp bool `protobuf:"varint,4,opt,name=reduce_ramp,json=reduceRamp,proto3" json:"reduce_ramp,omitempty"`
 	// seed seeds the policy's own randomness.
-	Seed          uint64 `protobuf:"varint,5,opt,name=seed,proto3" json:"seed,omitempty"`
+	Seed uint64 `protobuf:"varint,5,opt,name=seed,proto3" json:"seed,omitempty"`
+	// typed_slots makes nodes offer MRv1 typed map and reduce slots
+	// (Node.map_slots, Node.reduce_slots), which every start needs besides
+	// the resources; without it, tasks need resources only (YARN).
+	TypedSlots    bool `protobuf:"varint,6,opt,name=typed_slots,json=typedSlots,proto3" json:"typed_slots,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -394,6 +398,13 @@ func (x *HeartbeatPolicy) GetSeed() uint64 {
 		return x.Seed
 	}
 	return 0
+}
+
+func (x *HeartbeatPolicy) GetTypedSlots() bool {
+	if x != nil {
+		return x.TypedSlots
+	}
+	return false
 }
 
 type RegisterClusterRequest struct {
@@ -2681,7 +2692,7 @@ const file_optd_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\x05R\x06window\x12\x18\n" +
 	"\ahorizon\x18\x03 \x01(\x05R\ahorizon\x12\x12\n" +
-	"\x04seed\x18\x04 \x01(\x04R\x04seed\"\xab\x01\n" +
+	"\x04seed\x18\x04 \x01(\x04R\x04seed\"\xcc\x01\n" +
 	"\x0fHeartbeatPolicy\x12\x12\n" +
 	"\x04spec\x18\x01 \x01(\tR\x04spec\x12\x1c\n" +
 	"\tresources\x18\x02 \x03(\tR\tresources\x12\"\n" +
@@ -2689,7 +2700,9 @@ const file_optd_proto_rawDesc = "" +
 	"slow_start\x18\x03 \x01(\x01H\x00R\tslowStart\x88\x01\x01\x12\x1f\n" +
 	"\vreduce_ramp\x18\x04 \x01(\bR\n" +
 	"reduceRamp\x12\x12\n" +
-	"\x04seed\x18\x05 \x01(\x04R\x04seedB\r\n" +
+	"\x04seed\x18\x05 \x01(\x04R\x04seed\x12\x1f\n" +
+	"\vtyped_slots\x18\x06 \x01(\bR\n" +
+	"typedSlotsB\r\n" +
 	"\v_slow_start\"\xa0\x02\n" +
 	"\x16RegisterClusterRequest\x12\x1d\n" +
 	"\n" +

@@ -118,6 +118,7 @@ type configJSON struct {
 		MaxRequestBytes  int    `json:"max_request_bytes"`
 		MaxSlots         int    `json:"max_slots"`
 		MaxJobs          int    `json:"max_jobs"`
+		MaxTasks         int    `json:"max_tasks"`
 		MaxSolveTime     string `json:"max_solve_time"`
 		MaxSimulatedJobs int    `json:"max_simulated_jobs"`
 	} `json:"limits"`

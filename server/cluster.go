@@ -189,7 +189,7 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 		}
 		ch := &store.Change{}
 		if c.sched != nil {
-			spec, err := jobSpec(req, c.st.Cluster.Heartbeat)
+			spec, err := jobSpec(req, c.st.Cluster.Heartbeat, s.limits)
 			if err == nil {
 				err = c.sched.Ledger.Submit(spec)
 			}

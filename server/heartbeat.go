@@ -177,7 +177,7 @@ func nowS(t *float64) float64 {
 }
 
 // jobSpec converts SubmitJob's task description for the ledger.
-func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy) (ledger.JobSpec, error) {
+func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy, lim Limits) (ledger.JobSpec, error) {
 	spec := ledger.JobSpec{ID: req.GetJobId(), SubmitS: nowS(req.SubmitS), Queue: req.GetQueue(), Weight: req.GetWeight(),
 		Demand: map[models.TaskType]models.Resources{}}
 	if math.IsNaN(spec.SubmitS) || math.IsInf(spec.SubmitS, 0) {
@@ -199,8 +199,18 @@ func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy) (ledger.Job
 		spec.Demand[d.t] = r
 	}
 	stages := req.GetStages()
+	tasks := int64(0)
+	for _, st := range stages {
+		tasks += int64(len(st.GetMaps())) + max(int64(st.GetReduces()), 0)
+	}
 	if len(stages) == 0 {
-		stages = []*optdv1.JobStage{{Maps: make([]*optdv1.MapInput, req.GetMaps()), Reduces: req.GetReduces()}}
+		tasks = int64(req.GetMaps()) + max(int64(req.GetReduces()), 0)
+	}
+	if tasks > int64(lim.MaxTasks) {
+		return spec, overLimit("tasks (all stages)", tasks, "limits.max_tasks", lim.MaxTasks)
+	}
+	if len(stages) == 0 {
+		stages = []*optdv1.JobStage{{Maps: make([]*optdv1.MapInput, max(req.GetMaps(), 0)), Reduces: req.GetReduces()}}
 	}
 	for s, st := range stages {
 		if st.GetReduces() < 0 {

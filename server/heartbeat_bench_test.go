@@ -61,7 +61,7 @@ func BenchmarkHeartbeatDecision(b *testing.B) {
 				s := proto.Clone(subs[next%len(subs)]).(*optdv1.SubmitJobRequest)
 				s.JobId = fmt.Sprint("j", next)
 				next++
-				spec, err := jobSpec(s, c.Heartbeat)
+				spec, err := jobSpec(s, c.Heartbeat, DefaultLimits())
 				if err == nil {
 					err = cl.sched.Ledger.Submit(spec)
 				}

@@ -219,6 +219,7 @@ func TestHeartbeatBadInputs(t *testing.T) {
 		{"duplicate job", submit(func(r *optdv1.SubmitJobRequest) { r.JobId = "j1" }), codes.AlreadyExists, `job "j1"`},
 		{"unknown demand resource", submit(func(r *optdv1.SubmitJobRequest) { r.MapDemand = map[string]float64{"gpus": 1} }), codes.InvalidArgument, "map_demand = gpus"},
 		{"replica on unknown node", submit(func(r *optdv1.SubmitJobRequest) { r.Stages[0].Maps[1].Nodes = []string{"zz"} }), codes.InvalidArgument, `unknown node "zz"`},
+		{"too many tasks", submit(func(r *optdv1.SubmitJobRequest) { r.Stages = nil; r.Maps = 1 << 30 }), codes.InvalidArgument, "limits.max_tasks"},
 		{"negative stage reduces", submit(func(r *optdv1.SubmitJobRequest) { r.Stages[0].Reduces = -2 }), codes.InvalidArgument, "stages[0].reduces = -2"},
 	}
 	for _, tc := range cases {
@@ -265,7 +266,7 @@ func FuzzHeartbeat(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := jobSpec(hbJob("f", "j"), c.Heartbeat)
+		spec, err := jobSpec(hbJob("f", "j"), c.Heartbeat, DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}

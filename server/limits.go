@@ -26,6 +26,9 @@ type Limits struct {
 	// MaxJobs bounds a cluster's unfinished jobs (limits.max_jobs); a
 	// submission over it fails with ResourceExhausted.
 	MaxJobs int
+	// MaxTasks bounds the tasks of one job over all its stages on a
+	// cluster with a heartbeat policy (limits.max_tasks).
+	MaxTasks int
 	// MaxSolveTime caps the time limit of SolveInitialAssignment and the run
 	// time of Bound and Simulate (limits.max_solve_time).
 	MaxSolveTime time.Duration
@@ -40,6 +43,7 @@ func DefaultLimits() Limits {
 		MaxRequestBytes:  4 << 20,
 		MaxSlots:         100_000,
 		MaxJobs:          100_000,
+		MaxTasks:         200_000,
 		MaxSolveTime:     time.Minute,
 		MaxSimulatedJobs: 10_000_000,
 	}
@@ -55,6 +59,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxJobs <= 0 {
 		l.MaxJobs = d.MaxJobs
+	}
+	if l.MaxTasks <= 0 {
+		l.MaxTasks = d.MaxTasks
 	}
 	if l.MaxSolveTime <= 0 {
 		l.MaxSolveTime = d.MaxSolveTime

@@ -5,9 +5,11 @@ import (
 	"math"
 	"testing"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/store"
 )
 
 // FuzzRegisterCluster feeds arbitrary bytes, decoded as a request, to the
@@ -19,6 +21,7 @@ func FuzzRegisterCluster(f *testing.F) {
 		{ClusterId: "t", Nodes: []*optdv1.Node{{Id: "a", Rack: "r1", ReduceSlots: 2}, {Id: "b", Rack: "r2", ReduceSlots: 1}},
 			Topology: &optdv1.Topology{SameRackHops: 1}},
 		{ClusterId: "bad", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: -1}}},
+		hbCluster("h", "haste-a+late"),
 	} {
 		data, _ := proto.Marshal(r)
 		f.Add(data)
@@ -72,6 +75,50 @@ func FuzzJobRequests(f *testing.F) {
 			if err != nil && !errors.Is(err, ErrInvalid) {
 				t.Fatalf("%v is not ErrInvalid", err)
 			}
+		}
+	})
+}
+
+// FuzzSubmitHeartbeatJob: SubmitJob's task description is accepted by the
+// converter and the ledger together, or refused with a validation error
+// and the ledger unchanged.
+func FuzzSubmitHeartbeatJob(f *testing.F) {
+	for _, r := range []*optdv1.SubmitJobRequest{
+		hbJob("f", "j"),
+		{ClusterId: "f", JobId: "k", Maps: 3, Reduces: 0, MapDemand: map[string]float64{"vcores": 0.5}},
+		{ClusterId: "f", JobId: "k", Stages: []*optdv1.JobStage{{Maps: []*optdv1.MapInput{{Nodes: []string{"zz"}}}, Reduces: -1}}},
+	} {
+		data, _ := proto.Marshal(r)
+		f.Add(data)
+	}
+	c, err := clusterFromRequest(hbCluster("f", "fifo"), DefaultLimits())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req optdv1.SubmitJobRequest
+		if proto.Unmarshal(data, &req) != nil {
+			return
+		}
+		cl, err := loadCluster(&store.State{Cluster: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := jobSpec(&req, c.Heartbeat, DefaultLimits())
+		if err == nil {
+			err = cl.sched.Ledger.Submit(spec)
+		}
+		if err != nil {
+			if code := codeOf(t.Context(), err); code != codes.InvalidArgument && code != codes.AlreadyExists {
+				t.Fatalf("error %v has code %v", err, code)
+			}
+			if cl.sched.Ledger.Active() != 0 {
+				t.Fatalf("refused job %v is active", &req)
+			}
+			return
+		}
+		if cl.sched.Ledger.Active() != 1 {
+			t.Fatalf("accepted job %v is not active", &req)
 		}
 	})
 }

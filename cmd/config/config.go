@@ -18,6 +18,7 @@
 //	limits.max_request_bytes --max-request-bytes OPTD_LIMITS_MAX_REQUEST_BYTES 4194304
 //	limits.max_slots  --max-slots          OPTD_LIMITS_MAX_SLOTS   100000
 //	limits.max_jobs   --max-jobs           OPTD_LIMITS_MAX_JOBS    100000
+//	limits.max_tasks  --max-tasks          OPTD_LIMITS_MAX_TASKS   200000
 //	limits.max_solve_time --max-solve-time OPTD_LIMITS_MAX_SOLVE_TIME 1m
 //	limits.max_simulated_jobs --max-simulated-jobs OPTD_LIMITS_MAX_SIMULATED_JOBS 10000000
 //
@@ -64,6 +65,7 @@ const (
 	KeyMaxRequestBytes  = "limits.max_request_bytes"
 	KeyMaxSlots         = "limits.max_slots"
 	KeyMaxJobs          = "limits.max_jobs"
+	KeyMaxTasks         = "limits.max_tasks"
 	KeyMaxSolveTime     = "limits.max_solve_time"
 	KeyMaxSimulatedJobs = "limits.max_simulated_jobs"
 )
@@ -138,6 +140,7 @@ type Limits struct {
 	MaxRequestBytes  int           `json:"max_request_bytes"`
 	MaxSlots         int           `json:"max_slots"`
 	MaxJobs          int           `json:"max_jobs"`
+	MaxTasks         int           `json:"max_tasks"`
 	MaxSolveTime     time.Duration `json:"max_solve_time"`
 	MaxSimulatedJobs int           `json:"max_simulated_jobs"`
 }
@@ -162,6 +165,7 @@ func Default() Config {
 			MaxRequestBytes:  4 << 20,
 			MaxSlots:         100_000,
 			MaxJobs:          100_000,
+			MaxTasks:         200_000,
 			MaxSolveTime:     time.Minute,
 			MaxSimulatedJobs: 10_000_000,
 		},
@@ -243,7 +247,7 @@ func (c Config) Verify() error {
 		key string
 		v   int
 	}{{KeyMaxRequestBytes, c.Limits.MaxRequestBytes}, {KeyMaxSlots, c.Limits.MaxSlots},
-		{KeyMaxJobs, c.Limits.MaxJobs}, {KeyMaxSimulatedJobs, c.Limits.MaxSimulatedJobs}} {
+		{KeyMaxJobs, c.Limits.MaxJobs}, {KeyMaxTasks, c.Limits.MaxTasks}, {KeyMaxSimulatedJobs, c.Limits.MaxSimulatedJobs}} {
 		if l.v <= 0 {
 			add(l.key, strconv.Itoa(l.v), "must be greater than 0")
 		}

@@ -79,7 +79,7 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Fatal("the fixture must differ from the defaults")
 	}
 	want := Config{Listen: "127.0.0.1:7443", DataDir: "optd-data", Log: Log{"info", "text"}, ShutdownTimeout: 10 * time.Second,
-		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000}}
+		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxTasks: 200000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000}}
 	if d != want {
 		t.Fatalf("Default() = %+v, want %+v", d, want)
 	}
@@ -100,6 +100,7 @@ func TestEnvVarNames(t *testing.T) {
 		KeyMaxRequestBytes:  "OPTD_LIMITS_MAX_REQUEST_BYTES",
 		KeyMaxSlots:         "OPTD_LIMITS_MAX_SLOTS",
 		KeyMaxJobs:          "OPTD_LIMITS_MAX_JOBS",
+		KeyMaxTasks:         "OPTD_LIMITS_MAX_TASKS",
 		KeyMaxSolveTime:     "OPTD_LIMITS_MAX_SOLVE_TIME",
 		KeyMaxSimulatedJobs: "OPTD_LIMITS_MAX_SIMULATED_JOBS",
 	}
@@ -413,13 +414,13 @@ func TestServerKeysLayers(t *testing.T) {
 	clearEnv(t)
 	path := writeFile(t, "srv.yaml", "tls: {cert_file: c.pem, key_file: k.pem, client_ca_file: ca.pem}\n"+
 		"auth: {token_file: tok}\nmetrics: {listen: 127.0.0.1:9090}\n"+
-		"limits: {max_request_bytes: 1000, max_slots: 10, max_jobs: 5, max_solve_time: 2s, max_simulated_jobs: 99}\n")
+		"limits: {max_request_bytes: 1000, max_slots: 10, max_jobs: 5, max_tasks: 7, max_solve_time: 2s, max_simulated_jobs: 99}\n")
 	got := mustLoad(t, "--config", path)
 	want := Default()
 	want.TLS = TLS{CertFile: "c.pem", KeyFile: "k.pem", ClientCAFile: "ca.pem"}
 	want.Auth.TokenFile = "tok"
 	want.Metrics.Listen = "127.0.0.1:9090"
-	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99}
+	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxTasks: 7, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99}
 	if got != want {
 		t.Fatalf("file: got %+v, want %+v", got, want)
 	}
@@ -437,6 +438,7 @@ func TestServerKeysLayers(t *testing.T) {
 		{[]string{"--tls-cert", "c.pem"}, KeyTLSKey},
 		{[]string{"--tls-client-ca", "ca.pem"}, KeyTLSClientCA},
 		{[]string{"--max-jobs", "0"}, KeyMaxJobs},
+		{[]string{"--max-tasks", "0"}, KeyMaxTasks},
 		{[]string{"--max-solve-time", "0s"}, KeyMaxSolveTime},
 		{[]string{"--metrics-listen", "nope"}, KeyMetricsListen},
 	} {

@@ -44,6 +44,7 @@ var settings = []setting{
 	{KeyMaxRequestBytes, "max-request-bytes", "largest request accepted, in bytes"},
 	{KeyMaxSlots, "max-slots", "most reduce slots (and nodes) per cluster"},
 	{KeyMaxJobs, "max-jobs", "most unfinished jobs per cluster"},
+	{KeyMaxTasks, "max-tasks", "most tasks of one job (all stages) on a heartbeat cluster"},
 	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time"},
 	{KeyMaxSimulatedJobs, "max-simulated-jobs", "most jobs × replications per simulation"},
 }
@@ -61,7 +62,7 @@ func keyOrder(key string) int {
 // durationKeys and intKeys are the settings that are not strings.
 var (
 	durationKeys = []string{KeyShutdownTimeout, KeyMaxSolveTime}
-	intKeys      = []string{KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxSimulatedJobs}
+	intKeys      = []string{KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxTasks, KeyMaxSimulatedJobs}
 )
 
 // Keys returns every setting's key in a fixed order.
@@ -121,6 +122,8 @@ func (c Config) value(key string) string {
 		return strconv.Itoa(c.Limits.MaxSlots)
 	case KeyMaxJobs:
 		return strconv.Itoa(c.Limits.MaxJobs)
+	case KeyMaxTasks:
+		return strconv.Itoa(c.Limits.MaxTasks)
 	case KeyMaxSolveTime:
 		return c.Limits.MaxSolveTime.String()
 	case KeyMaxSimulatedJobs:
@@ -152,7 +155,7 @@ func AddFlags(fs *pflag.FlagSet, d Config, keys ...string) {
 // `optd config` take as flags; the log settings are global flags.
 var ServerKeys = []string{KeyListen, KeyDataDir, KeyShutdownTimeout,
 	KeyTLSCert, KeyTLSKey, KeyTLSClientCA, KeyTokenFile, KeyMetricsListen,
-	KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxSolveTime, KeyMaxSimulatedJobs}
+	KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxTasks, KeyMaxSolveTime, KeyMaxSimulatedJobs}
 
 // AddFileFlag registers the --config flag on fs.
 func AddFileFlag(fs *pflag.FlagSet) {
@@ -336,6 +339,7 @@ func decode(v *viper.Viper) (Config, error) {
 	c.Limits.MaxRequestBytes = num(KeyMaxRequestBytes)
 	c.Limits.MaxSlots = num(KeyMaxSlots)
 	c.Limits.MaxJobs = num(KeyMaxJobs)
+	c.Limits.MaxTasks = num(KeyMaxTasks)
 	c.Limits.MaxSimulatedJobs = num(KeyMaxSimulatedJobs)
 	if len(bad) > 0 {
 		return Config{}, &VerifyError{Fields: bad}

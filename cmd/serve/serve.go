@@ -103,6 +103,7 @@ func Options(env *cli.Env) server.Options {
 			MaxRequestBytes:  env.Config.Limits.MaxRequestBytes,
 			MaxSlots:         env.Config.Limits.MaxSlots,
 			MaxJobs:          env.Config.Limits.MaxJobs,
+			MaxTasks:         env.Config.Limits.MaxTasks,
 			MaxSolveTime:     env.Config.Limits.MaxSolveTime,
 			MaxSimulatedJobs: env.Config.Limits.MaxSimulatedJobs,
 		},

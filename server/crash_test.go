@@ -84,22 +84,8 @@ func TestCrashKeepsAcknowledgedChanges(t *testing.T) {
 
 func crashRound(t *testing.T, seed uint64) {
 	dir := t.TempDir()
-	cmd, addr := spawnCrashServer(t, dir)
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	cl := optdv1.NewClusterServiceClient(conn)
+	cmd, cl := spawnCrashServer(t, dir)
 	ctx := ctxT(t)
-	waitServing(t, conn)
 	costs := make([]float64, 24)
 	for i := range costs {
 		costs[i] = float64(i%7 + 1)
@@ -151,7 +137,6 @@ func crashRound(t *testing.T, seed uint64) {
 		order = order[1:]
 	}
 	cmd.Wait()
-	killed = true
 
 	st, err := store.Open(filepath.Join(dir, "optd.db"), time.Second)
 	if err != nil {
@@ -212,8 +197,9 @@ func crashRound(t *testing.T, seed uint64) {
 }
 
 // spawnCrashServer starts the test binary as a server on dir (see
-// TestMain) and returns it with its address once it listens.
-func spawnCrashServer(t *testing.T, dir string) (*exec.Cmd, string) {
+// TestMain) and returns it and a client once it serves. The test kills it
+// (SIGKILL, then cmd.Wait); cleanup kills it if the test did not.
+func spawnCrashServer(t *testing.T, dir string) (*exec.Cmd, optdv1.ClusterServiceClient) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envCrashServer+"="+dir)
@@ -222,17 +208,29 @@ func spawnCrashServer(t *testing.T, dir string) (*exec.Cmd, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		addr, err := os.ReadFile(filepath.Join(dir, "addr"))
-		if err == nil {
-			return cmd, string(addr)
-		}
-		if time.Now().After(deadline) {
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 			cmd.Wait()
+		}
+	})
+	var addr []byte
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if addr, err = os.ReadFile(filepath.Join(dir, "addr")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
 			t.Fatalf("subprocess server did not start: %s", stderr.String())
 		}
 	}
+	conn, err := grpc.NewClient(string(addr), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	waitServing(t, conn)
+	return cmd, optdv1.NewClusterServiceClient(conn)
 }
 
 // isUnavailable: the call failed for a reason other than the state (the

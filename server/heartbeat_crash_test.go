@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
 )
@@ -32,22 +29,8 @@ func TestCrashKeepsHeartbeats(t *testing.T) {
 
 func heartbeatCrashRound(t *testing.T, seed uint64) {
 	dir := t.TempDir()
-	cmd, addr := spawnCrashServer(t, dir)
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	cl := optdv1.NewClusterServiceClient(conn)
+	cmd, cl := spawnCrashServer(t, dir)
 	ctx := ctxT(t)
-	waitServing(t, conn)
 	if _, err := cl.RegisterCluster(ctx, hbCluster("hc", "fifo")); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +87,6 @@ func heartbeatCrashRound(t *testing.T, seed uint64) {
 		active -= len(r.GetFinishedJobs())
 	}
 	cmd.Wait()
-	killed = true
 
 	st, err := store.Open(filepath.Join(dir, "optd.db"), time.Second)
 	if err != nil {

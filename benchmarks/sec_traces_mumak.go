@@ -188,8 +188,9 @@ func mumakReport(env *Env, sc *sim.ClusterScenario, specs []string, runs map[str
 		"(%d..%d: block replicas and the drawn works) ± the half-width of a 95%% Student-t interval.\n\n",
 		mumakTrace, map[bool]string{true: fmt.Sprintf("its first %d jobs", jobs), false: fmt.Sprintf("all %d jobs with tasks", len(sc.Jobs))}[jobs > 0],
 		tasks, mumakNodes, mumakRackNodes, seeds, env.Seed, env.Seed+uint64(seeds)-1)
-	fmt.Fprintf(&b, "Beside each policy, the lower bound of sim.ClusterLowerBound on the very same run (same works, same seed; options from the "+
-		"pipeline: none of these shares resources or changes slots): no policy, online or offline, can do better. The gap is "+
+	fmt.Fprintf(&b, "Beside each policy, the lower bound of sim.ClusterLowerBound on the very same run (same works, same seed; sim.BoundOptionsFor "+
+		"the pipeline: a policy that may grant more than requested or change slots gets the weaker bound valid for it): no policy, "+
+		"online or offline, can do better. The gap is "+
 		"(policy − bound)/bound per seed.\n\n")
 	b.WriteString(t.String())
 	lb := runs[specs[0]].bound

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/optd/optd/models"
+	"github.com/optd/optd/models/trace"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/sim"
 )
@@ -32,10 +33,12 @@ const (
 // mumakScenario replays the jobs of the Mumak trace (the first jobs when
 // jobs > 0) on the Mumak cluster (sim.DecodeClusterScenario's "trace"):
 // submit times and task counts from the trace, task works the durations of
-// the successful attempts where every task of a type has one; the other
-// tasks (all maps of jobs 0007, 0008 and 0018, all reduces of 0012 and
-// 0020, whose tasks did not all succeed) draw theirs per seed from an
-// exponential law whose mean is the median recorded work of their type.
+// the successful attempts where every task of a type has one. The other
+// tasks (the maps of jobs 0007, 0008 and 0018 and the reduces of 0012 and
+// 0020, not all of which succeeded) draw theirs per seed from an
+// exponential law whose mean is the median successful attempt of their type
+// in their own job (sim.AttemptWorks), or in the whole trace for a job with
+// none (0018's maps, 0012's reduces).
 func mumakScenario(file string, jobs int) (*sim.ClusterScenario, error) {
 	nodes := make([]map[string]any, mumakNodes)
 	for i := range nodes {
@@ -56,20 +59,30 @@ func mumakScenario(file string, jobs int) (*sim.ClusterScenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	var maps, reduces []float64
-	for _, j := range sc.Jobs {
-		maps, reduces = append(maps, j.MapWorks...), append(reduces, j.ReduceWorks...)
-	}
-	mapLaw, err := exponentialLaw(median(maps))
+	recorded, err := trace.ReadFile(file, trace.Options{})
 	if err != nil {
 		return nil, err
 	}
-	reduceLaw, err := exponentialLaw(median(reduces))
-	if err != nil {
-		return nil, err
+	own := map[string][2][]float64{}
+	var all [2][]float64
+	for _, j := range recorded {
+		m, r := sim.AttemptWorks(j.Attempts)
+		own[j.ID] = [2][]float64{m, r}
+		all[0], all[1] = append(all[0], m...), append(all[1], r...)
 	}
 	for i := range sc.Jobs {
-		sc.Jobs[i].MapWork, sc.Jobs[i].ReduceWork = mapLaw, reduceLaw
+		j := &sc.Jobs[i]
+		var laws [2]models.Dist
+		for k := range laws {
+			works := own[j.ID][k]
+			if len(works) == 0 {
+				works = all[k]
+			}
+			if laws[k], err = exponentialLaw(median(works)); err != nil {
+				return nil, err
+			}
+		}
+		j.MapWork, j.ReduceWork = laws[0], laws[1]
 	}
 	return sc, nil
 }
@@ -184,7 +197,8 @@ func mumakReport(env *Env, sc *sim.ClusterScenario, specs []string, runs map[str
 	fmt.Fprintf(&b, "The Mumak/Rumen trace of Apache Hadoop's tests (%s: %s, %d tasks) replayed by the cluster simulator on %d nodes ⟨8 GB, 8 vcores⟩ "+
 		"in racks of %d (map containers ⟨1 GB, 1 vcore⟩, reduces ⟨2 GB, 1 vcore⟩, heartbeats every 3 s, HDFS 3 replicas): submit times, "+
 		"task counts and, where every task of a type succeeded, task works from the trace's successful attempts; the other tasks draw "+
-		"theirs per seed from an exponential law with the median recorded work of their type (mumakScenario). Mean over %d seed(s) "+
+		"theirs per seed from an exponential law with the median successful attempt of their type in their job (in the whole trace "+
+		"for a job with none; mumakScenario). Mean over %d seed(s) "+
 		"(%d..%d: block replicas and the drawn works) ± the half-width of a 95%% Student-t interval.\n\n",
 		mumakTrace, map[bool]string{true: fmt.Sprintf("its first %d jobs", jobs), false: fmt.Sprintf("all %d jobs with tasks", len(sc.Jobs))}[jobs > 0],
 		tasks, mumakNodes, mumakRackNodes, seeds, env.Seed, env.Seed+uint64(seeds)-1)

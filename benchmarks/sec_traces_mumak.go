@@ -211,6 +211,9 @@ func mumakReport(env *Env, sc *sim.ClusterScenario, specs []string, runs map[str
 	fmt.Fprintf(&b, "\n**Best policy vs the bound.** The best makespan is %s's, %s above the bound; the best mean response time is %s's, %s above the bound. ",
 		bestMk, pct(mean(runs[bestMk].makespan)/mean(runs[bestMk].boundMakespan)-1),
 		bestResp, pct(mean(runs[bestResp].response)/mean(runs[bestResp].boundResponse)-1))
+	if same := identicalRuns(specs, runs); len(same) > 0 {
+		fmt.Fprintf(&b, "Identical on every seed (every job asks for the same map and reduce containers): %s. ", strings.Join(same, "; "))
+	}
 	fmt.Fprintf(&b, "The bound's terms on seed %d: makespan ≥ max(critical path %s s, %s area with release times %s s); "+
 		"mean response ≥ max(each job alone %s s, SRPT on one machine of the cluster's capacity %s s). "+
 		"The bound ignores the wait for heartbeats, slow-start and per-node packing, so part of every gap is out of any policy's reach.\n",
@@ -222,6 +225,28 @@ func mumakReport(env *Env, sc *sim.ClusterScenario, specs []string, runs map[str
 	return &Output{Markdown: b.String(), Figures: []Figure{
 		{Name: "traces-heartbeat-mumak", Caption: "Makespan and mean response time of each heartbeat policy on the Mumak trace over the lower bound on the same run (1 = optimal)", Plot: p},
 	}}, nil
+}
+
+// identicalRuns lists the groups of pipelines whose makespans and mean
+// response times are equal on every seed, as "a = b = c".
+func identicalRuns(specs []string, runs map[string]*mumakRuns) []string {
+	var groups []string
+	seen := map[string]bool{}
+	for i, a := range specs {
+		if seen[a] {
+			continue
+		}
+		group := []string{a}
+		for _, c := range specs[i+1:] {
+			if slices.Equal(runs[a].makespan, runs[c].makespan) && slices.Equal(runs[a].response, runs[c].response) {
+				group, seen[c] = append(group, c), true
+			}
+		}
+		if len(group) > 1 {
+			groups = append(groups, strings.Join(group, " = "))
+		}
+	}
+	return groups
 }
 
 // mean is the arithmetic mean of xs.

@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/optd/optd/internal/testenv"
@@ -67,5 +68,14 @@ func TestMedian(t *testing.T) {
 		if got := median(c.xs); got != c.want {
 			t.Errorf("median(%v) = %g, want %g", c.xs, got, c.want)
 		}
+	}
+}
+
+func TestIdenticalRuns(t *testing.T) {
+	run := func(m, r float64) *mumakRuns { return &mumakRuns{makespan: []float64{m, 1}, response: []float64{r, 1}} }
+	runs := map[string]*mumakRuns{"a": run(1, 2), "b": run(3, 4), "c": run(1, 2), "d": run(3, 5), "e": run(3, 4)}
+	got := identicalRuns([]string{"a", "b", "c", "d", "e"}, runs)
+	if want := []string{"a = c", "b = e"}; !slices.Equal(got, want) {
+		t.Fatalf("identicalRuns = %q, want %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/search"
@@ -61,13 +62,18 @@ func registryFactories(names []string) []sim.NamedFactory {
 	return fs
 }
 
-// runPlacement simulates every replication of s under the policies and
-// computes the bounds; classes > 0 coarsens the hindsight LP's slot costs
-// into that many classes (a weaker, still valid bound) when there are more
-// distinct costs.
-func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, policies []string, classes int) (*placementRun, error) {
+// runPlacement simulates every replication of s under the registered
+// policies and the extra ones (e.g. a searched policy, under its own name)
+// and computes the bounds; classes > 0 coarsens the hindsight LP's slot
+// costs into that many classes (a weaker, still valid bound) when there are
+// more distinct costs.
+func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, registered []string, classes int, extra ...sim.NamedFactory) (*placementRun, error) {
+	fs := append(registryFactories(registered), extra...)
+	policies := make([]string, len(fs))
+	for i, f := range fs {
+		policies[i] = f.Name
+	}
 	out := &placementRun{policies: policies, cost: map[string][]float64{}}
-	fs := registryFactories(policies)
 	for rep := range s.Replications {
 		r, err := s.RunReplication(ctx, rep, fs, true)
 		if err != nil {
@@ -117,4 +123,30 @@ func savings(base, other []float64) []float64 {
 		out[i] = 100 * (base[i] - other[i]) / base[i]
 	}
 	return out
+}
+
+// searchedName is the name a searched placement policy is reported under.
+const searchedName = "optd search"
+
+// searchPlacement runs a short search (package search, CMA-ES, no
+// validation: the caller evaluates the best on its own replications) of a
+// placement family's parameters on scenario s, and returns the result and
+// the best policy, its parameters rounded to 3 significant digits (so that
+// the spec the report prints is the policy it ran), as a factory named
+// searchedName.
+func searchPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, family string, evals, reps int) (*search.Result, map[string]float64, sim.NamedFactory, error) {
+	prob := &search.PlacementProblem{Scenario: s, Family: family}
+	res, err := search.Run(ctx, prob, search.Options{Evaluations: evals, Replications: reps, Validation: -1, Seed: env.Seed})
+	if err != nil {
+		return nil, nil, sim.NamedFactory{}, fmt.Errorf("%s: search of %s: %w", label, family, err)
+	}
+	params := make(map[string]float64, len(res.Params))
+	for k, v := range res.Params {
+		params[k], _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	}
+	env.Logf("%s: search of %s: %d candidates in %.1f s, best %s (objective %.4g, default %.4g)", label, family,
+		res.Simulated, res.SearchMS/1000, policy.FormatPlacementSpec(family, params), res.Search.Best.Mean, res.Search.Default.Mean)
+	return res, params, sim.NamedFactory{Name: searchedName, New: func(seed uint64) (policy.Placement, error) {
+		return policy.NewPlacement(family, policy.PlacementConfig{Seed: seed, Params: params})
+	}}, nil
 }

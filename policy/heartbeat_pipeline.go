@@ -141,6 +141,16 @@ func (p *Pipeline) Spec() string { return p.spec }
 // heartbeat.
 func (p *Pipeline) NeedsProgress() bool { return len(p.speculators)+len(p.sharers) > 0 }
 
+// Shares reports whether the pipeline has a Sharer stage: only a Sharer
+// issues ActionAdjust, so without one every attempt runs with exactly the
+// resources it requested (what sim.ClusterLowerBound relies on).
+func (p *Pipeline) Shares() bool { return len(p.sharers) > 0 }
+
+// SetsSlots reports whether the pipeline has a SlotPolicy: only a
+// SlotPolicy issues ActionSlots, so without one a node keeps its
+// configured map and reduce slots.
+func (p *Pipeline) SetsSlots() bool { return p.slots != nil }
+
 // Init runs the assigner's Initializer once (HaSTE's ITA).
 func (p *Pipeline) Init(ctx context.Context, c *ClusterView) error {
 	if p.initialized {

@@ -214,7 +214,7 @@ func (sc *ClusterScenario) addTrace(t *clusterTraceJSON, baseDir string) error {
 	for _, tj := range jobs {
 		cj := ClusterJob{ID: tj.ID, SubmitS: tj.SubmitS, Maps: tj.Maps, Reduces: tj.Reduces, Demand: t.Demand, MapWork: mapLaw, ReduceWork: redLaw}
 		if len(tj.Attempts) > 0 {
-			mw, rw := attemptWorks(tj.Attempts)
+			mw, rw := AttemptWorks(tj.Attempts)
 			if len(mw) == tj.Maps && len(mw) > 0 {
 				cj.MapWorks = mw
 			}
@@ -233,9 +233,10 @@ func (sc *ClusterScenario) addTrace(t *clusterTraceJSON, baseDir string) error {
 	return nil
 }
 
-// attemptWorks returns the durations in seconds of the successful map and
-// reduce attempts (at least 1 ms).
-func attemptWorks(as []trace.Attempt) (maps, reduces []float64) {
+// AttemptWorks returns the durations in seconds of the successful map and
+// reduce attempts of a trace job (at least 1 ms), in trace order: the task
+// works a "trace" scenario takes from a Mumak/Rumen trace.
+func AttemptWorks(as []trace.Attempt) (maps, reduces []float64) {
 	for _, a := range as {
 		if a.Result != trace.ResultSuccess || a.StartMs < 0 || a.FinishMs < a.StartMs {
 			continue

@@ -338,6 +338,19 @@ const (
 	StreamTaskWork
 )
 
+// drawWorks draws the work of every task of a scenario with its defaults
+// applied (withDefaults), job by job from stream StreamTaskWork of seed:
+// works[job][stage][type-1][index]. RunCluster and ClusterLowerBound draw
+// through it, so a bound sees the very works of the run it bounds.
+func (s *ClusterScenario) drawWorks(seed uint64) [][][2][]float64 {
+	rng := NewRand(seed, StreamTaskWork)
+	out := make([][][2][]float64, len(s.Jobs))
+	for i := range s.Jobs {
+		out[i] = s.Jobs[i].taskWorks(rng)
+	}
+	return out
+}
+
 // taskWorks draws (or copies) the work of every task of job j, stage by
 // stage: works[stage][type-1][index].
 func (j *ClusterJob) taskWorks(rng *rand.Rand) [][2][]float64 {

@@ -171,10 +171,10 @@ func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOption
 		s.nodes = append(s.nodes, sn)
 		s.nodeAt[n.ID] = sn
 	}
-	workRNG := NewRand(opt.Seed, StreamTaskWork)
+	works := sc.drawWorks(opt.Seed)
 	for i := range sc.Jobs {
 		spec := &sc.Jobs[i]
-		j := &simJob{idx: i, spec: spec, works: spec.taskWorks(workRNG), mapsDoneS: -1, demand: map[models.TaskType]models.Resources{}}
+		j := &simJob{idx: i, spec: spec, works: works[i], mapsDoneS: -1, demand: map[models.TaskType]models.Resources{}}
 		for _, tt := range []models.TaskType{models.MapTask, models.ReduceTask} {
 			d := spec.Demand[tt]
 			if d == nil && s.dims > 0 {

@@ -106,10 +106,11 @@ func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntr
 
 // change runs fn on cluster id under its lock. fn validates the call,
 // applies its change to the in-memory cluster and returns the response and
-// the change for the store (nil: a read). change then queues the store
-// change (a read queues a barrier, so that it never returns state that is
-// not yet durable), releases the lock, waits until the store has it on disk
-// and only then returns the response.
+// the change for the store (nil: a read; noChange: an answer that neither
+// changed nor reveals anything). change then queues the store change (a
+// read queues a barrier, so that it never returns state that is not yet
+// durable), releases the lock, waits until the store has it on disk and
+// only then returns the response.
 func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e *clusterEntry) (T, *store.Change, error)) (T, error) {
 	var zero T
 	e, release, err := s.acquire(ctx, id)
@@ -120,6 +121,10 @@ func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e 
 	if err != nil {
 		release()
 		return zero, err
+	}
+	if ch == noChange {
+		release()
+		return resp, nil
 	}
 	if ch == nil {
 		ch = &store.Change{}

@@ -17,6 +17,10 @@ import (
 // pipeline decide a node's actions; every change is an event appended to
 // the cluster's durable log, which rebuilds the ledger on load.
 
+// noChange is the change of a call that changed nothing durable and whose
+// answer does not depend on changes still being committed (see change).
+var noChange = &store.Change{}
+
 // defaultSlowStart is Hadoop's mapreduce.job.reduce.slowstart.completedmaps.
 const defaultSlowStart = 0.05
 
@@ -314,6 +318,12 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 				e.c = nil // partly applied: reload from the store
 			}
 			return nil, nil, err
+		}
+		if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 {
+			// Nothing to do and nothing changed (progress is soft state):
+			// the answer is right whatever becomes of the changes other
+			// calls are still committing, so it need not wait for them.
+			return &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected)}, noChange, nil
 		}
 		ch := &store.Change{}
 		if err := logChange(sch, ch, d.Events...); err != nil {

@@ -48,7 +48,7 @@ done
 ghz="$tools/ghz" grpcurl="$tools/grpcurl"
 
 work=$(mktemp -d)
-[ -n "$out" ] || out="$work/reports"
+[ -n "$out" ] || out=$(mktemp -d -t optd-loadtest-reports.XXXXXX)
 mkdir -p "$out"
 go build -o "$work/optd" ./cmd/optd
 go build -o "$work/echo" ./benchmarks/cmd/echo
@@ -57,7 +57,7 @@ optd_addr=127.0.0.1:17543 echo_addr=127.0.0.1:17544
 optd_pid=$!
 "$work/echo" --listen "$echo_addr" &
 echo_pid=$!
-trap 'kill $optd_pid $echo_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work/data"' EXIT
+trap 'kill $optd_pid $echo_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 50); do
   "$grpcurl" -plaintext "$optd_addr" grpc.health.v1.Health/Check 2>/dev/null | grep -q SERVING && break
   sleep 0.2

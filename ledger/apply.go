@@ -78,8 +78,7 @@ func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied
 			rejected++
 			continue
 		}
-		_, grant, _, _ := n.used(l.dims)
-		if !grant.Sub(at.granted).Add(a.Resources).Fits(n.capacity) {
+		if !n.used(l.dims).Granted.Sub(at.granted).Add(a.Resources).Fits(n.capacity) {
 			rejected++
 			continue
 		}
@@ -102,9 +101,9 @@ func hasNegative(r models.Resources) bool {
 // setSlots sets node n's typed slots, never below the slots in use (ok is
 // false when it had to raise them).
 func (l *Ledger) setSlots(n *node, m, r int) (int, int, bool) {
-	_, _, um, ur := n.used(0)
-	ok := m >= um && r >= ur
-	n.mapSlots, n.reduceSlots = max(m, um), max(r, ur)
+	o := n.used(0)
+	ok := m >= o.MapSlots && r >= o.ReduceSlots
+	n.mapSlots, n.reduceSlots = max(m, o.MapSlots), max(r, o.ReduceSlots)
 	n.view = nil
 	return n.mapSlots, n.reduceSlots, ok
 }
@@ -137,11 +136,11 @@ func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
 	if slot == 0 && l.slots {
 		slot = t.typ
 	}
-	reqUsed, _, um, ur := n.used(l.dims)
-	if l.dims > 0 && (len(req) != l.dims || hasNegative(req) || !reqUsed.Add(req).Fits(n.capacity) || !t.job.demand[t.typ].Fits(req)) {
+	o := n.used(l.dims)
+	if l.dims > 0 && (len(req) != l.dims || hasNegative(req) || !o.Requested.Add(req).Fits(n.capacity) || !t.job.demand[t.typ].Fits(req)) {
 		return nil, false
 	}
-	if l.slots && ((slot == models.MapTask && um >= n.mapSlots) || (slot == models.ReduceTask && ur >= n.reduceSlots) || !slot.Valid()) {
+	if l.slots && ((slot == models.MapTask && o.MapSlots >= n.mapSlots) || (slot == models.ReduceTask && o.ReduceSlots >= n.reduceSlots) || !slot.Valid()) {
 		return nil, false
 	}
 	if !l.slots {

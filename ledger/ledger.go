@@ -293,20 +293,11 @@ func (l *Ledger) reduceStartable(j *job) bool {
 	return j.slowStartReached(l.cfg.SlowStart) && j.reducesInFlight() < j.reduceAllowance(l.cfg.ReduceRamp)
 }
 
-// used returns Σ requested and Σ granted over the node's attempts, and the
-// occupied slots of each type.
-func (n *node) used(dims int) (req, grant models.Resources, usedMap, usedReduce int) {
-	req, grant = make(models.Resources, dims), make(models.Resources, dims)
+// used is what the node's attempts hold.
+func (n *node) used(dims int) models.Occupancy {
+	o := models.NewOccupancy(dims)
 	for _, a := range n.running {
-		if dims > 0 {
-			req, grant = req.Add(a.requested), grant.Add(a.granted)
-		}
-		switch a.slot {
-		case models.MapTask:
-			usedMap++
-		case models.ReduceTask:
-			usedReduce++
-		}
+		o.Add(a.requested, a.granted, a.slot)
 	}
-	return
+	return o
 }

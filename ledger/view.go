@@ -45,11 +45,11 @@ func NodeView(c *policy.ClusterView, id string) *policy.NodeView {
 }
 
 func (l *Ledger) nodeView(n *node) *policy.NodeView {
-	req, _, um, ur := n.used(l.dims)
+	o := n.used(l.dims)
 	nv := &policy.NodeView{ID: n.id, Rack: n.rack, Capacity: n.capacity, MapSlots: n.mapSlots, ReduceSlots: n.reduceSlots,
-		FreeMapSlots: max(n.mapSlots-um, 0), FreeReduceSlots: max(n.reduceSlots-ur, 0)}
+		FreeMapSlots: max(n.mapSlots-o.MapSlots, 0), FreeReduceSlots: max(n.reduceSlots-o.ReduceSlots, 0)}
 	if l.dims > 0 {
-		nv.Free = n.capacity.Sub(req)
+		nv.Free = n.capacity.Sub(o.Requested)
 	}
 	if len(n.running) > 0 {
 		nv.Running = make([]*policy.AttemptView, len(n.running))

@@ -283,3 +283,18 @@ func (r Resources) check(names ResourceNames) *domainIssue {
 	}
 	return nil
 }
+
+// ByName returns r as a map from dimension name to amount (nil if r is
+// empty: no amounts at all), the form of APIs that name resources. It
+// panics if r is not empty and the lengths differ.
+func (r Resources) ByName(names ResourceNames) map[string]float64 {
+	if len(r) == 0 {
+		return nil
+	}
+	mustMatch("ByName", len(r), len(names))
+	m := make(map[string]float64, len(r))
+	for p, v := range r {
+		m[names[p]] = float64(v)
+	}
+	return m
+}

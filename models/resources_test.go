@@ -232,3 +232,21 @@ func TestResourcesValidate(t *testing.T) {
 		t.Errorf("zero vector rejected: %v", err)
 	}
 }
+
+func TestOccupancyAndByName(t *testing.T) {
+	names := MemoryVCores()
+	o := NewOccupancy(2)
+	o.Add(Resources{1024, 1}, Resources{2048, 2}, MapTask)
+	o.Add(Resources{512, 1}, Resources{512, 1}, ReduceTask)
+	o.Add(Resources{512, 0}, Resources{512, 0}, 0)
+	if !o.Requested.Equal(Resources{2048, 2}) || !o.Granted.Equal(Resources{3072, 3}) || o.MapSlots != 1 || o.ReduceSlots != 1 {
+		t.Errorf("occupancy = %+v", o)
+	}
+	m := Resources{4096, 3}.ByName(names)
+	if len(m) != 2 || m[names[0]] != 4096 || m[names[1]] != 3 {
+		t.Errorf("ByName = %v", m)
+	}
+	if Resources(nil).ByName(names) != nil {
+		t.Error("ByName of no amounts is not nil")
+	}
+}

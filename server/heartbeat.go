@@ -83,17 +83,6 @@ func resources(names models.ResourceNames, m map[string]float64, field string) (
 	return r, nil
 }
 
-// named converts a vector over names back to a map.
-func named(names []string, r models.Resources) map[string]float64 {
-	if len(r) == 0 {
-		return nil
-	}
-	m := make(map[string]float64, len(r))
-	for p, v := range r {
-		m[names[p]] = float64(v)
-	}
-	return m
-}
 
 // ledgerConfig is the ledger's view of a stored cluster (a node without a
 // rack is a rack of its own, named after it; typed slots only with
@@ -269,9 +258,9 @@ func attemptID(id int64) int {
 }
 
 // actionProto converts an applied action.
-func actionProto(a ledger.Applied, names []string) *optdv1.Action {
+func actionProto(a ledger.Applied, names models.ResourceNames) *optdv1.Action {
 	out := &optdv1.Action{Kind: a.Kind.String(), JobId: a.Job, Task: int32(a.Task), AttemptId: int64(a.Attempt),
-		SourceAttemptId: int64(a.Source), Reason: a.Reason, Resources: named(names, a.Resources)}
+		SourceAttemptId: int64(a.Source), Reason: a.Reason, Resources: a.Resources.ByName(names)}
 	if a.Type.Valid() {
 		out.TaskType = a.Type.String()
 	}

@@ -328,12 +328,12 @@ func (s *clusterSim) result() *ClusterResult {
 // checkInvariants verifies the state after an event (tests).
 func (s *clusterSim) checkInvariants() error {
 	for _, n := range s.nodes {
-		req, grant, um, ur := n.used(s.dims)
-		if s.dims > 0 && (!req.Fits(n.capacity) || !grant.Fits(n.capacity)) {
-			return fmt.Errorf("%w at %.3f s: node %s over capacity: requested %v, granted %v, capacity %v", ErrInvariant, s.eng.Now(), n.id, req, grant, n.capacity)
+		o := n.used(s.dims)
+		if s.dims > 0 && (!o.Requested.Fits(n.capacity) || !o.Granted.Fits(n.capacity)) {
+			return fmt.Errorf("%w at %.3f s: node %s over capacity: requested %v, granted %v, capacity %v", ErrInvariant, s.eng.Now(), n.id, o.Requested, o.Granted, n.capacity)
 		}
-		if s.slots && (um > n.mapSlots || ur > n.reduceSlots) {
-			return fmt.Errorf("%w at %.3f s: node %s runs %d/%d map/reduce attempts in %d/%d slots", ErrInvariant, s.eng.Now(), n.id, um, ur, n.mapSlots, n.reduceSlots)
+		if s.slots && (o.MapSlots > n.mapSlots || o.ReduceSlots > n.reduceSlots) {
+			return fmt.Errorf("%w at %.3f s: node %s runs %d/%d map/reduce attempts in %d/%d slots", ErrInvariant, s.eng.Now(), n.id, o.MapSlots, o.ReduceSlots, n.mapSlots, n.reduceSlots)
 		}
 	}
 	for _, j := range s.jobs {

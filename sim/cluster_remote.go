@@ -42,22 +42,18 @@ type HeartbeatAnswer struct {
 }
 
 // remoteHeartbeat sends node n's heartbeat to the scheduler and applies its
-// answer, checking that the simulator's state agrees with the scheduler's.
-func (s *clusterSim) remoteHeartbeat(ctx context.Context, n *simNode) error {
-	running := make([]ledger.Status, len(n.running))
-	for i, at := range n.running {
-		running[i] = ledger.Status{Attempt: at.id, Phase: at.reported.phase, Progress: at.reported.progress}
-	}
+// answer, checking that the simulator's ledger agrees with the scheduler's.
+func (s *clusterSim) remoteHeartbeat(ctx context.Context, n *simNode, running []ledger.Status) error {
 	ans, err := s.remote.Heartbeat(ctx, s.eng.Now(), n.id, running)
 	if err != nil {
 		return fmt.Errorf("sim: heartbeat of node %q at %v s: %w", n.id, s.eng.Now(), err)
 	}
-	firstID, rejected := s.nextID+1, s.rejected
-	s.views.dirty = true
-	s.apply(n, ans.Actions)
+	rejected := s.rejected
 	var started []int
-	for id := firstID; id <= s.nextID; id++ {
-		started = append(started, id)
+	for _, a := range s.apply(n, ans.Actions) {
+		if a.Kind == policy.ActionStart || a.Kind == policy.ActionSpeculate {
+			started = append(started, a.Attempt)
+		}
 	}
 	if s.rejected != rejected || !slices.Equal(started, ans.Started) {
 		return fmt.Errorf("sim: heartbeat of node %q at %v s: the scheduler's state and the simulator's diverged (simulator refused %d of its %d actions; attempts %v, scheduler's %v)",

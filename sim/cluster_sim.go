@@ -65,9 +65,13 @@ type clusterSim struct {
 	jobs    []*simJob
 	active  []*simJob
 	attempt map[int]*simAttempt
-	nextID  int
 	racks   []models.Rack
 	slots   bool // slot-based cluster
+	// led is the scheduler's record of the cluster (package ledger): the
+	// policies' views, the rules every action is checked against and the
+	// attempt ids. The simulator adds what a scheduler does not know: the
+	// work of every task and attempt, and time.
+	led *ledger.Ledger
 
 	finished      int
 	completed     int // successful task completions, all stages
@@ -79,8 +83,7 @@ type clusterSim struct {
 	// replicas[job][stage][map] are the nodes holding the map's block.
 	replicas [][][][]int
 
-	met   *clusterMetrics
-	views *viewCache
+	met *clusterMetrics
 }
 
 // RunCluster simulates the scenario under the pipeline until every job has
@@ -96,7 +99,10 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 	if (pipe == nil) == (opt.Scheduler == nil) {
 		return nil, errors.New("sim: RunCluster needs exactly one of a pipeline and a ClusterOptions.Scheduler")
 	}
-	s := newClusterSim(sc, pipe, opt)
+	s, err := newClusterSim(sc, pipe, opt)
+	if err != nil {
+		return nil, err
+	}
 	s.ctx = ctx
 	for s.finished < len(s.jobs) {
 		if s.eng.processed&4095 == 0 {
@@ -144,7 +150,11 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 	return s.result(), nil
 }
 
-func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) *clusterSim {
+func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) (*clusterSim, error) {
+	led, err := ledger.New(sc.LedgerConfig())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
+	}
 	s := &clusterSim{
 		sc: sc, opt: opt, pipe: pipe, remote: opt.Scheduler, eng: NewEngine(),
 		dims:    len(sc.Cluster.Resources),
@@ -152,6 +162,7 @@ func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOption
 		nodeAt:  map[string]*simNode{},
 		attempt: map[int]*simAttempt{},
 		racks:   sc.Cluster.Racks(),
+		led:     led,
 	}
 	s.total = sc.Cluster.TotalCapacity()
 	speed := map[string]float64{}
@@ -186,7 +197,6 @@ func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOption
 	}
 	s.assignReplicas()
 	s.met = newClusterMetrics(s)
-	s.views = &viewCache{}
 	// Submissions first, so that at equal times a job is known before the
 	// heartbeats of that instant.
 	for _, j := range s.jobs {
@@ -198,7 +208,7 @@ func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOption
 		s.eng.Schedule(float64(i)*sc.HeartbeatS/float64(n), evHeartbeat, i)
 	}
 	s.eng.Schedule(0, evSample, 0)
-	return s
+	return s, nil
 }
 
 // assignReplicas draws the input block replicas of every map of every
@@ -219,23 +229,19 @@ func (s *clusterSim) assignReplicas() {
 	}
 }
 
-// startStage creates the tasks of job j's current stage.
+// startStage creates the tasks of job j's current stage (the ledger
+// starts its own stage in Submit and Finish).
 func (s *clusterSim) startStage(j *simJob) {
 	j.tasks = [2][]*simTask{}
-	j.done, j.assigned, j.durSum = [2]int{}, [2]int{}, [2]float64{}
+	j.done, j.durSum = [2]int{}, [2]float64{}
 	j.mapsDoneS = -1
 	for k, tt := range []models.TaskType{models.MapTask, models.ReduceTask} {
 		works := j.works[j.stage][k]
 		ts := make([]*simTask, len(works))
 		for i, w := range works {
 			ts[i] = &simTask{job: j, typ: tt, index: i, work: w}
-			ts[i].pending = policy.PendingTask{Index: i}
 			if tt == models.MapTask {
 				ts[i].replicas = s.replicas[j.idx][j.stage][i]
-				for _, r := range ts[i].replicas {
-					ts[i].pending.PreferredNodes = append(ts[i].pending.PreferredNodes, s.nodes[r].id)
-					ts[i].pending.PreferredRacks = appendUnique(ts[i].pending.PreferredRacks, s.nodes[r].rack)
-				}
 			}
 		}
 		j.tasks[k] = ts
@@ -243,7 +249,6 @@ func (s *clusterSim) startStage(j *simJob) {
 	if len(j.tasks[0]) == 0 {
 		j.mapsDoneS = s.eng.Now()
 	}
-	s.views.dirty = true
 }
 
 func (s *clusterSim) submit(ctx context.Context, j *simJob) error {
@@ -252,8 +257,12 @@ func (s *clusterSim) submit(ctx context.Context, j *simJob) error {
 	s.active = append(s.active, j)
 	s.startStage(j)
 	s.lastProgressS = s.eng.Now()
+	spec := s.jobSpec(j)
+	if err := s.led.Submit(spec); err != nil {
+		return fmt.Errorf("sim: job %s: %w", j.spec.ID, err)
+	}
 	if s.remote != nil {
-		return s.remote.JobSubmitted(ctx, s.eng.Now(), s.jobSpec(j))
+		return s.remote.JobSubmitted(ctx, s.eng.Now(), spec)
 	}
 	return nil
 }
@@ -268,56 +277,55 @@ func (s *clusterSim) heartbeat(ctx context.Context, n *simNode) error {
 	if len(s.active) == 0 {
 		return nil
 	}
-	for _, at := range n.running {
+	running := make([]ledger.Status, len(n.running))
+	for i, at := range n.running {
 		at.report(now)
+		running[i] = ledger.Status{Attempt: at.id, Phase: at.reported.phase, Progress: at.reported.progress}
+	}
+	if err := s.led.Report(n.id, running); err != nil {
+		return fmt.Errorf("sim: heartbeat of node %s: %w", n.id, err)
 	}
 	if s.remote != nil {
-		return s.remoteHeartbeat(ctx, n)
+		return s.remoteHeartbeat(ctx, n, running)
 	}
-	if len(n.running) > 0 && s.pipe.NeedsProgress() {
-		s.views.dirty = true
-	}
-	c := s.clusterView()
+	c := s.led.View(now)
 	if !s.initialized {
 		s.initialized = true
 		if err := s.pipe.Init(ctx, c); err != nil {
 			return fmt.Errorf("sim: policy %q: initial assignment: %w", s.pipe.Spec(), err)
 		}
 	}
-	nv := s.views.node[n.idx]
-	actions := s.pipe.Heartbeat(c, nv)
-	if len(actions) > 0 || s.hasGrants(n) {
-		s.views.dirty = true
-	}
-	s.apply(n, actions)
+	s.apply(n, s.pipe.Heartbeat(c, ledger.NodeView(c, n.id)))
 	return nil
 }
 
-// apply carries out a heartbeat's actions in order, checking each against
-// the simulator's own state (a policy's mistake is counted in rejected and
-// never applied). Grants are reset to the requests first: grants beyond a
-// request last one heartbeat.
-func (s *clusterSim) apply(n *simNode, actions []policy.Action) {
+// apply checks a heartbeat's actions against the ledger, which applies
+// those that fit (a policy's mistake is counted in rejected), and carries
+// out the applied ones in order: slot changes, starts and kills, then the
+// grants (reset to the requests, as grants beyond a request last one
+// heartbeat, then the adjustments).
+func (s *clusterSim) apply(n *simNode, actions []policy.Action) []ledger.Applied {
 	now := s.eng.Now()
-	var adjusts []policy.Action
-	for _, a := range actions {
+	applied, rejected, err := s.led.Apply(n.id, now, actions)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	s.rejected += rejected
+	var adjusts []ledger.Applied
+	for _, a := range applied {
 		switch a.Kind {
 		case policy.ActionSlots:
-			s.setSlots(n, a.MapSlots, a.ReduceSlots)
-		case policy.ActionStart:
-			s.start(n, a, false)
-		case policy.ActionSpeculate:
-			s.start(n, a, true)
+			n.mapSlots, n.reduceSlots = a.MapSlots, a.ReduceSlots
+		case policy.ActionStart, policy.ActionSpeculate:
+			s.launch(n, a)
 		case policy.ActionKill:
 			s.kill(a.Attempt)
 		case policy.ActionAdjust:
 			adjusts = append(adjusts, a)
-		default:
-			s.rejected++
 		}
 	}
 	if s.dims == 0 {
-		return
+		return applied
 	}
 	for _, at := range n.running {
 		if !at.granted.Equal(at.requested) {
@@ -325,101 +333,18 @@ func (s *clusterSim) apply(n *simNode, actions []policy.Action) {
 		}
 	}
 	for _, a := range adjusts {
-		at := s.attempt[a.Attempt]
-		if at == nil || at.node != n || len(a.Resources) != s.dims {
-			s.rejected++
-			continue
-		}
-		_, grant, _, _ := n.used(s.dims)
-		next := grant.Sub(at.granted).Add(a.Resources)
-		if !next.Fits(n.capacity) || hasNegative(a.Resources) {
-			s.rejected++
-			continue
-		}
-		s.setGrant(at, a.Resources.Clone(), now)
+		s.setGrant(s.attempt[a.Attempt], a.Resources.Clone(), now)
 	}
+	return applied
 }
 
-// hasGrants reports whether an attempt on n holds a grant other than its
-// request (which apply resets).
-func (s *clusterSim) hasGrants(n *simNode) bool {
-	for _, at := range n.running {
-		if !at.granted.Equal(at.requested) {
-			return true
-		}
-	}
-	return false
-}
-
-func hasNegative(r models.Resources) bool {
-	for _, v := range r {
-		if v < 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// setSlots changes node n's typed slots, never below the slots in use.
-func (s *clusterSim) setSlots(n *simNode, m, r int) {
-	_, _, um, ur := n.used(0)
-	if m < um || r < ur {
-		s.rejected++
-		m, r = max(m, um), max(r, ur)
-	}
-	n.mapSlots, n.reduceSlots = m, r
-}
-
-// start launches a task (or a speculative copy) on n if the action is valid.
-func (s *clusterSim) start(n *simNode, a policy.Action, speculative bool) {
+// launch starts the attempt the ledger created for a Start or Speculate.
+func (s *clusterSim) launch(n *simNode, a ledger.Applied) {
 	now := s.eng.Now()
-	var t *simTask
-	if speculative {
-		orig := s.attempt[a.Attempt]
-		if orig == nil || orig.task.done {
-			s.rejected++
-			return
-		}
-		t = orig.task
-	} else {
-		j := s.activeJob(a.Job)
-		if j == nil || !a.Type.Valid() || a.Task < 0 || a.Task >= len(j.tasks[a.Type-1]) {
-			s.rejected++
-			return
-		}
-		t = j.tasks[a.Type-1][a.Task]
-		if t.done || len(t.attempts) > 0 || (t.typ == models.ReduceTask && !s.reduceStartable(j)) {
-			s.rejected++
-			return
-		}
-	}
-	req := a.Resources
-	if req == nil {
-		req = t.job.demand[t.typ]
-	}
-	slot := a.Slot
-	if slot == 0 && s.slots {
-		slot = t.typ
-	}
-	reqUsed, _, um, ur := n.used(s.dims)
-	if s.dims > 0 && (len(req) != s.dims || hasNegative(req) || !reqUsed.Add(req).Fits(n.capacity)) {
-		s.rejected++
-		return
-	}
-	if s.dims > 0 && !t.job.demand[t.typ].Fits(req) {
-		// A start may not ask for less than the task's request.
-		s.rejected++
-		return
-	}
-	if s.slots && ((slot == models.MapTask && um >= n.mapSlots) || (slot == models.ReduceTask && ur >= n.reduceSlots) || !slot.Valid()) {
-		s.rejected++
-		return
-	}
-	if !s.slots {
-		slot = 0
-	}
-	s.nextID++
-	at := &simAttempt{id: s.nextID, task: t, node: n, slot: slot, startS: now, requested: req.Clone(), granted: req.Clone(), speculative: speculative, lastS: now}
+	j := s.activeJob(a.Job)
+	t := j.tasks[a.Type-1][a.Task]
+	at := &simAttempt{id: a.Attempt, task: t, node: n, slot: a.Slot, startS: now, requested: a.Resources.Clone(), granted: a.Resources.Clone(),
+		speculative: a.Kind == policy.ActionSpeculate, lastS: now}
 	at.work = t.work
 	if t.typ == models.MapTask && len(t.replicas) > 0 {
 		at.locality = s.localityOf(t, n)
@@ -432,10 +357,6 @@ func (s *clusterSim) start(n *simNode, a policy.Action, speculative bool) {
 	}
 	at.rate = speedOf(n.speed, t.job.spec.ParallelFraction, s.vcores, at.requested, at.granted)
 	at.reported.phase, at.reported.progress = ledger.InitialStatus(t.typ)
-	if !t.started {
-		t.started = true
-		t.job.assigned[t.typ-1]++
-	}
 	t.attempts = append(t.attempts, at)
 	n.running = append(n.running, at)
 	s.attempt[at.id] = at
@@ -465,25 +386,6 @@ func (s *clusterSim) activeJob(id string) *simJob {
 		}
 	}
 	return nil
-}
-
-// reduceStartable: slow-start reached and the ramp allows one more reduce.
-func (s *clusterSim) reduceStartable(j *simJob) bool {
-	if !j.slowStartReached(s.sc.SlowStart) {
-		return false
-	}
-	return s.reducesInFlight(j) < j.reduceAllowance(s.sc.ReduceRamp)
-}
-
-// reducesInFlight counts the stage's reduces started and not done.
-func (s *clusterSim) reducesInFlight(j *simJob) int {
-	n := 0
-	for _, t := range j.tasks[1] {
-		if !t.done && len(t.attempts) > 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // schedule (re)schedules the attempt's next milestone.
@@ -550,16 +452,18 @@ func (s *clusterSim) finish(at *simAttempt) {
 	j.done[k]++
 	j.durSum[k] += dur
 	s.lastProgressS = now
-	s.views.dirty = true
 	at.reported.phase, at.reported.progress = ledger.FinalStatus(t.typ)
-	switch {
-	case s.remote != nil:
+	var observe func(*policy.ClusterView, *policy.AttemptView, float64)
+	if s.pipe != nil && s.pipe.HasObservers() {
+		observe = s.pipe.TaskFinished
+	}
+	if _, err := s.led.Finish(now, at.id, observe); err != nil && s.err == nil {
+		s.err = err
+	}
+	if s.remote != nil {
 		if err := s.remote.AttemptFinished(s.ctx, now, at.node.id, at.id); err != nil && s.err == nil {
 			s.err = err
 		}
-	case s.pipe.HasObservers():
-		c := s.clusterView()
-		s.pipe.TaskFinished(c, s.attemptView(at), dur)
 	}
 	if t.typ == models.MapTask && j.done[0] == len(j.tasks[0]) {
 		j.mapsDoneS = now
@@ -606,13 +510,10 @@ func (s *clusterSim) stageDone(j *simJob) {
 	}
 }
 
-// kill stops an attempt; a task left without attempts becomes pending.
+// kill stops an attempt the ledger killed; a task left without attempts
+// becomes pending.
 func (s *clusterSim) kill(id int) {
 	at := s.attempt[id]
-	if at == nil {
-		s.rejected++
-		return
-	}
 	s.remove(at)
 	s.met.killed(at)
 	t := at.task
@@ -623,7 +524,6 @@ func (s *clusterSim) kill(id int) {
 		}
 	}
 	t.attempts = live
-	s.views.dirty = true
 }
 
 // remove takes an attempt off its node and out of the running set.

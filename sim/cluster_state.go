@@ -8,8 +8,9 @@ import (
 )
 
 // The running state of the cluster simulator (see ClusterScenario for the
-// model). Nothing here is visible to policies: they see the views built in
-// cluster_views.go.
+// model): the work and time of every task and attempt. Nothing here is
+// visible to policies: they see the views of the simulator's ledger
+// (clusterSim.led), which holds what a scheduler knows.
 
 type simNode struct {
 	idx                   int
@@ -20,22 +21,13 @@ type simNode struct {
 	running               []*simAttempt
 }
 
-// used returns Σ requested and Σ granted over the node's attempts, and the
-// occupied slots of each type.
-func (n *simNode) used(dims int) (req, grant models.Resources, usedMap, usedReduce int) {
-	req, grant = make(models.Resources, dims), make(models.Resources, dims)
+// used is what the node's attempts hold.
+func (n *simNode) used(dims int) models.Occupancy {
+	o := models.NewOccupancy(dims)
 	for _, a := range n.running {
-		if dims > 0 {
-			req, grant = req.Add(a.requested), grant.Add(a.granted)
-		}
-		switch a.slot {
-		case models.MapTask:
-			usedMap++
-		case models.ReduceTask:
-			usedReduce++
-		}
+		o.Add(a.requested, a.granted, a.slot)
 	}
-	return
+	return o
 }
 
 type simJob struct {
@@ -48,7 +40,6 @@ type simJob struct {
 	stage     int
 	tasks     [2][]*simTask // current stage, by type-1
 	done      [2]int
-	assigned  [2]int
 	durSum    [2]float64
 	// mapsDoneS is when the current stage's last map finished (-1 before).
 	mapsDoneS float64
@@ -63,29 +54,15 @@ func (j *simJob) slowStartReached(slowStart float64) bool {
 	return m == 0 || float64(j.done[0]) >= slowStart*float64(m)
 }
 
-// reduceAllowance is how many reduces may be started or running (YARN's
-// ramp-up, if on).
-func (j *simJob) reduceAllowance(ramp bool) int {
-	r := len(j.tasks[1])
-	m := len(j.tasks[0])
-	if !ramp || m == 0 || j.done[0] == m {
-		return r
-	}
-	return max(1, int(math.Ceil(float64(r)*float64(j.done[0])/float64(m))))
-}
-
 type simTask struct {
 	job      *simJob
 	typ      models.TaskType
 	index    int
 	work     float64
 	replicas []int // node indices holding the input block (maps)
-	pending  policy.PendingTask
 	attempts []*simAttempt
 	done     bool
 	doneS    float64
-	// started: some attempt was launched (A_i^m, A_i^r count tasks once).
-	started bool
 	// completions counts successful completions (an invariant: exactly 1).
 	completions int
 }

@@ -35,28 +35,17 @@ func registerRequest(id string, cfg ledger.Config, spec string, seed uint64) *op
 		Spec: spec, Resources: names, SlowStart: &slowStart, ReduceRamp: cfg.ReduceRamp, Seed: seed}}
 	for _, n := range cfg.Cluster.Nodes {
 		req.Heartbeat.TypedSlots = req.Heartbeat.TypedSlots || n.MapSlots+n.ReduceSlots > 0
-		req.Nodes = append(req.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: amounts(names, n.Capacity),
+		req.Nodes = append(req.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: n.Capacity.ByName(names),
 			MapSlots: int32(n.MapSlots), ReduceSlots: int32(n.ReduceSlots)})
 	}
 	return req
 }
 
-// amounts converts a resource vector to the API's per-name map.
-func amounts(names models.ResourceNames, r models.Resources) map[string]float64 {
-	if len(r) == 0 {
-		return nil
-	}
-	m := make(map[string]float64, len(r))
-	for p, v := range r {
-		m[names[p]] = float64(v)
-	}
-	return m
-}
 
 // JobSubmitted implements sim.Scheduler.
 func (x *executor) JobSubmitted(ctx context.Context, now float64, job ledger.JobSpec) error {
 	req := &optdv1.SubmitJobRequest{ClusterId: x.cluster, JobId: job.ID, SubmitS: &now, Queue: job.Queue, Weight: job.Weight,
-		MapDemand: amounts(x.resources, job.Demand[models.MapTask]), ReduceDemand: amounts(x.resources, job.Demand[models.ReduceTask])}
+		MapDemand: job.Demand[models.MapTask].ByName(x.resources), ReduceDemand: job.Demand[models.ReduceTask].ByName(x.resources)}
 	for _, st := range job.Stages {
 		stage := &optdv1.JobStage{Reduces: int32(st.Reduces)}
 		for _, reps := range st.Maps {

@@ -83,7 +83,6 @@ func resources(names models.ResourceNames, m map[string]float64, field string) (
 	return r, nil
 }
 
-
 // ledgerConfig is the ledger's view of a stored cluster (a node without a
 // rack is a rack of its own, named after it; typed slots only with
 // TypedSlots, as a node's reduce_slots also count PlaceReduces' slots).

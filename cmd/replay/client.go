@@ -41,7 +41,6 @@ func registerRequest(id string, cfg ledger.Config, spec string, seed uint64) *op
 	return req
 }
 
-
 // JobSubmitted implements sim.Scheduler.
 func (x *executor) JobSubmitted(ctx context.Context, now float64, job ledger.JobSpec) error {
 	req := &optdv1.SubmitJobRequest{ClusterId: x.cluster, JobId: job.ID, SubmitS: &now, Queue: job.Queue, Weight: job.Weight,

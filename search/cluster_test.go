@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/optd/optd/policy"
@@ -23,7 +24,7 @@ func TestHasteABeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe, err := policy.NewPipeline("haste-a", policy.HeartbeatConfig{})
+	pipe, err := policy.NewPipeline("haste-a", policy.HeartbeatConfig{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestPipelineParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+	pipe, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{Seed: 1})
 	if len(prob.Params) == 0 || len(prob.Params) != len(pipe.Params()) {
 		t.Fatalf("space %v, pipeline params %v", prob.Params, pipe.Params())
 	}
@@ -83,5 +84,73 @@ func TestPipelineParams(t *testing.T) {
 	}
 	if _, err := PipelineParams(sc, "fifo"); err == nil {
 		t.Error("a pipeline without parameters was accepted")
+	}
+}
+
+// TestPipelineParamsHasteA: a haste-a pipeline with add-ons searches β and
+// the add-ons' parameters together; the metric at a point equals the
+// pipeline built with that β and those parameters directly (a second
+// path), the references run on the same replication as `optd simulate
+// --seed rep+1`, and Check names what is wrong.
+func TestPipelineParamsHasteA(t *testing.T) {
+	sc, err := sim.BuiltinCluster("stealing-stragglers-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob, err := PipelineParams(sc, "haste-a+sepb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := prob.Params.Names()
+	if len(names) < 4 || names[0] != "haste-a.beta_fitness" || names[3] != "sepb.min_run_s" {
+		t.Fatalf("space %v", names)
+	}
+	x := prob.Params.Defaults()
+	x[0], x[3] = 0.9, 5
+	ctx := context.Background()
+	got, err := prob.Metric(ctx, x, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := policy.NewPipeline("haste-a+sepb", policy.HeartbeatConfig{Seed: 2, Beta: [3]float64{0.9, 0.2, 0.6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pipe.SetParam("sepb.min_run_s", 5); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sim.RunCluster(ctx, sc, pipe, sim.ClusterOptions{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != r.MakespanS {
+		t.Errorf("metric %v, direct simulation %v", got, r.MakespanS)
+	}
+
+	prob.Refs, prob.Objective = []string{"fair"}, ObjectiveMeanResponse
+	if err := prob.Check(); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := prob.ReferenceMetric(ctx, "fair", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fair, _ := policy.NewPipeline("fair", policy.HeartbeatConfig{Seed: 2})
+	if r, err = sim.RunCluster(ctx, sc, fair, sim.ClusterOptions{Seed: 2}); err != nil || ref != r.MeanResponseS {
+		t.Errorf("reference fair %v, direct simulation %v (%v)", ref, r.MeanResponseS, err)
+	}
+	for _, tc := range []struct {
+		edit func(p *ClusterProblem)
+		want string
+	}{
+		{func(p *ClusterProblem) { p.Objective = "throughput" }, `objective "throughput"`},
+		{func(p *ClusterProblem) { p.Refs = []string{"fair+nope"} }, `reference "fair+nope"`},
+		{func(p *ClusterProblem) { p.Scenario = nil }, "no scenario"},
+	} {
+		bad := *prob
+		tc.edit(&bad)
+		if err := bad.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check: %v, want %q", err, tc.want)
+		}
 	}
 }

@@ -86,12 +86,7 @@ type options struct {
 // NewCommand returns `optd search` and its `merge` subcommand.
 func NewCommand(_ *cli.Env) *cobra.Command {
 	var o options
-	families := []string{}
-	for _, n := range policy.PlacementNames() {
-		if len(policy.PlacementParams(n)) > 0 {
-			families = append(families, n)
-		}
-	}
+	families := searchableFamilies()
 	cmd := &cobra.Command{
 		Use:   "search --scenario NAME|FILE --policy FAMILY|SPEC [--params name=lo:hi,...]",
 		Short: "Tune a placement or heartbeat policy's parameters by simulation with common random numbers",
@@ -146,6 +141,17 @@ the parameter; others keep their declared ranges.`,
 	_ = cmd.MarkFlagRequired("policy")
 	cmd.AddCommand(newMergeCommand())
 	return cmd
+}
+
+// searchableFamilies are the placement families with parameters.
+func searchableFamilies() []string {
+	var out []string
+	for _, n := range policy.PlacementNames() {
+		if len(policy.PlacementParams(n)) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Settings are what must agree between the shards of one search.
@@ -363,7 +369,7 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	if err != nil {
 		if _, perr := policy.NewPipeline(o.family, policy.HeartbeatConfig{}); perr == nil {
 			return nil, fmt.Errorf("--policy %q is a heartbeat pipeline, and %s is a placement scenario: give a placement family (%s)",
-				o.family, o.scenario, strings.Join(policy.PlacementNames(), ", "))
+				o.family, o.scenario, strings.Join(searchableFamilies(), ", "))
 		}
 		return nil, fmt.Errorf("--policy: %w", err)
 	}

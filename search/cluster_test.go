@@ -24,15 +24,7 @@ func TestHasteABeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe, err := policy.NewPipeline("haste-a", policy.HeartbeatConfig{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := sim.RunCluster(ctx, sc, pipe, sim.ClusterOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != r.MakespanS {
+	if r := simulateDirect(t, sc, "haste-a", policy.HeartbeatConfig{}, nil, 1); got != r.MakespanS {
 		t.Errorf("metric at the paper's β = %v, direct simulation %v", got, r.MakespanS)
 	}
 	res, err := Run(ctx, prob, Options{Evaluations: 6, Replications: 2, Validation: 2, Seed: 3})
@@ -75,11 +67,7 @@ func TestPipelineParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := sim.RunCluster(ctx, sc, pipe, sim.ClusterOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != r.MakespanS {
+	if r := simulateDirect(t, sc, spec, policy.HeartbeatConfig{}, nil, 1); got != r.MakespanS {
 		t.Errorf("metric at the defaults %v, plain pipeline %v", got, r.MakespanS)
 	}
 	if _, err := PipelineParams(sc, "fifo"); err == nil {
@@ -112,17 +100,7 @@ func TestPipelineParamsHasteA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe, err := policy.NewPipeline("haste-a+sepb", policy.HeartbeatConfig{Seed: 2, Beta: [3]float64{0.9, 0.2, 0.6}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pipe.SetParam("sepb.min_run_s", 5); err != nil {
-		t.Fatal(err)
-	}
-	r, err := sim.RunCluster(ctx, sc, pipe, sim.ClusterOptions{Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := simulateDirect(t, sc, "haste-a+sepb", policy.HeartbeatConfig{Beta: [3]float64{0.9, 0.2, 0.6}}, map[string]float64{"sepb.min_run_s": 5}, 2)
 	if got != r.MakespanS {
 		t.Errorf("metric %v, direct simulation %v", got, r.MakespanS)
 	}
@@ -135,9 +113,8 @@ func TestPipelineParamsHasteA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fair, _ := policy.NewPipeline("fair", policy.HeartbeatConfig{Seed: 2})
-	if r, err = sim.RunCluster(ctx, sc, fair, sim.ClusterOptions{Seed: 2}); err != nil || ref != r.MeanResponseS {
-		t.Errorf("reference fair %v, direct simulation %v (%v)", ref, r.MeanResponseS, err)
+	if r := simulateDirect(t, sc, "fair", policy.HeartbeatConfig{}, nil, 2); ref != r.MeanResponseS {
+		t.Errorf("reference fair %v, direct simulation %v", ref, r.MeanResponseS)
 	}
 	for _, tc := range []struct {
 		edit func(p *ClusterProblem)
@@ -153,4 +130,27 @@ func TestPipelineParamsHasteA(t *testing.T) {
 			t.Errorf("Check: %v, want %q", err, tc.want)
 		}
 	}
+}
+
+// simulateDirect runs the pipeline spec built with cfg and the parameters
+// set, as `optd simulate --seed seed` does (the policy and the simulation
+// both seeded with seed): the second path the problems' metrics are checked
+// against.
+func simulateDirect(t *testing.T, sc *sim.ClusterScenario, spec string, cfg policy.HeartbeatConfig, set map[string]float64, seed uint64) *sim.ClusterResult {
+	t.Helper()
+	cfg.Seed = seed
+	pipe, err := policy.NewPipeline(spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range set {
+		if err := pipe.SetParam(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := sim.RunCluster(context.Background(), sc, pipe, sim.ClusterOptions{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

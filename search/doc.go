@@ -9,7 +9,9 @@
 // adapter: PlacementProblem does it for the reduce-placement queue of
 // package sim and the placement families of package policy;
 // ExactPlacementProblem replaces simulation by the exact evaluation of
-// package mdp where the MDP is small enough to solve.
+// package mdp where the MDP is small enough to solve; ClusterProblem
+// (PipelineParams) tunes a heartbeat pipeline's parameters, HaSTE-A's β
+// among them, on a scenario of the cluster simulator.
 //
 // Run returns the best parameters with the objective's 95% confidence
 // interval, the default parameters' objective on the same replications and

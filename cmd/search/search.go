@@ -1,14 +1,23 @@
-// Package search implements `optd search`: tune a placement family's
-// parameters on a scenario by simulation with common random numbers
-// (package search: gonum's CMA-ES or Nelder-Mead), then compare the best
-// parameters with the defaults and with reference policies on fresh
-// replications, with the best lower bound beside them.
+// Package search implements `optd search`: tune a policy's parameters on a
+// scenario by simulation with common random numbers (package search:
+// gonum's CMA-ES or Nelder-Mead), then compare the best parameters with the
+// defaults and with reference policies on fresh replications, with the best
+// lower bound beside them where one exists.
 //
-//	optd search --scenario FILE --policy FAMILY [--params name=lo:hi,name=v,...]
-//	            [--method cmaes|nelder-mead] [--evaluations 200] [--time 10m]
-//	            [--replications N] [--validation N] [--references receding-horizon,greedy]
+//	optd search --scenario NAME|FILE --policy FAMILY|SPEC [--params name=lo:hi,name=v,...]
+//	            [--objective OBJ] [--method cmaes|nelder-mead] [--evaluations 200] [--time 10m]
+//	            [--replications N] [--validation N] [--references REF,...]
 //	            [--exact] [--shard i/n]
 //	optd search merge SHARD.json...
+//
+// Two kinds of scenario (resolveScenario): a placement scenario (CONTRACTS
+// §4 file) tunes a placement family (state-threshold, …) for the mean
+// fetch cost per job, with the hindsight-LP and empty-cluster bounds; a
+// cluster scenario (a built-in name of `optd simulate` or a CONTRACTS §5
+// file) tunes a heartbeat pipeline SPEC (haste-a, pi-dhsa+sepb, …: HaSTE-A's
+// β and the stages' tunable parameters, search.PipelineParams) for the
+// makespan or the mean response time, with no lower bound. Both share the
+// flags, the output and the sharding.
 //
 // Sharding: an optimizer such as CMA-ES is sequential (each generation
 // depends on the last), so the replications of one search cannot be split
@@ -22,11 +31,8 @@
 package search
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -46,10 +52,21 @@ const (
 	DefaultMaxStates  = 200000
 )
 
+// ObjectiveMeanCost is the objective on a placement scenario: the mean
+// fetch cost per job (the cluster objectives are search.ClusterObjectives).
+const ObjectiveMeanCost = "mean-cost"
+
+// NoClusterBound is the output's lower_bound on a cluster scenario.
+const NoClusterBound = "none: no lower bound on the cluster simulator's makespan or mean response time is implemented"
+
+// placementFlags apply to placement scenarios only.
+var placementFlags = []string{"bounds", "hindsight-classes", "window", "horizon", "exact", "max-states"}
+
 type options struct {
 	scenario     string
 	family       string
 	params       string
+	objective    string
 	method       string
 	evaluations  int
 	timeBudget   time.Duration
@@ -69,43 +86,50 @@ type options struct {
 // NewCommand returns `optd search` and its `merge` subcommand.
 func NewCommand(_ *cli.Env) *cobra.Command {
 	var o options
-	families := []string{}
-	for _, n := range policy.PlacementNames() {
-		if len(policy.PlacementParams(n)) > 0 {
-			families = append(families, n)
-		}
-	}
+	families := searchableFamilies()
 	cmd := &cobra.Command{
-		Use:   "search --scenario FILE --policy FAMILY [--params name=lo:hi,...]",
-		Short: "Tune a placement policy's parameters by simulation with common random numbers",
-		Long: `Searches the parameters of a placement policy family for the lowest mean cost
-per job on the scenario (CONTRACTS §4), every candidate simulated on the same
-replications (common random numbers), with gonum's CMA-ES or Nelder-Mead.
-Prints the best parameters, their cost with a 95% confidence interval, the
-default parameters' cost on the same seeds and the paired difference, then a
-validation on fresh seeds: the best against the defaults and the reference
-policies (paired differences) and the best lower bound (hindsight LP,
-empty cluster) with the remaining gap. With --exact the cost is the MDP's
-exact evaluation (small scenarios) and the output adds the optimum and the
-share of the greedy → optimum gap the tuned policy closes.
+		Use:   "search --scenario NAME|FILE --policy FAMILY|SPEC [--params name=lo:hi,...]",
+		Short: "Tune a placement or heartbeat policy's parameters by simulation with common random numbers",
+		Long: `Searches the parameters of a policy for the lowest mean objective on the
+scenario, every candidate simulated on the same replications (common random
+numbers), with gonum's CMA-ES or Nelder-Mead. Prints the best parameters,
+their objective with a 95% confidence interval, the default parameters'
+objective on the same seeds and the paired difference, then a validation on
+fresh seeds: the best against the defaults and the reference policies
+(paired differences) and the best lower bound where one exists, with the
+remaining gap.
 
+A placement scenario (CONTRACTS §4 file: "slots", "max_jobs_in_service", …)
+tunes a placement family for the mean cost per job; the bounds are the
+hindsight LP and the empty cluster. With --exact the cost is the MDP's exact
+evaluation (small scenarios) and the output adds the optimum and the share of
+the greedy → optimum gap the tuned policy closes.
 Families: ` + strings.Join(families, ", ") + `.
+
+A cluster scenario (a built-in name: ` + strings.Join(sim.BuiltinClusterNames(), ", ") + `;
+or a CONTRACTS §5 file with "cluster") tunes a heartbeat pipeline SPEC as in
+optd simulate (e.g. haste-a, pi-dhsa+sepb) for --objective ` + strings.Join(search.ClusterObjectives(), " or ") + `:
+HaSTE-A's β (haste-a.beta_*) and every tunable stage's STAGE.PARAM.
+Replication r is the run of optd simulate --seed r+1; --references are
+pipeline specs (none by default); there is no lower bound.
+
 --params restricts the search: name=lo:hi searches [lo, hi], name=v fixes
 the parameter; others keep their declared ranges.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", "", "scenario file (CONTRACTS §4 JSON)")
-	f.StringVar(&o.family, "policy", "", "placement family to tune ("+strings.Join(families, ", ")+")")
+	f.StringVar(&o.scenario, "scenario", "", "built-in cluster scenario name, or scenario file (CONTRACTS §4 or §5 JSON)")
+	f.StringVar(&o.family, "policy", "", "placement family ("+strings.Join(families, ", ")+") or, on a cluster scenario, pipeline spec")
 	f.StringVar(&o.params, "params", "", "name=lo:hi or name=value, comma-separated: restrict or fix parameters")
+	f.StringVar(&o.objective, "objective", "", "what to minimize: "+ObjectiveMeanCost+" (placement); "+strings.Join(search.ClusterObjectives(), " (default) or ")+" (cluster)")
 	f.StringVar(&o.method, "method", search.MethodCMAES, "optimizer: cmaes or nelder-mead")
 	f.IntVar(&o.evaluations, "evaluations", search.DefaultEvaluations, "budget of objective evaluations")
 	f.DurationVar(&o.timeBudget, "time", 0, "wall-clock budget of the search phase (0: none)")
-	f.IntVar(&o.replications, "replications", 0, "replications per evaluation (0: the scenario's replications)")
+	f.IntVar(&o.replications, "replications", 0, fmt.Sprintf("replications per evaluation (0: the placement scenario's replications; %d on a cluster scenario)", search.DefaultReplications))
 	f.IntVar(&o.validation, "validation", 0, "fresh replications for the validation (0: as many as --replications; -1: none)")
 	f.Uint64Var(&o.seed, "seed", 1, "optimizer seed (the simulations depend on the scenario's seed only)")
-	f.StringVar(&o.references, "references", DefaultReferences, "comma-separated reference policies for the validation (NAME or NAME:k=v;k=v)")
+	f.StringVar(&o.references, "references", DefaultReferences, "comma-separated reference policies for the validation (NAME or NAME:k=v;k=v; pipeline specs on a cluster scenario, none by default)")
 	f.BoolVar(&o.bounds, "bounds", true, "compute the hindsight-LP and empty-cluster lower bounds in the validation")
 	f.IntVar(&o.classes, "hindsight-classes", 0, "group the slots into at most this many cost classes for the hindsight LP (0: exact costs)")
 	f.IntVar(&o.window, "window", 0, "estimator window ω of the policies that have one and do not search it (0: their default)")
@@ -119,11 +143,23 @@ the parameter; others keep their declared ranges.`,
 	return cmd
 }
 
+// searchableFamilies are the placement families with parameters.
+func searchableFamilies() []string {
+	var out []string
+	for _, n := range policy.PlacementNames() {
+		if len(policy.PlacementParams(n)) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Settings are what must agree between the shards of one search.
 type Settings struct {
 	ScenarioSHA256 string   `json:"scenario_sha256"`
 	Policy         string   `json:"policy"`
 	Params         string   `json:"params"`
+	Objective      string   `json:"objective"`
 	Method         string   `json:"method"`
 	Evaluations    int      `json:"evaluations"`
 	TimeBudgetMS   int64    `json:"time_budget_ms"`
@@ -182,16 +218,25 @@ type Shard struct {
 
 // Output is what `optd search` prints.
 type Output struct {
-	Scenario string      `json:"scenario"`
-	Policy   string      `json:"policy"`
-	Space    []ParamDecl `json:"space"`
-	// BestPolicy is the tuned policy in the form `optd bound --policies`
-	// and --references accept.
+	Scenario string `json:"scenario"`
+	// Kind is KindPlacement or KindCluster.
+	Kind string `json:"kind"`
+	// Policy is the placement family or the pipeline spec, Objective what
+	// the result's figures measure (ObjectiveMeanCost, or one of
+	// search.ClusterObjectives).
+	Policy    string      `json:"policy"`
+	Objective string      `json:"objective"`
+	Space     []ParamDecl `json:"space"`
+	// BestPolicy is the tuned policy as NAME:k=v;k=v, on a placement
+	// scenario the form `optd bound --policies` and --references accept.
 	BestPolicy string         `json:"best_policy"`
 	Result     *search.Result `json:"result"`
-	Exact      *Exact         `json:"exact,omitempty"`
-	Restarts   []Restart      `json:"restarts,omitempty"`
-	Shard      *Shard         `json:"shard,omitempty"`
+	// LowerBound says why the validation has no lower bounds when the
+	// scenario's kind has none (NoClusterBound).
+	LowerBound string    `json:"lower_bound,omitempty"`
+	Exact      *Exact    `json:"exact,omitempty"`
+	Restarts   []Restart `json:"restarts,omitempty"`
+	Shard      *Shard    `json:"shard,omitempty"`
 }
 
 func parseReferences(s string) ([]string, error) {
@@ -212,15 +257,22 @@ func parseReferences(s string) ([]string, error) {
 	return out, nil
 }
 
+// target is what one search tunes: the problem (its Space is the searched
+// space), what its metric measures and the kind's defaults.
+type target struct {
+	kind      string
+	prob      search.Problem
+	objective string
+	// replications when --replications is 0.
+	replications int
+	refs         []string
+	lowerBound   string
+	// exact holds the MDP figures of --exact (one exact evaluation per
+	// candidate, no validation).
+	exact *Exact
+}
+
 func run(cmd *cobra.Command, o options) error {
-	ctx := cmd.Context()
-	sp, err := search.SpaceOf(o.family)
-	if err != nil {
-		return fmt.Errorf("--policy: %w", err)
-	}
-	if sp, err = sp.Restrict(o.params); err != nil {
-		return err
-	}
 	refs, err := parseReferences(o.references)
 	if err != nil {
 		return err
@@ -239,81 +291,62 @@ func run(cmd *cobra.Command, o options) error {
 	case o.method != search.MethodCMAES && o.method != search.MethodNelderMead:
 		return fmt.Errorf("--method = %q: want %s or %s", o.method, search.MethodCMAES, search.MethodNelderMead)
 	}
-	data, err := os.ReadFile(o.scenario)
-	if err != nil {
-		return fmt.Errorf("--scenario: %w", err)
-	}
-	s, err := sim.LoadScenario(o.scenario)
-	if err != nil {
-		return err
-	}
 	shardIdx, shardN := 0, 1
 	if o.shard != "" {
 		if shardIdx, shardN, err = cli.ParseShard(o.shard); err != nil {
 			return err
 		}
 	}
+	scn, err := resolveScenario(o.scenario)
+	if err != nil {
+		return err
+	}
+	prog := cli.NewProgress(cmd.ErrOrStderr(), o.evaluations, "searching")
+	defer prog.Finish()
+	var t *target
+	if scn.kind == KindCluster {
+		t, err = clusterTarget(cmd, o, scn.cluster, refs)
+	} else {
+		t, err = placementTarget(cmd, o, scn.placement, refs, prog)
+	}
+	if err != nil {
+		return err
+	}
+	sp := t.prob.Space()
 	reps := o.replications
 	if reps == 0 {
-		reps = s.Replications
+		reps = t.replications
 	}
-	sum := sha256.Sum256(data)
 	st := Settings{
-		ScenarioSHA256: hex.EncodeToString(sum[:]), Policy: o.family, Params: o.params, Method: o.method,
+		ScenarioSHA256: scn.sha256, Policy: o.family, Params: o.params, Objective: t.objective, Method: o.method,
 		Evaluations: o.evaluations, TimeBudgetMS: o.timeBudget.Milliseconds(), Replications: reps, Validation: o.validation,
-		Seed: o.seed, References: refs, Bounds: o.bounds, Classes: o.classes, Window: o.window, Horizon: o.horizon,
-		Exact: o.exact, MaxStates: o.maxStates,
+		Seed: o.seed, References: t.refs,
 	}
-	base := policy.PlacementConfig{Window: o.window, Horizon: o.horizon}
+	if t.kind == KindPlacement {
+		st.Bounds, st.Classes, st.Window, st.Horizon, st.Exact, st.MaxStates = o.bounds, o.classes, o.window, o.horizon, o.exact, o.maxStates
+	}
 	opts := search.Options{
 		Method: o.method, Evaluations: o.evaluations, Time: o.timeBudget,
 		Replications: reps, Validation: o.validation, Seed: o.seed,
 	}
+	if t.exact != nil {
+		opts.Replications, opts.Validation = 1, -1
+		st.Replications, st.Validation = 1, -1
+	}
 	if shardIdx > 0 {
 		opts.Seed, opts.Start = restart(sp, o.seed, shardIdx)
 	}
-	prog := cli.NewProgress(cmd.ErrOrStderr(), opts.Evaluations*reps, "searching")
-	defer prog.Finish()
 	opts.Progress = prog.Set
-
-	var prob search.Problem
-	var ex *Exact
-	var model mdp.PlacementModel
-	if o.exact {
-		model, err = exactModel(s)
-		if err != nil {
-			return err
-		}
-		prog.Describe("solving the MDP")
-		sol, err := mdp.SolvePlacement(ctx, model, mdp.SolveOptions{MaxStates: o.maxStates})
-		if err != nil {
-			return fmt.Errorf("--exact: %w", err)
-		}
-		if !sol.Exact {
-			return fmt.Errorf("--exact: the workload is continuous; the MDP only brackets the optimum (give a discrete workload)")
-		}
-		ex = &Exact{States: sol.States, Optimal: sol.Optimal, Greedy: sol.PolicyCosts["greedy"]}
-		prob = &search.ExactPlacementProblem{Model: model, Family: o.family, Params: sp, Config: base, Solve: mdp.SolveOptions{MaxStates: o.maxStates}}
-		opts.Replications, opts.Validation = 1, -1
-		st.Replications, st.Validation = 1, -1
-		prog.Describe("searching")
-	} else {
-		pp := &search.PlacementProblem{Scenario: s, Family: o.family, Params: sp, Config: base, Refs: refs, Bounds: o.bounds, HindsightClasses: o.classes}
-		if err := pp.Check(); err != nil {
-			return err
-		}
-		prob = pp
-	}
-	res, err := search.Run(ctx, prob, opts)
+	res, err := search.Run(cmd.Context(), t.prob, opts)
 	if err != nil {
 		return err
 	}
 	prog.Finish()
 	out := &Output{
-		Scenario: o.scenario, Policy: o.family, Space: decls(sp),
-		BestPolicy: policy.FormatPlacementSpec(o.family, res.Params), Result: res,
+		Scenario: o.scenario, Kind: t.kind, Policy: o.family, Objective: t.objective, Space: decls(sp),
+		BestPolicy: policy.FormatPlacementSpec(o.family, res.Params), Result: res, LowerBound: t.lowerBound,
 	}
-	if ex != nil {
+	if ex := t.exact; ex != nil {
 		ex.Default, ex.Best = res.Search.Default.Mean, res.Search.Best.Mean
 		ex.GapClosed, ex.DefaultGapClosed = closed(ex.Greedy, ex.Best, ex.Optimal), closed(ex.Greedy, ex.Default, ex.Optimal)
 		out.Exact = ex
@@ -323,6 +356,89 @@ func run(cmd *cobra.Command, o options) error {
 		out.Shard = &Shard{Index: shardIdx, Count: shardN, Settings: st}
 	}
 	return cli.WriteJSON(cmd.OutOrStdout(), out)
+}
+
+// placementTarget is the search of a placement family on a placement
+// scenario: simulated (PlacementProblem, with references and bounds) or,
+// with --exact, evaluated on the scenario's MDP after solving it.
+func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []string, prog *cli.Progress) (*target, error) {
+	if o.objective != "" && o.objective != ObjectiveMeanCost {
+		return nil, fmt.Errorf("--objective %q: %s is a placement scenario, whose objective is %s", o.objective, o.scenario, ObjectiveMeanCost)
+	}
+	sp, err := search.SpaceOf(o.family)
+	if err != nil {
+		if _, perr := policy.NewPipeline(o.family, policy.HeartbeatConfig{}); perr == nil {
+			return nil, fmt.Errorf("--policy %q is a heartbeat pipeline, and %s is a placement scenario: give a placement family (%s)",
+				o.family, o.scenario, strings.Join(searchableFamilies(), ", "))
+		}
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	if sp, err = sp.Restrict(o.params); err != nil {
+		return nil, err
+	}
+	t := &target{kind: KindPlacement, objective: ObjectiveMeanCost, replications: s.Replications, refs: refs}
+	base := policy.PlacementConfig{Window: o.window, Horizon: o.horizon}
+	if !o.exact {
+		pp := &search.PlacementProblem{Scenario: s, Family: o.family, Params: sp, Config: base, Refs: refs, Bounds: o.bounds, HindsightClasses: o.classes}
+		if err := pp.Check(); err != nil {
+			return nil, err
+		}
+		t.prob = pp
+		return t, nil
+	}
+	model, err := exactModel(s)
+	if err != nil {
+		return nil, err
+	}
+	prog.Describe("solving the MDP")
+	sol, err := mdp.SolvePlacement(cmd.Context(), model, mdp.SolveOptions{MaxStates: o.maxStates})
+	if err != nil {
+		return nil, fmt.Errorf("--exact: %w", err)
+	}
+	if !sol.Exact {
+		return nil, fmt.Errorf("--exact: the workload is continuous; the MDP only brackets the optimum (give a discrete workload)")
+	}
+	prog.Describe("searching")
+	t.exact = &Exact{States: sol.States, Optimal: sol.Optimal, Greedy: sol.PolicyCosts["greedy"]}
+	t.prob = &search.ExactPlacementProblem{Model: model, Family: o.family, Params: sp, Config: base, Solve: mdp.SolveOptions{MaxStates: o.maxStates}}
+	return t, nil
+}
+
+// clusterTarget is the search of a heartbeat pipeline's parameters on a
+// cluster scenario (search.PipelineParams): the placement-only flags are
+// errors, and --references are pipeline specs, none unless given.
+func clusterTarget(cmd *cobra.Command, o options, sc *sim.ClusterScenario, refs []string) (*target, error) {
+	for _, name := range placementFlags {
+		if cmd.Flags().Changed(name) {
+			return nil, fmt.Errorf("--%s applies to placement scenarios only; %s is a cluster scenario", name, o.scenario)
+		}
+	}
+	objective := o.objective
+	if objective == "" {
+		objective = search.ClusterObjectives()[0]
+	}
+	if !slices.Contains(search.ClusterObjectives(), objective) {
+		return nil, fmt.Errorf("--objective %q: %s is a cluster scenario, whose objective is %s", objective, o.scenario, strings.Join(search.ClusterObjectives(), " or "))
+	}
+	if slices.Contains(policy.PlacementNames(), o.family) {
+		return nil, fmt.Errorf("--policy %q is a placement family, and %s is a cluster scenario: give a heartbeat pipeline spec assignment[+add-on...] as in optd simulate (assignment policies: %s)",
+			o.family, o.scenario, strings.Join(policy.AssignmentNames(), ", "))
+	}
+	prob, err := search.PipelineParams(sc, o.family)
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	if prob.Params, err = prob.Params.Restrict(o.params); err != nil {
+		return nil, err
+	}
+	if !cmd.Flags().Changed("references") {
+		refs = nil
+	}
+	prob.Objective, prob.Refs = objective, refs
+	if err := prob.Check(); err != nil {
+		return nil, err
+	}
+	return &target{kind: KindCluster, prob: prob, objective: objective, replications: search.DefaultReplications, refs: refs, lowerBound: NoClusterBound}, nil
 }
 
 // restart returns the optimizer seed and starting point of restart i > 0:

@@ -6,17 +6,21 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/optd/optd/cmd/bound"
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/cmd/simulate"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/search"
 )
 
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	return cli.RunCaptured(context.Background(), args, NewCommand, bound.NewCommand)
+	return cli.RunCaptured(context.Background(), args, NewCommand, bound.NewCommand, simulate.NewCommand)
 }
 
 func decode(t *testing.T, s string) *Output {
@@ -32,6 +36,11 @@ func decode(t *testing.T, s string) *Output {
 
 var small = []string{"search", "--scenario", "testdata/tiny.json", "--policy", "state-threshold",
 	"--params", "window=50,free-fraction=1", "--evaluations", "12", "--validation", "2"}
+
+// smallCluster is a short search of HaSTE-A's β on the smallest HaSTE
+// table (a built-in cluster scenario), β_urgency fixed.
+var smallCluster = []string{"search", "--scenario", "haste-table2", "--policy", "haste-a",
+	"--params", "haste-a.beta_urgency=0.2", "--evaluations", "6", "--replications", "2", "--validation", "2"}
 
 func TestSearchOutput(t *testing.T) {
 	stdout, stderr, code := runCLI(t, small...)
@@ -71,6 +80,75 @@ func TestSearchOutput(t *testing.T) {
 	}
 }
 
+// TestClusterSearchOutput: a short search of HaSTE-A's β on a built-in
+// cluster scenario prints the placement mode's shape (best, default, paired
+// difference, fresh validation, references) with the cluster's objective and
+// no bound, and its figure for the defaults on replication 0 is the makespan
+// `optd simulate --seed 1` prints for the same policy (a second path).
+func TestClusterSearchOutput(t *testing.T) {
+	stdout, stderr, code := runCLI(t, append(slices.Clone(smallCluster), "--references", "haste")...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	o := decode(t, stdout)
+	r := o.Result
+	if o.Kind != KindCluster || o.Objective != search.ObjectiveMakespan || o.LowerBound != NoClusterBound {
+		t.Errorf("kind %q, objective %q, lower_bound %q", o.Kind, o.Objective, o.LowerBound)
+	}
+	if names := []string{o.Space[0].Name, o.Space[1].Name, o.Space[2].Name}; len(o.Space) != 3 ||
+		!slices.Equal(names, []string{"haste-a.beta_fitness", "haste-a.beta_urgency", "haste-a.beta_alignment"}) {
+		t.Fatalf("space %+v", o.Space)
+	}
+	if r.Search.Replications != 2 || r.Validation == nil || r.Validation.Replications != 2 || r.Evaluations != 6 {
+		t.Fatalf("replications: search %d, validation %+v, evaluations %d", r.Search.Replications, r.Validation, r.Evaluations)
+	}
+	if r.Search.Best.Mean > r.Search.Default.Mean || r.Search.Best.CI95 == nil || r.Search.BestMinusDefault.CI95 == nil {
+		t.Errorf("search phase: best %+v, default %+v, paired %+v", r.Search.Best, r.Search.Default, r.Search.BestMinusDefault)
+	}
+	if _, ok := r.Validation.BestMinusReference["haste"]; !ok || len(r.Validation.LowerBounds) != 0 || r.Validation.Gap != nil {
+		t.Errorf("validation references %v, bounds %v", r.Validation.BestMinusReference, r.Validation.LowerBounds)
+	}
+	if r.Params["haste-a.beta_urgency"] != 0.2 {
+		t.Errorf("fixed parameter moved: %v", r.Params)
+	}
+	sout, serr, code := runCLI(t, "simulate", "--scenario", "haste-table2", "--policy", "haste-a", "--seed", "1")
+	if code != 0 {
+		t.Fatalf("simulate: exit %d: %s", code, serr)
+	}
+	var sim struct {
+		MakespanS float64 `json:"makespan_s"`
+	}
+	if err := json.Unmarshal([]byte(sout), &sim); err != nil {
+		t.Fatal(err)
+	}
+	if r.Search.Raw[0].Default != sim.MakespanS {
+		t.Errorf("default on replication 0: %v, optd simulate --seed 1: %v", r.Search.Raw[0].Default, sim.MakespanS)
+	}
+}
+
+// TestClusterSearchFile: a cluster scenario file with a pipeline of
+// add-ons, --objective mean-response and a range restricted by --params.
+func TestClusterSearchFile(t *testing.T) {
+	stdout, stderr, code := runCLI(t, "search", "--scenario", "../simulate/testdata/small.json", "--policy", "fair+sepb",
+		"--objective", "mean-response", "--params", "sepb.kill_factor=1.5:3", "--evaluations", "4", "--replications", "2", "--validation", "-1")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	o := decode(t, stdout)
+	if o.Kind != KindCluster || o.Objective != search.ObjectiveMeanResponse || o.Result.Validation != nil {
+		t.Errorf("kind %q, objective %q, validation %+v", o.Kind, o.Objective, o.Result.Validation)
+	}
+	for _, p := range o.Space {
+		v := o.Result.Params[p.Name]
+		if !strings.HasPrefix(p.Name, "sepb.") || v < p.Min || v > p.Max {
+			t.Errorf("%s = %v in [%v, %v]", p.Name, v, p.Min, p.Max)
+		}
+		if p.Name == "sepb.kill_factor" && (p.Min != 1.5 || p.Max != 3) {
+			t.Errorf("kill_factor range [%v, %v], want [1.5, 3]", p.Min, p.Max)
+		}
+	}
+}
+
 func TestSearchExact(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "search", "--scenario", "testdata/tiny.json", "--policy", "state-threshold",
 		"--exact", "--evaluations", "30", "--params", "window=50")
@@ -88,6 +166,7 @@ func TestSearchExact(t *testing.T) {
 }
 
 func TestSearchErrors(t *testing.T) {
+	cluster := []string{"--scenario", "haste-table2"}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -104,6 +183,21 @@ func TestSearchErrors(t *testing.T) {
 		{"bad reference", []string{"--policy", "state-threshold", "--references", "greedy,,random"}, "empty item"},
 		{"unknown reference", []string{"--policy", "state-threshold", "--references", "nope"}, "reference"},
 		{"exact on a drawn cluster", []string{"--policy", "state-threshold", "--exact", "--scenario", "../../search/testdata/fig9-rho0.6.json"}, "slots.costs"},
+		{"objective on placement", []string{"--policy", "state-threshold", "--objective", "makespan"}, "whose objective is mean-cost"},
+		{"pipeline on placement", []string{"--policy", "haste-a"}, `"haste-a" is a heartbeat pipeline`},
+		{"unknown scenario", []string{"--scenario", "haste-table9", "--policy", "haste-a"}, "neither a built-in cluster scenario"},
+		{"family on cluster", append(cluster, "--policy", "state-threshold"), `"state-threshold" is a placement family`},
+		{"unknown pipeline", append(cluster, "--policy", "haste-b"), `assignment "haste-b"`},
+		{"pipeline without parameters", append(cluster, "--policy", "fifo"), "no parameters to search"},
+		{"unknown cluster param", append(cluster, "--policy", "haste-a", "--params", "beta=1"), `unknown parameter "beta" (the policy has: haste-a.beta_fitness`},
+		{"reversed cluster range", append(cluster, "--policy", "haste-a", "--params", "haste-a.beta_fitness=0.5:0.1"), "lower bound 0.5 > upper bound 0.1"},
+		{"cluster range outside", append(cluster, "--policy", "haste-a", "--params", "haste-a.beta_fitness=0:1"), "outside the parameter's range [0.01, 1]"},
+		{"cluster objective", append(cluster, "--policy", "haste-a", "--objective", "mean-cost"), `--objective "mean-cost"`},
+		{"placement flag on cluster", append(cluster, "--policy", "haste-a", "--exact"), "--exact applies to placement scenarios only"},
+		{"unknown cluster reference", append(cluster, "--policy", "haste-a", "--references", "fair+nope"), `reference "fair+nope"`},
+		{"ambiguous file", []string{"--policy", "haste-a", "--scenario", jsonFile(t, `{"cluster": {}, "slots": {}}`)}, `ambiguous: "cluster" makes it a cluster scenario`},
+		{"unknown file kind", []string{"--policy", "haste-a", "--scenario", jsonFile(t, `{"name": "x"}`)}, "neither a cluster scenario"},
+		{"bad cluster file", []string{"--policy", "haste-a", "--scenario", "../simulate/testdata/bad.json"}, "bad.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"search", "--scenario", "testdata/tiny.json", "--evaluations", "2"}, tc.args...)
@@ -116,6 +210,21 @@ func TestSearchErrors(t *testing.T) {
 }
 
 func TestShardsAndMerge(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy string
+		args         []string
+	}{
+		{"placement", "state-threshold", small},
+		{"cluster", "haste-a", smallCluster},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testShardsAndMerge(t, tc.args, tc.policy) })
+	}
+}
+
+// testShardsAndMerge: merging the one shard of 0/1 reproduces the unsharded
+// output, merging 0/2 and 1/2 keeps the better restart, and bad shard sets
+// are refused.
+func testShardsAndMerge(t *testing.T, args []string, family string) {
 	dir := t.TempDir()
 	write := func(name, s string) string {
 		p := filepath.Join(dir, name)
@@ -125,7 +234,7 @@ func TestShardsAndMerge(t *testing.T) {
 		return p
 	}
 	shard := func(spec string) string {
-		out, stderr, code := runCLI(t, append(small, "--shard", spec)...)
+		out, stderr, code := runCLI(t, append(slices.Clone(args), "--shard", spec)...)
 		if code != 0 {
 			t.Fatalf("shard %s: exit %d: %s", spec, code, stderr)
 		}
@@ -137,7 +246,7 @@ func TestShardsAndMerge(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	plain, _, _ := runCLI(t, small...)
+	plain, _, _ := runCLI(t, args...)
 	a, b := decode(t, merged), decode(t, plain)
 	for _, o := range []*Output{a, b} {
 		o.Result.SearchMS, o.Result.TotalMS, o.Restarts[0].SearchMS = 0, 0, 0
@@ -161,10 +270,10 @@ func TestShardsAndMerge(t *testing.T) {
 	if m.Result.Search.Best.Mean != best {
 		t.Errorf("merged objective %v, best restart %v", m.Result.Search.Best.Mean, best)
 	}
-	if m.Restarts[0].Start["base"] == m.Restarts[1].Start["base"] {
+	if reflect.DeepEqual(m.Restarts[0].Start, m.Restarts[1].Start) {
 		t.Error("restart 1 started at the defaults too")
 	}
-	if name, _, err := policy.ParsePlacementSpec(m.BestPolicy); err != nil || name != "state-threshold" {
+	if name, _, err := policy.ParsePlacementSpec(m.BestPolicy); err != nil || name != family {
 		t.Errorf("best_policy %q: %v", m.BestPolicy, err)
 	}
 	other := write("other.json", strings.Replace(shard("1/2"), `"time_budget_ms": 0`, `"time_budget_ms": 5`, 1))
@@ -185,6 +294,41 @@ func TestShardsAndMerge(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, want %q", code, stderr, tc.want)
 			}
 		})
+	}
+}
+
+// jsonFile writes data to a file in a fresh directory and returns its path.
+func jsonFile(t *testing.T, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "scenario.json")
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBuiltinNameThatIsAFile: a --scenario that names a built-in cluster
+// scenario and an existing file is ambiguous; ./NAME picks the file.
+func TestBuiltinNameThatIsAFile(t *testing.T) {
+	data, err := os.ReadFile("../simulate/testdata/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("haste-table2", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"search", "--policy", "fair+sepb", "--evaluations", "1", "--replications", "2", "--validation", "-1", "--scenario"}
+	_, stderr, code := runCLI(t, append(args, "haste-table2")...)
+	if code == 0 || !strings.Contains(stderr, "write ./haste-table2 for the file") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	out, stderr, code := runCLI(t, append(args, "./haste-table2")...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if o := decode(t, out); o.Kind != KindCluster || o.Result.Search.Best.Mean <= 0 {
+		t.Errorf("kind %q, best %+v", o.Kind, o.Result.Search.Best)
 	}
 }
 

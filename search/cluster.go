@@ -12,7 +12,40 @@ import (
 var (
 	_ Problem    = (*ClusterProblem)(nil)
 	_ Referenced = (*ClusterProblem)(nil)
+	_ Bounded    = (*ClusterProblem)(nil)
 )
+
+// BoundCluster names sim.ClusterLowerBound among a ClusterProblem's lower
+// bounds.
+const BoundCluster = "cluster-lower-bound"
+
+// LowerBounds implements Bounded: sim.ClusterLowerBound on replication
+// rep's task works (the run's own seed), its makespan or mean response
+// bound as the objective asks. The bound holds for every policy compared:
+// it is weakened as sim.BoundOptionsFor says for the searched pipeline and
+// for every reference (a pipeline that grants more than a request, or
+// changes slots, may beat the recorded works), and whether a pipeline does
+// so does not depend on its parameters.
+func (p *ClusterProblem) LowerBounds(_ context.Context, rep int) (map[string]float64, error) {
+	seed := uint64(rep) + 1
+	var opt sim.ClusterBoundOptions
+	for _, spec := range append([]string{p.Spec}, p.Refs...) {
+		pipe, err := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		if err != nil {
+			return nil, err
+		}
+		o := sim.BoundOptionsFor(pipe, seed)
+		opt.Seed, opt.Sharing, opt.SlotChanges = seed, opt.Sharing || o.Sharing, opt.SlotChanges || o.SlotChanges
+	}
+	b, err := sim.ClusterLowerBound(p.Scenario, opt)
+	if err != nil {
+		return nil, err
+	}
+	if p.Objective == ObjectiveMeanResponse {
+		return map[string]float64{BoundCluster: b.MeanResponseS}, nil
+	}
+	return map[string]float64{BoundCluster: b.MakespanS}, nil
+}
 
 // Objectives of a ClusterProblem.
 const (

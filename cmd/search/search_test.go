@@ -82,8 +82,8 @@ func TestSearchOutput(t *testing.T) {
 
 // TestClusterSearchOutput: a short search of HaSTE-A's β on a built-in
 // cluster scenario prints the placement mode's shape (best, default, paired
-// difference, fresh validation, references) with the cluster's objective and
-// no bound, and its figure for the defaults on replication 0 is the makespan
+// difference, fresh validation, references, the cluster lower bound) with
+// the cluster's objective, and its figure for the defaults on replication 0 is the makespan
 // `optd simulate --seed 1` prints for the same policy (a second path).
 func TestClusterSearchOutput(t *testing.T) {
 	stdout, stderr, code := runCLI(t, append(slices.Clone(smallCluster), "--references", "haste")...)
@@ -92,8 +92,8 @@ func TestClusterSearchOutput(t *testing.T) {
 	}
 	o := decode(t, stdout)
 	r := o.Result
-	if o.Kind != KindCluster || o.Objective != search.ObjectiveMakespan || o.LowerBound != NoClusterBound {
-		t.Errorf("kind %q, objective %q, lower_bound %q", o.Kind, o.Objective, o.LowerBound)
+	if o.Kind != KindCluster || o.Objective != search.ObjectiveMakespan {
+		t.Errorf("kind %q, objective %q", o.Kind, o.Objective)
 	}
 	if names := []string{o.Space[0].Name, o.Space[1].Name, o.Space[2].Name}; len(o.Space) != 3 ||
 		!slices.Equal(names, []string{"haste-a.beta_fitness", "haste-a.beta_urgency", "haste-a.beta_alignment"}) {
@@ -105,8 +105,15 @@ func TestClusterSearchOutput(t *testing.T) {
 	if r.Search.Best.Mean > r.Search.Default.Mean || r.Search.Best.CI95 == nil || r.Search.BestMinusDefault.CI95 == nil {
 		t.Errorf("search phase: best %+v, default %+v, paired %+v", r.Search.Best, r.Search.Default, r.Search.BestMinusDefault)
 	}
-	if _, ok := r.Validation.BestMinusReference["haste"]; !ok || len(r.Validation.LowerBounds) != 0 || r.Validation.Gap != nil {
-		t.Errorf("validation references %v, bounds %v", r.Validation.BestMinusReference, r.Validation.LowerBounds)
+	if _, ok := r.Validation.BestMinusReference["haste"]; !ok || r.Validation.LowerBounds[search.BoundCluster].Mean <= 0 || r.Validation.Gap == nil {
+		t.Errorf("validation references %v, bounds %v, gap %v", r.Validation.BestMinusReference, r.Validation.LowerBounds, r.Validation.Gap)
+	}
+	// The cluster lower bound is below every policy on every replication.
+	for _, rep := range r.Validation.Raw {
+		lb := rep.LowerBounds[search.BoundCluster]
+		if lb <= 0 || lb > rep.Best || lb > rep.Default || lb > rep.References["haste"] {
+			t.Errorf("validation replication %+v: the bound is not below every policy", rep)
+		}
 	}
 	if r.Params["haste-a.beta_urgency"] != 0.2 {
 		t.Errorf("fixed parameter moved: %v", r.Params)

@@ -59,9 +59,9 @@ const ObjectiveMeanCost = "mean-cost"
 // placementFlags apply to placement scenarios only.
 // DefaultHindsightClasses is --hindsight-classes: the validation solves a
 // hindsight LP per replication (as many as --replications by default), and
-// the exact LP of the
-// Fig. 9 setting takes a minute or more each; 100 classes rounded down take
-// seconds and still give a valid, if weaker, bound (bound.DefaultHindsightClasses).
+// the exact LP of the Fig. 9 setting takes a minute or more each; 100
+// classes rounded down take seconds and still give a valid, if weaker,
+// bound (see bound.DefaultHindsightClasses).
 const DefaultHindsightClasses = 100
 
 var placementFlags = []string{"bounds", "hindsight-classes", "window", "horizon", "exact", "max-states"}

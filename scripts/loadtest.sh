@@ -124,13 +124,21 @@ read -r hb_rps hb_p50 hb_p99 hb_err < <(stats "$out/heartbeat-max.json")
 hb_half=$(jq -n "$hb_rps / 2 | floor")
 run heartbeat-half "$optd_addr" optd.v1.ClusterService/Heartbeat "$beats" -n $((slots * cycles)) --rps "$hb_half"
 read -r hbh_rps hbh_p50 hbh_p99 hbh_err < <(stats "$out/heartbeat-half.json")
+# The echo server at the same two rates: the latency floor of this machine
+# (ghz and the server share its cores) beside which the p99 targets read.
+run echo-place-half "$echo_addr" grpc.health.v1.Health/Check '{}' -n $((slots * cycles)) --rps "$half"
+read -r eph_rps eph_p50 eph_p99 eph_err < <(stats "$out/echo-place-half.json")
+run echo-hb-half "$echo_addr" grpc.health.v1.Health/Check '{}' -n $((slots * cycles)) --rps "$hb_half"
+read -r ehh_rps ehh_p50 ehh_p99 ehh_err < <(stats "$out/echo-hb-half.json")
 
 printf '| run (concurrency %s, %s slots) | calls/s | p50 ms | p99 ms | errors |\n|---|---|---|---|---|\n' "$conc" "$slots"
 printf '| echo server Health/Check | %.0f | %.3f | %.3f | %s |\n' "$echo_rps" "$echo_p50" "$echo_p99" "$echo_err"
 printf '| optd Health/Check | %.0f | %.3f | %.3f | %s |\n' "$health_rps" "$health_p50" "$health_p99" "$health_err"
 printf '| optd PlaceReduces, max rate | %.0f | %.3f | %.3f | %s |\n' "$place_rps" "$place_p50" "$place_p99" "$place_err"
 printf '| optd PlaceReduces at %s/s (half the max) | %.0f | %.3f | %.3f | %s |\n' "$half" "$half_rps" "$half_p50" "$half_p99" "$half_err"
+printf '| echo server at %s/s | %.0f | %.3f | %.3f | %s |\n' "$half" "$eph_rps" "$eph_p50" "$eph_p99" "$eph_err"
 printf '| optd Heartbeat (%s nodes, %s), max rate | %.0f | %.3f | %.3f | %s |\n' "$hb_nodes" "$hb_policy" "$hb_rps" "$hb_p50" "$hb_p99" "$hb_err"
 printf '| optd Heartbeat at %s/s (half the max) | %.0f | %.3f | %.3f | %s |\n' "$hb_half" "$hbh_rps" "$hbh_p50" "$hbh_p99" "$hbh_err"
+printf '| echo server at %s/s | %.0f | %.3f | %.3f | %s |\n' "$hb_half" "$ehh_rps" "$ehh_p50" "$ehh_p99" "$ehh_err"
 printf '\nThroughput / echo throughput: PlaceReduces %.2f, Heartbeat %.2f. ghz reports: %s\n' \
   "$(jq -n "$place_rps / $echo_rps")" "$(jq -n "$hb_rps / $echo_rps")" "$out"

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -185,14 +186,7 @@ func (l *Ledger) kill(id int) bool {
 		return false
 	}
 	l.remove(at)
-	t := at.task
-	live := t.attempts[:0]
-	for _, o := range t.attempts {
-		if o != at {
-			live = append(live, o)
-		}
-	}
-	t.attempts = live
+	at.task.attempts = slices.DeleteFunc(at.task.attempts, func(o *attempt) bool { return o == at })
 	return true
 }
 

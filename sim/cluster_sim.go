@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
@@ -516,14 +517,7 @@ func (s *clusterSim) kill(id int) {
 	at := s.attempt[id]
 	s.remove(at)
 	s.met.killed(at)
-	t := at.task
-	live := t.attempts[:0]
-	for _, o := range t.attempts {
-		if o != at {
-			live = append(live, o)
-		}
-	}
-	t.attempts = live
+	at.task.attempts = slices.DeleteFunc(at.task.attempts, func(o *simAttempt) bool { return o == at })
 }
 
 // remove takes an attempt off its node and out of the running set.

@@ -150,7 +150,7 @@ func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
 	l.nextID++
 	at := &attempt{id: l.nextID, task: t, node: n, slot: slot, startS: now, requested: req.Clone(), granted: req.Clone(),
 		speculative: a.Kind == policy.ActionSpeculate}
-	at.phase, at.progress = InitialStatus(t.typ)
+	at.phase, at.progress = initialStatus(t.typ)
 	if !t.started {
 		t.started = true
 		t.job.assigned[t.typ-1]++
@@ -162,17 +162,17 @@ func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
 	return at, true
 }
 
-// InitialStatus is the phase and progress of an attempt its node has not
+// initialStatus is the phase and progress of an attempt its node has not
 // reported yet: the first phase of its type, nothing done.
-func InitialStatus(t models.TaskType) (models.Phase, float64) {
+func initialStatus(t models.TaskType) (models.Phase, float64) {
 	if t == models.MapTask {
 		return models.PhaseMap, 0
 	}
 	return models.PhaseShuffle, 0
 }
 
-// FinalStatus is the phase and progress of a finished attempt.
-func FinalStatus(t models.TaskType) (models.Phase, float64) {
+// finalStatus is the phase and progress of a finished attempt.
+func finalStatus(t models.TaskType) (models.Phase, float64) {
 	if t == models.MapTask {
 		return models.PhaseMap, 1
 	}
@@ -261,6 +261,12 @@ func (l *Ledger) Report(id string, statuses []Status) error {
 	if err := l.CheckHeartbeat(id, 0, statuses, nil, nil); err != nil {
 		return err
 	}
+	l.report(statuses)
+	return nil
+}
+
+// report records checked statuses.
+func (l *Ledger) report(statuses []Status) {
 	for _, s := range statuses {
 		at := l.attempt[s.Attempt]
 		if at.phase != s.Phase || at.progress != s.Progress {
@@ -268,7 +274,6 @@ func (l *Ledger) Report(id string, statuses []Status) error {
 			at.changed()
 		}
 	}
-	return nil
 }
 
 func validPhase(t models.TaskType, p models.Phase) bool {
@@ -307,7 +312,7 @@ func (l *Ledger) Finish(now float64, id int, observe func(c *policy.ClusterView,
 	k := t.typ - 1
 	j.done[k]++
 	j.durSum[k] += dur
-	at.phase, at.progress = FinalStatus(t.typ)
+	at.phase, at.progress = finalStatus(t.typ)
 	if observe != nil {
 		c := l.View(now)
 		observe(c, l.attemptView(at), dur)

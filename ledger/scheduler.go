@@ -74,9 +74,7 @@ func (s *Scheduler) Heartbeat(ctx context.Context, b Beat) (*Decision, error) {
 		}
 		d.Events = append(d.Events, Event{Fail: id})
 	}
-	if err := l.Report(b.Node, b.Running); err != nil {
-		return nil, err // unreachable after CheckHeartbeat
-	}
+	l.report(b.Running)
 	if b.ReportOnly || l.Active() == 0 {
 		return d, nil
 	}

@@ -217,14 +217,6 @@ func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy, lim Limits)
 	return spec, nil
 }
 
-var phaseByName = func() map[string]models.Phase {
-	m := map[string]models.Phase{}
-	for _, p := range []models.Phase{models.PhaseMap, models.PhaseShuffle, models.PhaseSort, models.PhaseReduce} {
-		m[p.String()] = p
-	}
-	return m
-}()
-
 // beat converts a Heartbeat request.
 func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
 	b := ledger.Beat{Node: req.GetNodeId(), NowS: nowS(req.NowS), ReportOnly: req.GetReportOnly()}
@@ -232,8 +224,8 @@ func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
 		return b, invalid("now_s", b.NowS, "must be finite")
 	}
 	for i, s := range req.GetRunning() {
-		ph, ok := phaseByName[s.GetPhase()]
-		if !ok {
+		var ph models.Phase
+		if err := ph.UnmarshalText([]byte(s.GetPhase())); err != nil || ph == models.PhasePending {
 			return b, invalid(fieldf("running[%d].phase", i), s.GetPhase(), `must be "map", "shuffle", "sort" or "reduce"`)
 		}
 		b.Running = append(b.Running, ledger.Status{Attempt: attemptID(s.GetAttemptId()), Phase: ph, Progress: s.GetProgress()})

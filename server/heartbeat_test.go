@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -308,7 +307,8 @@ func FuzzHeartbeat(f *testing.F) {
 	})
 }
 
-// stateJSON is the ledger's view, for comparisons.
+// stateJSON summarizes the ledger's view (nodes with their attempts'
+// phases, then the jobs), for comparisons.
 func stateJSON(c *cluster) (string, error) {
 	v := c.sched.Ledger.View(0)
 	var b strings.Builder
@@ -316,14 +316,10 @@ func stateJSON(c *cluster) (string, error) {
 		b.WriteString(n.ID)
 		for _, a := range n.Running {
 			b.WriteString(" " + a.Phase.String())
-			_ = a
 		}
 	}
 	for _, j := range v.Jobs {
 		b.WriteString(j.ID)
-	}
-	if b.Len() == 0 {
-		return "", errors.New("empty")
 	}
 	return b.String(), nil
 }

@@ -280,8 +280,7 @@ func (s *clusterSim) heartbeat(ctx context.Context, n *simNode) error {
 	}
 	running := make([]ledger.Status, len(n.running))
 	for i, at := range n.running {
-		at.report(now)
-		running[i] = ledger.Status{Attempt: at.id, Phase: at.reported.phase, Progress: at.reported.progress}
+		running[i] = at.report(now)
 	}
 	if err := s.led.Report(n.id, running); err != nil {
 		return fmt.Errorf("sim: heartbeat of node %s: %w", n.id, err)
@@ -357,7 +356,6 @@ func (s *clusterSim) launch(n *simNode, a ledger.Applied) {
 		}
 	}
 	at.rate = speedOf(n.speed, t.job.spec.ParallelFraction, s.vcores, at.requested, at.granted)
-	at.reported.phase, at.reported.progress = ledger.InitialStatus(t.typ)
 	t.attempts = append(t.attempts, at)
 	n.running = append(n.running, at)
 	s.attempt[at.id] = at
@@ -453,7 +451,6 @@ func (s *clusterSim) finish(at *simAttempt) {
 	j.done[k]++
 	j.durSum[k] += dur
 	s.lastProgressS = now
-	at.reported.phase, at.reported.progress = ledger.FinalStatus(t.typ)
 	var observe func(*policy.ClusterView, *policy.AttemptView, float64)
 	if s.pipe != nil && s.pipe.HasObservers() {
 		observe = s.pipe.TaskFinished

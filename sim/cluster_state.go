@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 
+	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 )
@@ -82,19 +83,14 @@ type simAttempt struct {
 	work, done, rate, lastS float64
 	waiting                 bool // a reduce at the end of its shuffle, waiting for maps
 	handle                  Handle
-	// reported is the phase and progress the attempt's node last reported
-	// (at its heartbeats; ledger.InitialStatus before the first): what the
-	// policies see, as a JobTracker sees only what heartbeats told it.
-	reported struct {
-		phase    models.Phase
-		progress float64
-	}
 }
 
-// report takes the attempt's progress at time now as its node's report.
-func (a *simAttempt) report(now float64) {
+// report is the attempt's progress at time now as its node reports it (the
+// ledger keeps it as what the policies see until the next report).
+func (a *simAttempt) report(now float64) ledger.Status {
 	a.sync(now)
-	a.reported.phase, a.reported.progress = a.phase()
+	ph, pr := a.phase()
+	return ledger.Status{Attempt: a.id, Phase: ph, Progress: pr}
 }
 
 // shuffleWork is the work of a reduce attempt's shuffle phase.

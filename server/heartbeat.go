@@ -46,17 +46,7 @@ func heartbeatFromRequest(req *optdv1.RegisterClusterRequest, nodes []store.Node
 	if err := names.Validate(); err != nil {
 		return nil, invalid("heartbeat.resources", h.Resources, "%v", err)
 	}
-	for i, n := range nodes {
-		for name := range n.Capacity {
-			if names.Index(name) < 0 {
-				return nil, invalid(fieldf("nodes[%d].capacity", i), name, "is not one of heartbeat.resources %v", h.Resources)
-			}
-		}
-		if _, err := resources(names, n.Capacity, fieldf("nodes[%d].capacity", i)); err != nil {
-			return nil, err
-		}
-	}
-	cfg, err := ledgerConfig(nodes, h)
+	cfg, err := ledgerConfig(nodes, h) // checks every capacity against the names
 	if err == nil {
 		_, err = ledger.New(cfg)
 	}

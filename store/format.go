@@ -58,6 +58,7 @@ func initFormat(tx *bolt.Tx) error {
 	case version < 1:
 		return fmt.Errorf("%w: the database says format %d", ErrCorrupt, version)
 	case version == 1:
+		// Format 1 to 2 (then 3, a number).
 		if err := migrateV1(root); err != nil {
 			return fmt.Errorf("store: migrating format 1 to %d: %w", formatVersion, err)
 		}

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -122,7 +124,7 @@ func TestOpenRefusesNewerFormat(t *testing.T) {
 	s := open(t, path)
 	createCluster(t, s, "c")
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketOptd).Put(keyFormat, []byte("3"))
+		return tx.Bucket(bucketOptd).Put(keyFormat, []byte(strconv.Itoa(formatVersion+1)))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +135,9 @@ func TestOpenRefusesNewerFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(path, 0)
-	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format 3") || !strings.Contains(err.Error(), "up to 2") {
-		t.Fatalf("Open = %v, want ErrFormat naming formats 3 and 2", err)
+	newer, ours := fmt.Sprint("format ", formatVersion+1), fmt.Sprint("up to ", formatVersion)
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), newer) || !strings.Contains(err.Error(), ours) {
+		t.Fatalf("Open = %v, want ErrFormat naming %q and %q", err, newer, ours)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Error("the refused database was modified")
@@ -172,6 +175,37 @@ func TestMigrationFailureWritesNothing(t *testing.T) {
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenUpgradesFormat2: a format-2 database (no write-ahead log) opens
+// with its state, and is marked format 3 so that a format-2 optd refuses it.
+func TestOpenUpgradesFormat2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "optd.db")
+	s := open(t, path)
+	createCluster(t, s, "c")
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketOptd).Put(keyFormat, []byte("2")) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, path)
+	putJobs(t, s, "c", 0, 2)
+	s.Close()
+	if n := loadJobs(t, path, "c"); n != 2 {
+		t.Fatalf("%d jobs, want 2", n)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *bolt.Tx) error {
+		if v := string(tx.Bucket(bucketOptd).Get(keyFormat)); v != strconv.Itoa(formatVersion) {
+			t.Errorf("format %q after opening a format-2 database, want %d", v, formatVersion)
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -29,7 +29,7 @@ func BenchmarkFdatasync(b *testing.B) {
 		if _, err := f.WriteAt(page, 0); err != nil {
 			b.Fatal(err)
 		}
-		if err := fdatasync(f); err != nil {
+		if err := datasync(f); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

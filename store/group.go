@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -13,12 +15,12 @@ import (
 
 // Group commit.
 //
-// A change is durable when the bbolt transaction holding it has been
-// fsynced. One fsync per change bounds a cluster's throughput at 1/fsync
-// (a cluster's calls are serialized), so the store commits in groups, as
-// databases do with their write-ahead log: every change queued while the
-// previous transaction was being written goes into the next one, in queue
-// order, and each caller learns when its own transaction is on disk.
+// A change is durable when the write-ahead log record holding it has been
+// synced (wal.go). One sync per change bounds a cluster's throughput at
+// 1/fsync (a cluster's calls are serialized), so the store commits in
+// groups, as databases do: every change queued while the previous record
+// was being written goes into the next one, in queue order, and each caller
+// learns when its own record is on disk.
 //
 // The caller (the server) applies a change to its in-memory state before
 // queueing it and acknowledges it only after it is durable. A later change
@@ -27,6 +29,10 @@ import (
 // generation is aborted (ErrAborted) without being written: the store never
 // holds a change whose predecessor it lost. The caller then reloads the
 // cluster from the store and continues with the next generation.
+//
+// The committer checks each change against its index (index.go) of the
+// clusters' jobs rather than against bbolt, which holds the logged changes
+// only after the next checkpoint.
 
 // ErrAborted: an earlier change of the same cluster generation failed, so
 // this one was not written.
@@ -50,9 +56,11 @@ func (c *Change) empty() bool {
 	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 && !c.TruncateLog && len(c.Log) == 0
 }
 
-// committer writes the queued changes, in order, a group per transaction.
+// committer writes the queued changes, in order, a group per log record.
 type committer struct {
-	db *bolt.DB
+	index *index
+	wal   *walWriter
+	cp    *checkpointer
 
 	mu     sync.Mutex
 	queue  []*pending
@@ -60,9 +68,14 @@ type committer struct {
 	closed bool
 	exited chan struct{}
 
-	// transactions and changes count the committed groups and the changes
-	// they wrote (see Store.Stats).
-	transactions, changes atomic.Int64
+	// transactions and changes count the logged groups and the changes
+	// they hold (see Store.Stats); durable is the LSN of the last record
+	// synced.
+	transactions, changes, durable atomic.Int64
+
+	// broken is the log's write failure, after which every change fails
+	// (only the committer goroutine touches it; see wal.go).
+	broken error
 
 	// failed holds the cluster generations whose changes are aborted (only
 	// the committer goroutine touches it; one entry per failure).
@@ -74,8 +87,8 @@ type clusterGen struct {
 	gen uint64
 }
 
-func newCommitter(db *bolt.DB) *committer {
-	c := &committer{db: db, wake: make(chan struct{}, 1), exited: make(chan struct{}), failed: map[clusterGen]bool{}}
+func newCommitter(x *index, wal *walWriter, cp *checkpointer) *committer {
+	c := &committer{index: x, wal: wal, cp: cp, wake: make(chan struct{}, 1), exited: make(chan struct{}), failed: map[clusterGen]bool{}}
 	go c.run()
 	return c
 }
@@ -145,50 +158,41 @@ func (c *committer) run() {
 	}
 }
 
-// errNothingToWrite rolls back a transaction that wrote nothing (no fsync).
-var errNothingToWrite = errors.New("nothing to write")
-
-// write commits one group in one transaction and answers every change.
+// write logs one group in one record and answers every change.
 func (c *committer) write(group []*pending) {
 	results := make([]error, len(group))
-	written := make([]bool, len(group))
-	err := c.db.Update(func(tx *bolt.Tx) error {
-		any := false
-		for i, p := range group {
-			if c.failed[clusterGen{p.id, p.gen}] {
-				results[i] = ErrAborted
-				continue
+	var records [][]byte
+	var logged []int
+	for i, p := range group {
+		switch {
+		case c.broken != nil:
+			results[i] = c.broken
+		case c.failed[clusterGen{p.id, p.gen}]:
+			results[i] = ErrAborted
+		case p.ch.empty():
+			// A barrier writes nothing; it only checks the cluster.
+			results[i] = c.index.check(p.id, p.ch)
+		default:
+			rec, err := json.Marshal(walEntry{Cluster: p.id, Change: p.ch})
+			if err == nil {
+				err = c.index.check(p.id, p.ch)
+			} else {
+				err = fmt.Errorf("store: encoding a change of cluster %q: %w", p.id, err)
 			}
-			if p.ch.empty() {
-				// A barrier writes nothing; it only checks the cluster.
-				results[i] = checkChange(tx, p.id, p.ch)
-				continue
-			}
-			if err := checkChange(tx, p.id, p.ch); err != nil {
+			if err != nil {
 				results[i] = err
 				c.failed[clusterGen{p.id, p.gen}] = true
 				continue
 			}
-			if err := writeChange(tx, p.id, p.ch); err != nil {
-				return err
-			}
-			written[i], any = true, true
+			c.index.apply(p.id, p.ch)
+			records, logged = append(records, rec), append(logged, i)
 		}
-		if !any {
-			return errNothingToWrite
-		}
-		return nil
-	})
-	if err == nil {
-		c.transactions.Add(1)
-		c.changes.Add(int64(countTrue(written)))
 	}
-	if err != nil && !errors.Is(err, errNothingToWrite) {
-		err = fmt.Errorf("store: commit: %w", err)
-		for i, p := range group {
-			if written[i] {
+	if len(records) > 0 {
+		if err := c.log(records); err != nil {
+			c.broken = err
+			for _, i := range logged {
 				results[i] = err
-				c.failed[clusterGen{p.id, p.gen}] = true
 			}
 		}
 	}
@@ -197,28 +201,40 @@ func (c *committer) write(group []*pending) {
 	}
 }
 
+// log writes the encoded entries (JSON walEntry values) as one record,
+// syncs it and hands it to the checkpointer. The checkpointer decodes the
+// record, as recovery does, rather than keep the callers' Change values,
+// whose slices the callers own once the change is acknowledged.
+func (c *committer) log(records [][]byte) error {
+	payload := append([]byte{'['}, bytes.Join(records, []byte{','})...)
+	payload = append(payload, ']')
+	lsn, err := c.wal.append(payload)
+	if err != nil {
+		return err
+	}
+	c.cp.add(loggedGroup{lsn: lsn, payload: payload, changes: len(records)})
+	c.durable.Store(int64(lsn))
+	c.transactions.Add(1)
+	c.changes.Add(int64(len(records)))
+	return nil
+}
+
 // Stats counts what the group commit wrote since Open.
 type Stats struct {
-	// Transactions is the number of committed (fsynced) transactions.
+	// Transactions is the number of groups written (one synced log record
+	// each).
 	Transactions int64
 	// Changes is the number of changes they held (barriers excluded), so
 	// Changes/Transactions is the mean group size.
 	Changes int64
+	// Checkpoints is the number of bbolt transactions that moved logged
+	// changes into the database.
+	Checkpoints int64
 }
 
 // Stats returns the group commit's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Transactions: s.group.transactions.Load(), Changes: s.group.changes.Load()}
-}
-
-func countTrue(bs []bool) int {
-	n := 0
-	for _, b := range bs {
-		if b {
-			n++
-		}
-	}
-	return n
+	return Stats{Transactions: s.group.transactions.Load(), Changes: s.group.changes.Load(), Checkpoints: s.cp.checkpoints.Load()}
 }
 
 // Commit applies ch to cluster id atomically and durably (waiting for its
@@ -233,23 +249,43 @@ func (s *Store) Commit(ctx context.Context, id string, ch Change) error {
 	return <-s.Enqueue(id, s.oneOffGen.Add(1), ch)
 }
 
-// checkChange checks, without writing, that ch applies to cluster id.
+// checkChange checks, without writing, that ch applies to cluster id as
+// bbolt holds it.
 func checkChange(tx *bolt.Tx, id string, ch Change) error {
 	b := tx.Bucket(bucketClusters).Bucket([]byte(id))
 	if b == nil {
+		return checkFacts(id, nil, ch)
+	}
+	return checkFacts(id, bucketFacts{b}, ch)
+}
+
+// clusterFacts is what a change is checked against: a stored cluster
+// (bucketFacts) or the committer's index of one (clusterIndex).
+type clusterFacts interface {
+	hasJob(id string) bool
+	hasEstimator() bool
+}
+
+// checkFacts checks that ch applies to cluster id (c nil: no such cluster).
+func checkFacts(id string, c clusterFacts, ch Change) error {
+	if c == nil {
 		return fmt.Errorf("%w: cluster %q", ErrNotFound, id)
 	}
-	jobs := b.Bucket(bucketJobs)
 	for _, jid := range ch.Delete {
-		if jobs.Get([]byte(jid)) == nil {
+		if !c.hasJob(jid) {
 			return fmt.Errorf("%w: job %q in cluster %q", ErrNotFound, jid, id)
 		}
 	}
-	if len(ch.Observed) > 0 && b.Bucket(keyEstimator) == nil {
+	if len(ch.Observed) > 0 && !c.hasEstimator() {
 		return fmt.Errorf("%w: estimator of cluster %q (created without one)", ErrNotFound, id)
 	}
 	return nil
 }
+
+type bucketFacts struct{ b *bolt.Bucket }
+
+func (f bucketFacts) hasJob(id string) bool { return f.b.Bucket(bucketJobs).Get([]byte(id)) != nil }
+func (f bucketFacts) hasEstimator() bool    { return f.b.Bucket(keyEstimator) != nil }
 
 // writeChange writes a checked change: deletes, then puts, then meta,
 // observations and the log.

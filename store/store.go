@@ -111,22 +111,24 @@ type State struct {
 }
 
 // Change is one atomic change to a cluster's state.
+//
+// Its JSON form is what the write-ahead log holds (wal.go).
 type Change struct {
 	// Put adds or replaces jobs (by ID).
-	Put []Job
+	Put []Job `json:"put,omitempty"`
 	// Delete removes jobs by ID (missing ones are ErrNotFound).
-	Delete []string
+	Delete []string `json:"delete,omitempty"`
 	// Meta, if set, replaces the counters.
-	Meta *Meta
+	Meta *Meta `json:"meta,omitempty"`
 	// Observed appends observations (oldest first) to the estimator window:
 	// each one is counted in Seen and, once the window is full, replaces
 	// the oldest. Only these are written, never the whole window. The
 	// cluster must have been created with an estimator.
-	Observed []thresholds.Observation
+	Observed []thresholds.Observation `json:"observed,omitempty"`
 	// TruncateLog empties the event log before Log is appended.
-	TruncateLog bool
+	TruncateLog bool `json:"truncate_log,omitempty"`
 	// Log entries are appended to the event log.
-	Log [][]byte
+	Log [][]byte `json:"log,omitempty"`
 }
 
 var (
@@ -141,14 +143,18 @@ var (
 // Store is an open database. Safe for concurrent use.
 type Store struct {
 	db    *bolt.DB
+	wal   *walWriter
+	cp    *checkpointer
 	group *committer
 	// oneOffGen numbers Commit's one-change generations (from 1<<63 up, out
 	// of the range callers of Enqueue use).
 	oneOffGen atomic.Uint64
 }
 
-// Open opens (creating if needed, mode 0o600) the database at path. It
-// waits at most lockTimeout for the file lock, then returns ErrLocked.
+// Open opens (creating if needed, mode 0o600) the database at path and its
+// write-ahead log (directory path+".wal"), replaying the log's changes into
+// the database. It waits at most lockTimeout for the file lock (which also
+// guards the log), then returns ErrLocked.
 func Open(path string, lockTimeout time.Duration) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
 	if err != nil {
@@ -161,16 +167,40 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: init %s: %w", path, err)
 	}
-	s := &Store{db: db, group: newCommitter(db)}
+	next, err := recoverLog(db, walDir(path))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	wal, err := openWAL(walDir(path), next)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s := &Store{db: db, wal: wal, cp: newCheckpointer(db, wal, next-1)}
+	s.group = newCommitter(newIndex(db), wal, s.cp)
 	s.oneOffGen.Store(1 << 63)
 	return s, nil
 }
 
 // Close closes the database.
-// Queued changes are written first; Enqueue after Close answers ErrClosed.
+// Queued changes are written first, then checkpointed, and the log is
+// removed; Enqueue after Close answers ErrClosed. If the last checkpoint
+// fails, the log stays and the next Open replays it.
 func (s *Store) Close() error {
 	s.group.close()
-	return s.db.Close()
+	err := s.cp.close()
+	if err == nil {
+		err = s.wal.close(s.cp.applied)
+	} else {
+		s.wal.f.Close()
+	}
+	return errors.Join(err, s.db.Close())
+}
+
+// flush waits until every acknowledged change is in bbolt.
+func (s *Store) flush() error {
+	return s.cp.flush(uint64(s.group.durable.Load()))
 }
 
 // Path returns the database file.
@@ -227,9 +257,13 @@ func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 	})
 }
 
-// Load returns the stored state of cluster id (ErrNotFound if none).
+// Load returns the stored state of cluster id (ErrNotFound if none): every
+// change acknowledged before the call, checkpointed first if need be.
 func (s *Store) Load(ctx context.Context, id string) (*State, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.flush(); err != nil {
 		return nil, err
 	}
 	var st State

@@ -25,9 +25,9 @@ var _ optdv1.ClusterServiceServer = (*ClusterService)(nil)
 // honours the call's deadline); calls on different clusters run
 // concurrently. Each state change is validated against the in-memory state
 // and applied to it under the lock, queued to the store's group commit, and
-// acknowledged only once the store has it on disk (fsync); the lock is not
-// held during the fsync, so the calls that arrive meanwhile share the next
-// one. If a commit fails, the store aborts every later change of the same
+// acknowledged only once the store has it on disk (its write-ahead log
+// record synced); the lock is not held during the sync, so the calls that
+// arrive meanwhile share the next one. If a commit fails, the store aborts every later change of the same
 // cluster generation and the cluster is reloaded from the store on its next
 // call (the next generation): no acknowledged change is ever lost, and no
 // call is answered from a state that depends on a lost change.
@@ -249,7 +249,8 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 		return nil, nil, fmt.Errorf("%w: job %q needs %d reduce slots, %d are free (retry after a job finishes)",
 			ErrPrecondition, job.ID, job.Reduces, len(free))
 	}
-	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem}
+	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem, Held: c.heldBuf[:0]}
+	defer func() { clear(preq.Held); c.heldBuf = preq.Held[:0] }() // policies do not keep Held
 	for _, j := range c.st.Jobs {
 		switch {
 		case j.Placed:

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"cmp"
+	"slices"
+
 	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/store"
 )
 
 // stateProto converts a cluster's state to its API form.
@@ -20,7 +24,8 @@ func stateProto(c *cluster) *optdv1.ClusterState {
 	for v, sl := range st.Cluster.Slots {
 		out.Slots[v] = &optdv1.ReduceSlot{NodeId: sl.Node, FetchCost: sl.FetchCost}
 	}
-	for _, j := range st.Jobs {
+	jobs := slices.SortedFunc(slices.Values(st.Jobs), func(a, b store.Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, j := range jobs {
 		js := &optdv1.JobState{JobId: j.ID, Maps: int32(j.Maps), Reduces: int32(j.Reduces), JobsInSystem: int32(j.JobsInSystem),
 			Placed: j.Placed, DataMb: j.DataMB, SubmitSeq: j.Seq}
 		for _, v := range j.Slots {

@@ -62,8 +62,7 @@ func observedSince(p policy.Placement, seen int64) ([]thresholds.Observation, er
 	if n < 0 || n > int64(est.Window()) {
 		return nil, fmt.Errorf("server: placement policy's estimator went from %d to %d observations in one decision (window %d)", seen, est.Seen(), est.Window())
 	}
-	obs := est.Observations()
-	return obs[len(obs)-int(n):], nil
+	return est.Newest(int(n)), nil
 }
 
 // cluster is a cluster's state in memory, loaded from the store and kept
@@ -80,8 +79,13 @@ type cluster struct {
 	byCost []int
 	// holder[v] is the job holding slot v, "" if free.
 	holder []string
-	// jobs indexes st.Jobs by id.
+	// jobs indexes st.Jobs by id. st.Jobs is in no particular order once
+	// a job has finished (see deleteJob).
 	jobs map[string]int
+	// heldBuf and freeBuf are PlacementRequest.Held's and Free's storage,
+	// reused across calls (policies keep neither).
+	heldBuf [][]int
+	freeBuf []policy.Slot
 	// seenOffset is the stored estimator's Seen minus the observations
 	// replayed into the fresh policy on load, so that Seen survives restarts.
 	seenOffset int64
@@ -136,8 +140,10 @@ func loadCluster(st *store.State) (*cluster, error) {
 }
 
 // freeSlots returns the free slots cheapest first.
+// The slice is the cluster's buffer, valid until the next call.
 func (c *cluster) freeSlots() []policy.Slot {
-	free := make([]policy.Slot, 0, len(c.byCost))
+	free := c.freeBuf[:0]
+	defer func() { c.freeBuf = free[:0] }()
 	for _, v := range c.byCost {
 		if c.holder[v] == "" {
 			free = append(free, policy.Slot{Index: v, Cost: c.st.Cluster.Slots[v].FetchCost})
@@ -181,9 +187,14 @@ func (c *cluster) deleteJob(id string) {
 	for _, v := range c.st.Jobs[i].Slots {
 		c.holder[v] = ""
 	}
-	c.st.Jobs = slices.Delete(c.st.Jobs, i, i+1)
-	delete(c.jobs, id)
-	for k := i; k < len(c.st.Jobs); k++ {
-		c.jobs[c.st.Jobs[k].ID] = k
+	// Swap with the last job: O(1) where keeping st.Jobs in submission
+	// order would renumber every later job (stateProto sorts by Seq).
+	last := len(c.st.Jobs) - 1
+	if i != last {
+		c.st.Jobs[i] = c.st.Jobs[last]
+		c.jobs[c.st.Jobs[i].ID] = i
 	}
+	c.st.Jobs[last] = store.Job{}
+	c.st.Jobs = c.st.Jobs[:last]
+	delete(c.jobs, id)
 }

@@ -122,10 +122,19 @@ func (e *Estimator) resum() {
 }
 
 // Observations returns the window's observations, oldest first (a copy).
-func (e *Estimator) Observations() []Observation {
-	out := make([]Observation, 0, len(e.ring))
-	out = append(out, e.ring[e.head:]...)
-	return append(out, e.ring[:e.head]...)
+func (e *Estimator) Observations() []Observation { return e.Newest(len(e.ring)) }
+
+// Newest returns the window's newest n observations (all if it holds
+// fewer), oldest first (a copy): what a caller that saw the window n
+// observations ago must record, without copying the window.
+func (e *Estimator) Newest(n int) []Observation {
+	n = max(0, min(n, len(e.ring)))
+	out := make([]Observation, n)
+	// The newest is at head−1 (mod len); the k-th of the n at head−n+k.
+	for k := range out {
+		out[k] = e.ring[((e.head-n+k)%len(e.ring)+len(e.ring))%len(e.ring)]
+	}
+	return out
 }
 
 // Estimate is Theorem 4's threshold and the estimates it is made of.

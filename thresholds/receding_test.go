@@ -273,3 +273,27 @@ func TestDecideRecedingHorizon(t *testing.T) {
 		t.Errorf("second decision %+v", d)
 	}
 }
+
+// TestEstimatorNewest: Newest(n) is the last n of the window (all of it for
+// n beyond its length, none for n ≤ 0), before and after the ring wraps.
+func TestEstimatorNewest(t *testing.T) {
+	e, err := NewEstimator(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []Observation
+	for i := range 11 {
+		o := Observation{JobsInSystem: i, Data: float64(i), Reduces: 1}
+		if err := e.Observe(o); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, o)
+		window := all[max(0, len(all)-4):]
+		for n := -1; n <= 6; n++ {
+			want := window[len(window)-max(0, min(n, len(window))):]
+			if got := e.Newest(n); !slices.Equal(got, want) {
+				t.Fatalf("after %d observations, Newest(%d) = %v, want %v", i+1, n, got, want)
+			}
+		}
+	}
+}

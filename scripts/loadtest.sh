@@ -69,17 +69,23 @@ jq -nc --argjson nodes "$nodes" '{cluster_id: "lt", nodes: $nodes, policy: {name
   "$grpcurl" -plaintext -d @ "$optd_addr" optd.v1.ClusterService/RegisterCluster >/dev/null
 
 run() { # run NAME ADDR METHOD DATA [ghz args...]: one ghz run, JSON report in $out/NAME.json
+  # DATA is the JSON itself, or @FILE.
   local name=$1 addr=$2 method=$3 data=$4; shift 4
-  "$ghz" --insecure --call "$method" -d "$data" -c "$conc" --format json -o "$out/$name.json" "$@" "$addr"
+  local d=(-d "$data")
+  [ "${data#@}" != "$data" ] && d=(-D "${data#@}")
+  "$ghz" --insecure --call "$method" "${d[@]}" -c "$conc" --format json -o "$out/$name.json" "$@" "$addr"
 }
 cycle() { # cycle K [ghz args for PlaceReduces]
   local k=$1; shift
-  run "submit-$k" "$optd_addr" optd.v1.ClusterService/SubmitJob \
-    "{\"cluster_id\":\"lt\",\"job_id\":\"c$k-{{.RequestNumber}}\",\"maps\":10,\"reduces\":1}" -n "$slots"
-  run "place-$k" "$optd_addr" optd.v1.ClusterService/PlaceReduces \
-    "{\"cluster_id\":\"lt\",\"job_id\":\"c$k-{{.RequestNumber}}\",\"data_mb\":\"{{.RequestNumber}}\"}" -n "$slots" "$@"
-  run "finish-$k" "$optd_addr" optd.v1.ClusterService/JobFinished \
-    "{\"cluster_id\":\"lt\",\"job_id\":\"c$k-{{.RequestNumber}}\"}" -n "$slots"
+  # Each call's message is one element of a JSON array that ghz sends in
+  # turn and encodes once (a {{.RequestNumber}} template would be rendered
+  # and encoded per call, on the same two cores as the server).
+  jq -nc --argjson n "$slots" --arg k "$k" '[range($n) | {cluster_id: "lt", job_id: "c\($k)-\(.)", maps: 10, reduces: 1}]' >"$work/submit.json"
+  jq -nc --argjson n "$slots" --arg k "$k" '[range($n) | {cluster_id: "lt", job_id: "c\($k)-\(.)", data_mb: .}]' >"$work/place.json"
+  jq -nc --argjson n "$slots" --arg k "$k" '[range($n) | {cluster_id: "lt", job_id: "c\($k)-\(.)"}]' >"$work/finish.json"
+  run "submit-$k" "$optd_addr" optd.v1.ClusterService/SubmitJob "@$work/submit.json" -n "$slots"
+  run "place-$k" "$optd_addr" optd.v1.ClusterService/PlaceReduces "@$work/place.json" -n "$slots" "$@"
+  run "finish-$k" "$optd_addr" optd.v1.ClusterService/JobFinished "@$work/finish.json" -n "$slots"
 }
 run warmup "$optd_addr" grpc.health.v1.Health/Check '{}' -n 2000 >/dev/null
 for k in $(seq "$cycles"); do cycle "max$k"; done

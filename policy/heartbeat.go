@@ -310,8 +310,9 @@ func (h *Heartbeat) freeSlots(t models.TaskType) int {
 // StartCandidate builds a Start of the job's best-placed pending task of
 // type t on this node (node-local, then rack-local, then any; lowest index
 // first), with the job's request for t. ok is false if none can start or it
-// does not fit.
-func (h *Heartbeat) StartCandidate(j *JobView, t models.TaskType, reason string) (Action, bool) {
+// does not fit. reason (nil: none) is called only for a candidate, so that
+// a full node costs no formatting.
+func (h *Heartbeat) StartCandidate(j *JobView, t models.TaskType, reason func() string) (Action, bool) {
 	d := j.Demand[t]
 	if !h.Fits(t, d) {
 		return Action{}, false
@@ -329,8 +330,27 @@ func (h *Heartbeat) StartCandidate(j *JobView, t models.TaskType, reason string)
 	if !found {
 		return Action{}, false
 	}
-	return Action{Kind: ActionStart, Job: j.ID, Type: t, Task: best.Index, Node: h.Node.ID, Slot: h.slotFor(t),
-		Resources: d.Clone(), Locality: bestLoc, Reason: reason}, true
+	a := Action{Kind: ActionStart, Job: j.ID, Type: t, Task: best.Index, Node: h.Node.ID, Slot: h.slotFor(t),
+		Resources: d.Clone(), Locality: bestLoc}
+	if reason != nil {
+		a.Reason = reason()
+	}
+	return a, true
+}
+
+// CanStartAny reports whether some job's request of some type fits the
+// node now. When none does, no StartCandidate exists, and an assigner whose
+// ranking has no side effect can skip it: on a full node, the heartbeats of
+// a busy cluster.
+func (h *Heartbeat) CanStartAny() bool {
+	for _, j := range h.Cluster.Jobs {
+		for _, t := range typeOrder {
+			if h.Fits(t, j.Demand[t]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (h *Heartbeat) slotFor(t models.TaskType) models.TaskType {

@@ -39,7 +39,7 @@ type fifoAssigner struct{ byName }
 func (f *fifoAssigner) Rank(hb *Heartbeat) []Action {
 	var out []Action
 	for k, j := range hb.Cluster.Jobs {
-		out = jobCandidates(out, hb, j, fmt.Sprintf("fifo: job %s is number %d in submission order", j.ID, k+1))
+		out = jobCandidates(out, hb, j, func() string { return fmt.Sprintf("fifo: job %s is number %d in submission order", j.ID, k+1) })
 	}
 	return out
 }
@@ -69,6 +69,9 @@ func dominantShare(hb *Heartbeat, u jobUsage) (float64, string) {
 }
 
 func (s *shareAssigner) Rank(hb *Heartbeat) []Action {
+	if !hb.CanStartAny() {
+		return nil
+	}
 	type ranked struct {
 		j     *JobView
 		k     int
@@ -87,7 +90,9 @@ func (s *shareAssigner) Rank(hb *Heartbeat) []Action {
 	slices.SortStableFunc(rs, func(a, b ranked) int { return cmp.Compare(a.share, b.share) })
 	var out []Action
 	for _, r := range rs {
-		out = jobCandidates(out, hb, r.j, fmt.Sprintf("%s: job %s has the lowest %s per weight among the jobs left (%.4g)", s.Name(), r.j.ID, r.what, r.share))
+		out = jobCandidates(out, hb, r.j, func() string {
+			return fmt.Sprintf("%s: job %s has the lowest %s per weight among the jobs left (%.4g)", s.Name(), r.j.ID, r.what, r.share)
+		})
 	}
 	return out
 }
@@ -101,6 +106,9 @@ func (s *shareAssigner) Rank(hb *Heartbeat) []Action {
 type capacityAssigner struct{ byName }
 
 func (c *capacityAssigner) Rank(hb *Heartbeat) []Action {
+	if !hb.CanStartAny() {
+		return nil
+	}
 	var queues []string
 	used := map[string]float64{}
 	for _, j := range hb.Cluster.Jobs {
@@ -117,7 +125,9 @@ func (c *capacityAssigner) Rank(hb *Heartbeat) []Action {
 	for _, q := range queues {
 		for _, j := range hb.Cluster.Jobs {
 			if queueOf(j) == q {
-				out = jobCandidates(out, hb, j, fmt.Sprintf("capacity: queue %s uses %.4g of its capacity %.4g; job %s is next in it by submission", q, used[q], capacity, j.ID))
+				out = jobCandidates(out, hb, j, func() string {
+					return fmt.Sprintf("capacity: queue %s uses %.4g of its capacity %.4g; job %s is next in it by submission", q, used[q], capacity, j.ID)
+				})
 			}
 		}
 	}

@@ -196,7 +196,9 @@ func (s *scoredAssigner) planned(hb *Heartbeat) []Action {
 		if done >= e.count {
 			continue
 		}
-		if a, ok := hb.StartCandidate(j, models.MapTask, fmt.Sprintf("%s ITA: the exact initial assignment plans %d maps of job %s on node %s (%d started)", s.Name(), e.count, e.job, id, done)); ok {
+		if a, ok := hb.StartCandidate(j, models.MapTask, func() string {
+			return fmt.Sprintf("%s ITA: the exact initial assignment plans %d maps of job %s on node %s (%d started)", s.Name(), e.count, e.job, id, done)
+		}); ok {
 			out = append(out, a)
 		}
 	}
@@ -229,7 +231,7 @@ func (s *scoredAssigner) score(hb *Heartbeat) []request {
 		var u jobUsage
 		uDone := false
 		for _, t := range typeOrder {
-			a, ok := hb.StartCandidate(j, t, "")
+			a, ok := hb.StartCandidate(j, t, nil)
 			if !ok {
 				continue
 			}

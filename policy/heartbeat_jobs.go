@@ -25,7 +25,9 @@ func usageOf(hb *Heartbeat, j *JobView) jobUsage {
 	u := jobUsage{resources: make(models.Resources, len(hb.Cluster.Resources)), mapsAssigned: j.MapsAssigned, reducesAssigned: j.ReducesAssigned}
 	add := func(t models.TaskType, r models.Resources) {
 		if len(r) == len(u.resources) {
-			u.resources = u.resources.Add(r)
+			for p := range r {
+				u.resources[p] += r[p] // in place: this runs for every running attempt
+			}
 		}
 		if t == models.ReduceTask {
 			u.reduces++
@@ -79,7 +81,7 @@ var typeOrder = [2]models.TaskType{models.ReduceTask, models.MapTask}
 
 // jobCandidates appends the Start candidates of job j in YARN's request
 // order (see typeOrder).
-func jobCandidates(out []Action, hb *Heartbeat, j *JobView, reason string) []Action {
+func jobCandidates(out []Action, hb *Heartbeat, j *JobView, reason func() string) []Action {
 	for _, t := range typeOrder {
 		if a, ok := hb.StartCandidate(j, t, reason); ok {
 			out = append(out, a)

@@ -84,7 +84,9 @@ func (f *FairSlots) Rank(hb *Heartbeat) []Action {
 	var out []Action
 	for _, t := range []models.TaskType{models.MapTask, models.ReduceTask} {
 		for _, j := range fairOrder(hb, t) {
-			if a, ok := hb.StartCandidate(j, t, fmt.Sprintf("%s: job %s is next in fair order for %v slots (%d running, weight %g)", f.name, j.ID, t, runningNow(hb, j, t), jobWeight(j))); ok {
+			if a, ok := hb.StartCandidate(j, t, func() string {
+				return fmt.Sprintf("%s: job %s is next in fair order for %v slots (%d running, weight %g)", f.name, j.ID, t, runningNow(hb, j, t), jobWeight(j))
+			}); ok {
 				out = append(out, a)
 			}
 		}

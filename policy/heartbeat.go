@@ -255,13 +255,7 @@ func (h *Heartbeat) Taken(job string, t models.TaskType, task int) bool {
 // Pending returns the job's tasks of type t that can start now: not taken in
 // this heartbeat, and for reduces only once slow-start is reached.
 func (h *Heartbeat) Pending(j *JobView, t models.TaskType) []PendingTask {
-	src := j.PendingMaps
-	if t == models.ReduceTask {
-		if !j.SlowStartReached {
-			return nil
-		}
-		src = j.PendingReduces
-	}
+	src := pendingOf(j, t)
 	if len(h.taken) == 0 {
 		return src
 	}
@@ -274,16 +268,21 @@ func (h *Heartbeat) Pending(j *JobView, t models.TaskType) []PendingTask {
 	return out
 }
 
-// HasPending reports whether the job has a task of type t that can start.
-func (h *Heartbeat) HasPending(j *JobView, t models.TaskType) bool {
-	src := j.PendingMaps
+// pendingOf is the job's pending tasks of type t, taken or not (none for
+// reduces before slow-start).
+func pendingOf(j *JobView, t models.TaskType) []PendingTask {
 	if t == models.ReduceTask {
 		if !j.SlowStartReached {
-			return false
+			return nil
 		}
-		src = j.PendingReduces
+		return j.PendingReduces
 	}
-	for _, p := range src {
+	return j.PendingMaps
+}
+
+// HasPending reports whether the job has a task of type t that can start.
+func (h *Heartbeat) HasPending(j *JobView, t models.TaskType) bool {
+	for _, p := range pendingOf(j, t) {
 		if !h.Taken(j.ID, t, p.Index) {
 			return true
 		}
@@ -318,7 +317,12 @@ func (h *Heartbeat) StartCandidate(j *JobView, t models.TaskType, reason func() 
 		return Action{}, false
 	}
 	best, bestLoc, found := PendingTask{}, Locality(0), false
-	for _, p := range h.Pending(j, t) {
+	// Scans in place (not Pending's copy): it stops at the first node-local
+	// task, typically a few dozen into a job's hundreds.
+	for _, p := range pendingOf(j, t) {
+		if h.Taken(j.ID, t, p.Index) {
+			continue
+		}
 		loc := LocalityOf(p, h.Node)
 		if !found || rankLocality(loc) < rankLocality(bestLoc) {
 			best, bestLoc, found = p, loc, true

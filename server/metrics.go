@@ -23,6 +23,8 @@ type Metrics struct {
 	decisions *prometheus.CounterVec
 	// solver: optd_solver_duration_seconds{solver}.
 	solver *prometheus.HistogramVec
+	// The store's write-ahead log and checkpoints (see store.Observer).
+	walSync, walGroup, checkpoint prometheus.Histogram
 }
 
 // NewMetrics registers optd's metrics and the Go and process collectors on
@@ -44,11 +46,35 @@ func NewMetrics() *Metrics {
 			Help:    "Time spent in optimization (placement, thresholds, ita, simulate, bound).",
 			Buckets: prometheus.ExponentialBuckets(10e-6, 4, 14), // 10 µs … 11 min
 		}, []string{"solver"}),
+		walSync: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "optd_store_wal_sync_seconds",
+			Help:    "Time to write and fdatasync one group of changes to the write-ahead log (the floor of a state-changing call's latency).",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 16), // 25 µs … 0.8 s
+		}),
+		walGroup: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "optd_store_wal_group_changes",
+			Help:    "Changes per write-ahead log record (group commit size).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 11), // 1 … 1024
+		}),
+		checkpoint: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "optd_store_checkpoint_seconds",
+			Help:    "Time to move the changes logged since the last checkpoint into the database file.",
+			Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16), // 100 µs … 3.3 s
+		}),
 	}
-	m.Registry.MustRegister(m.rpc, m.decisions, m.solver,
+	m.Registry.MustRegister(m.rpc, m.decisions, m.solver, m.walSync, m.walGroup, m.checkpoint,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// LogSynced implements store.Observer.
+func (m *Metrics) LogSynced(took time.Duration, changes int) {
+	m.walSync.Observe(took.Seconds())
+	m.walGroup.Observe(float64(changes))
+}
+
+// Checkpointed implements store.Observer.
+func (m *Metrics) Checkpointed(took time.Duration, _ int) { m.checkpoint.Observe(took.Seconds()) }
 
 func (m *Metrics) observeRPC(method, code string, d time.Duration) {
 	if m != nil {

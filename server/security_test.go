@@ -139,6 +139,9 @@ func TestMetricsEndpoint(t *testing.T) {
 		`optd_rpc_duration_seconds_count{code="OK",method="/optd.v1.ClusterService/PlaceReduces"} 1`,
 		`optd_placement_decisions_total{policy="greedy"} 1`,
 		`optd_solver_duration_seconds_count{solver="placement"} 1`,
+		// SubmitJob and PlaceReduces, one after the other: two log records.
+		`optd_store_wal_sync_seconds_count 2`,
+		`optd_store_wal_group_changes_sum 2`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

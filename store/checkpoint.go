@@ -64,13 +64,14 @@ type checkpointer struct {
 	closeErr     error // the final checkpoint's error (read after exited)
 
 	checkpoints atomic.Int64
+	observer    *atomic.Pointer[Observer]
 	// interval is checkpointInterval (tests lengthen it to hold the
 	// changes in the log).
 	interval atomic.Int64
 }
 
-func newCheckpointer(db *bolt.DB, wal *walWriter, applied uint64) *checkpointer {
-	c := &checkpointer{db: db, wal: wal, applied: applied,
+func newCheckpointer(db *bolt.DB, wal *walWriter, applied uint64, o *atomic.Pointer[Observer]) *checkpointer {
+	c := &checkpointer{db: db, wal: wal, applied: applied, observer: o,
 		wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), closing: make(chan struct{}), exited: make(chan struct{})}
 	c.interval.Store(int64(checkpointInterval))
 	go c.run()
@@ -161,10 +162,14 @@ func (c *checkpointer) checkpoint() error {
 	c.mu.Unlock()
 	var err error
 	if len(batch) > 0 {
+		start := time.Now()
 		err = c.db.Update(func(tx *bolt.Tx) error { return applyLogged(tx, batch) })
 		if err == nil {
 			applied = batch[len(batch)-1].lsn
 			c.checkpoints.Add(1)
+			if o := c.observer.Load(); o != nil {
+				(*o).Checkpointed(time.Since(start), n)
+			}
 			// A failed removal leaves segments behind, for Close or the
 			// next Open to remove; their changes are in bbolt either way.
 			err = c.wal.release(applied)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -73,6 +74,9 @@ type committer struct {
 	// synced.
 	transactions, changes, durable atomic.Int64
 
+	// observer, if set, is told of every record written (Store.Observe).
+	observer *atomic.Pointer[Observer]
+
 	// broken is the log's write failure, after which every change fails
 	// (only the committer goroutine touches it; see wal.go).
 	broken error
@@ -87,8 +91,8 @@ type clusterGen struct {
 	gen uint64
 }
 
-func newCommitter(x *index, wal *walWriter, cp *checkpointer) *committer {
-	c := &committer{index: x, wal: wal, cp: cp, wake: make(chan struct{}, 1), exited: make(chan struct{}), failed: map[clusterGen]bool{}}
+func newCommitter(x *index, wal *walWriter, cp *checkpointer, o *atomic.Pointer[Observer]) *committer {
+	c := &committer{index: x, wal: wal, cp: cp, observer: o, wake: make(chan struct{}, 1), exited: make(chan struct{}), failed: map[clusterGen]bool{}}
 	go c.run()
 	return c
 }
@@ -208,15 +212,38 @@ func (c *committer) write(group []*pending) {
 func (c *committer) log(records [][]byte) error {
 	payload := append([]byte{'['}, bytes.Join(records, []byte{','})...)
 	payload = append(payload, ']')
+	start := time.Now()
 	lsn, err := c.wal.append(payload)
 	if err != nil {
 		return err
+	}
+	if o := c.observer.Load(); o != nil {
+		(*o).LogSynced(time.Since(start), len(records))
 	}
 	c.cp.add(loggedGroup{lsn: lsn, payload: payload, changes: len(records)})
 	c.durable.Store(int64(lsn))
 	c.transactions.Add(1)
 	c.changes.Add(int64(len(records)))
 	return nil
+}
+
+// Observer is told of the store's writes (the server turns them into
+// metrics). Its methods run on the store's goroutines: they must be quick.
+type Observer interface {
+	// LogSynced: a group of changes was written to the log and synced.
+	LogSynced(took time.Duration, changes int)
+	// Checkpointed: changes logged since the last checkpoint were written
+	// to bbolt in one transaction.
+	Checkpointed(took time.Duration, changes int)
+}
+
+// Observe makes o the store's observer (nil: none).
+func (s *Store) Observe(o Observer) {
+	if o == nil {
+		s.observer.Store(nil)
+		return
+	}
+	s.observer.Store(&o)
 }
 
 // Stats counts what the group commit wrote since Open.

@@ -142,10 +142,11 @@ var (
 
 // Store is an open database. Safe for concurrent use.
 type Store struct {
-	db    *bolt.DB
-	wal   *walWriter
-	cp    *checkpointer
-	group *committer
+	db       *bolt.DB
+	wal      *walWriter
+	cp       *checkpointer
+	group    *committer
+	observer atomic.Pointer[Observer]
 	// oneOffGen numbers Commit's one-change generations (from 1<<63 up, out
 	// of the range callers of Enqueue use).
 	oneOffGen atomic.Uint64
@@ -177,8 +178,9 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, wal: wal, cp: newCheckpointer(db, wal, next-1)}
-	s.group = newCommitter(newIndex(db), wal, s.cp)
+	s := &Store{db: db, wal: wal}
+	s.cp = newCheckpointer(db, wal, next-1, &s.observer)
+	s.group = newCommitter(newIndex(db), wal, s.cp, &s.observer)
 	s.oneOffGen.Store(1 << 63)
 	return s, nil
 }

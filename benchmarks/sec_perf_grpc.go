@@ -37,7 +37,9 @@ func perfGRPC(ctx context.Context, env *Env) (*Output, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "`%s %s`: ghz drives `optd serve` (durable state, group commit) over loopback; PlaceReduces is measured "+
-		"in cycles of submit → place → finish on a cluster of 10-slot nodes, every call acknowledged only after its fsync. "+
+		"in cycles of submit → place → finish on a cluster of 10-slot nodes, every call acknowledged only after its change "+
+		"is synced to the write-ahead log (one fdatasync per group of calls). "+
+		"ghz sends each run's messages from a JSON array it encodes once, as it does the echo run's constant message. "+
 		"Heartbeat is measured on a 100-node cluster under `fair` with 10 jobs of 440 tasks, ghz sending the nodes' heartbeats "+
 		"round-robin (the fill, then a busy cluster's steady state). "+
 		"The bare server answers grpc.health.v1.Health/Check with grpc-go defaults: the ceiling of any RPC on this machine.\n\n",

@@ -52,8 +52,8 @@ work=$(mktemp -d)
 mkdir -p "$out"
 go build -o "$work/optd" ./cmd/optd
 go build -o "$work/echo" ./benchmarks/cmd/echo
-optd_addr=127.0.0.1:17543 echo_addr=127.0.0.1:17544
-"$work/optd" serve --listen "$optd_addr" --data-dir "$work/data" 2>"$work/optd.log" &
+optd_addr=127.0.0.1:17543 echo_addr=127.0.0.1:17544 metrics_addr=127.0.0.1:17545
+"$work/optd" serve --listen "$optd_addr" --data-dir "$work/data" --metrics-listen "$metrics_addr" 2>"$work/optd.log" &
 optd_pid=$!
 "$work/echo" --listen "$echo_addr" &
 echo_pid=$!
@@ -75,6 +75,17 @@ run() { # run NAME ADDR METHOD DATA [ghz args...]: one ghz run, JSON report in $
   [ "${data#@}" != "$data" ] && d=(-D "${data#@}")
   "$ghz" --insecure --call "$method" "${d[@]}" -c "$conc" --format json -o "$out/$name.json" "$@" "$addr"
 }
+# The write-ahead log's sync times (optd_store_wal_sync_seconds) around a
+# run: the floor of a durable call's latency on this disk.
+sync_buckets() { curl -s "http://$metrics_addr/metrics" | awk '/^optd_store_wal_sync_seconds_bucket/ {print}' ; }
+sync_quantiles() { # sync_quantiles BEFORE AFTER: "p50 p99 count" of the syncs between (bucket upper bounds, ms)
+  paste -d' ' "$1" "$2" | awk '{
+      match($1, /le="[^"]*"/); le = substr($1, RSTART + 4, RLENGTH - 5)
+      n++; bound[n] = le; count[n] = $4 - $2 }
+    END { total = count[n]
+      for (q = 1; q <= 2; q++) { p = (q == 1 ? 0.5 : 0.99); for (i = 1; i <= n; i++) if (count[i] >= p * total) { printf "%s ", (bound[i] == "+Inf" ? "inf" : bound[i] * 1000); break } }
+      print total }'
+}
 cycle() { # cycle K [ghz args for PlaceReduces]
   local k=$1; shift
   # Each call's message is one element of a JSON array that ghz sends in
@@ -84,7 +95,10 @@ cycle() { # cycle K [ghz args for PlaceReduces]
   jq -nc --argjson n "$slots" --arg k "$k" '[range($n) | {cluster_id: "lt", job_id: "c\($k)-\(.)", data_mb: .}]' >"$work/place.json"
   jq -nc --argjson n "$slots" --arg k "$k" '[range($n) | {cluster_id: "lt", job_id: "c\($k)-\(.)"}]' >"$work/finish.json"
   run "submit-$k" "$optd_addr" optd.v1.ClusterService/SubmitJob "@$work/submit.json" -n "$slots"
+  sync_buckets >"$work/sync-before"
   run "place-$k" "$optd_addr" optd.v1.ClusterService/PlaceReduces "@$work/place.json" -n "$slots" "$@"
+  sync_buckets >"$work/sync-after"
+  sync_quantiles "$work/sync-before" "$work/sync-after" >"$out/place-$k.syncs"
   run "finish-$k" "$optd_addr" optd.v1.ClusterService/JobFinished "@$work/finish.json" -n "$slots"
 }
 run warmup "$optd_addr" grpc.health.v1.Health/Check '{}' -n 2000 >/dev/null
@@ -106,6 +120,9 @@ read -r health_rps health_p50 health_p99 health_err < <(stats "$out/optd-health.
 half=$(jq -n "$place_rps / 2 | floor")
 for k in $(seq "$cycles"); do cycle "half$k" --rps "$half"; done
 read -r half_rps half_p50 half_p99 half_err < <(stats "$out"/place-half*.json)
+# Sync quantiles over the half-rate cycles: the worst cycle's (as stats takes
+# the worst p99), and the syncs per call.
+read -r sync_p50 sync_p99 syncs < <(cat "$out"/place-half*.syncs | awk '{ if ($1 > p50) p50 = $1; if ($2 > p99) p99 = $2; n += $3 } END { print p50, p99, n }')
 
 # Heartbeat: a cluster of $hb_nodes nodes (8 GB and 4 vcores each, 10 racks)
 # under the heartbeat policy $hb_policy, with 10 jobs of 400 maps (input
@@ -148,3 +165,5 @@ printf '| optd Heartbeat at %s/s (half the max) | %.0f | %.3f | %.3f | %s |\n' "
 printf '| echo server at %s/s | %.0f | %.3f | %.3f | %s |\n' "$hb_half" "$ehh_rps" "$ehh_p50" "$ehh_p99" "$ehh_err"
 printf '\nThroughput / echo throughput: PlaceReduces %.2f, Heartbeat %.2f. ghz reports: %s\n' \
   "$(jq -n "$place_rps / $echo_rps")" "$(jq -n "$hb_rps / $echo_rps")" "$out"
+printf '\nWrite-ahead log syncs during PlaceReduces at half the max: %s for %s calls, p50 ≤ %s ms, p99 ≤ %s ms (bucket bounds of optd_store_wal_sync_seconds, worst cycle).\n' \
+  "$syncs" "$((slots * cycles))" "$sync_p50" "$sync_p99"

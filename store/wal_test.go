@@ -15,6 +15,17 @@ import (
 // changes stay in the log only (until Load or Close flushes them).
 func holdInLog(s *Store) { s.cp.interval.Store(int64(time.Hour)) }
 
+// heldStore opens a store in a new directory with cluster "c" and
+// checkpoints held (holdInLog), closed when the test ends.
+func heldStore(t *testing.T) *Store {
+	t.Helper()
+	s := open(t, filepath.Join(t.TempDir(), "optd.db"))
+	t.Cleanup(func() { s.Close() })
+	createCluster(t, s, "c")
+	holdInLog(s)
+	return s
+}
+
 // crashImage copies s's database and log to a new directory: the files a
 // SIGKILL would leave at this moment (the copy reads the page cache, where a
 // killed process's writes are). The caller makes sure nothing is being
@@ -86,10 +97,7 @@ func loadJobs(t *testing.T, path, id string) int {
 // (no checkpoint yet) are in the database after a crash and reopen; a
 // reopened store goes on numbering records after them.
 func TestCrashKeepsLoggedChanges(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "optd.db"))
-	defer s.Close()
-	createCluster(t, s, "c")
-	holdInLog(s)
+	s := heldStore(t)
 	putJobs(t, s, "c", 0, 30)
 	if st := s.Stats(); st.Checkpoints != 0 || st.Transactions != 30 {
 		t.Fatalf("stats %+v: want 30 logged groups and no checkpoint", st)
@@ -117,10 +125,7 @@ func TestCrashKeepsLoggedChanges(t *testing.T) {
 // (any prefix of it on disk) loses that record, which was never
 // acknowledged, and nothing before it.
 func TestTornTailIsDropped(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "optd.db"))
-	defer s.Close()
-	createCluster(t, s, "c")
-	holdInLog(s)
+	s := heldStore(t)
 	putJobs(t, s, "c", 0, 3)
 	img := crashImage(t, s)
 	seg := filepath.Join(walDir(img), segmentName(1))
@@ -168,10 +173,7 @@ func TestTornTailIsDropped(t *testing.T) {
 // grows, checkpoints remove the segments they cover, and a crash image with
 // several segments replays them all in order.
 func TestSegmentsRotateAndAreRemoved(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "optd.db"))
-	defer s.Close()
-	createCluster(t, s, "c")
-	holdInLog(s)
+	s := heldStore(t)
 	s.wal.segmentSize = 512 // set before the committer's first append
 	putJobs(t, s, "c", 0, 40)
 	firsts, err := listSegments(walDir(s.Path()))
@@ -199,10 +201,7 @@ func TestSegmentsRotateAndAreRemoved(t *testing.T) {
 // last, or a log that starts after the records the database holds, is
 // corruption (ErrCorrupt), not a torn tail to drop.
 func TestCorruptLogIsRefused(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "optd.db"))
-	defer s.Close()
-	createCluster(t, s, "c")
-	holdInLog(s)
+	s := heldStore(t)
 	s.wal.segmentSize = 256
 	putJobs(t, s, "c", 0, 20)
 	img := crashImage(t, s)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,11 +173,20 @@ func Run(ctx context.Context, cfg Config) error {
 		results = append(results, r)
 	}
 	env.section = "report"
+	path := filepath.Join(cfg.OutDir, "RESULTS.md")
 	md := renderReport(env, results, time.Since(env.start))
-	if err := os.WriteFile(filepath.Join(cfg.OutDir, "RESULTS.md"), md, 0o644); err != nil {
+	if len(cfg.Only) > 0 {
+		// Rerunning some sections updates them in the existing report.
+		if old, err := os.ReadFile(path); err == nil {
+			if spliced, ok := spliceSections(old, env, results); ok {
+				md = spliced
+			}
+		}
+	}
+	if err := os.WriteFile(path, md, 0o644); err != nil {
 		return fmt.Errorf("benchmarks: %w", err)
 	}
-	env.Logf("wrote %s in %.1f s", filepath.Join(cfg.OutDir, "RESULTS.md"), time.Since(env.start).Seconds())
+	env.Logf("wrote %s in %.1f s", path, time.Since(env.start).Seconds())
 	if len(failed) > 0 {
 		return fmt.Errorf("benchmarks: %d section(s) failed: %s", len(failed), strings.Join(failed, "; "))
 	}
@@ -228,6 +238,59 @@ func saveOutput(name string, out *Output, figDir, rawDir string, m Machine) erro
 	return os.WriteFile(filepath.Join(rawDir, name+".txt"), b.Bytes(), 0o644)
 }
 
+// renderSection lays out one section: its heading, body, figures and raw
+// lines, and a line saying how long it took and how to rerun it (note, if
+// any, is added to that line).
+func renderSection(env *Env, r sectionResult, note string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "### %s\n\n", r.sec.Title)
+	var skip *SkipError
+	switch {
+	case errors.As(r.err, &skip):
+		fmt.Fprintf(&b, "*Skipped on this machine: %s.*\n", skip.Reason)
+		return b.Bytes()
+	case r.err != nil:
+		fmt.Fprintf(&b, "**This section failed:** `%v`\n", r.err)
+		return b.Bytes()
+	}
+	b.WriteString(strings.TrimRight(r.out.Markdown, "\n"))
+	b.WriteString("\n")
+	for _, f := range r.out.Figures {
+		fmt.Fprintf(&b, "\n![%s](figures/%s.svg)\n\n*%s* ([PNG](figures/%s.png))\n", f.Caption, f.Name, f.Caption, f.Name)
+	}
+	if len(r.out.Bench) > 0 {
+		fmt.Fprintf(&b, "\nRaw benchmark lines: [`raw/%s.txt`](raw/%s.txt).\n", r.sec.Name, r.sec.Name)
+	}
+	fmt.Fprintf(&b, "\n<sub>Section computed in %.1f s%s; rerun alone with `go run ./benchmarks/cmd/report --only %s%s`.</sub>\n",
+		r.elapsed.Seconds(), note, r.sec.Name, map[bool]string{true: " --quick", false: ""}[env.Quick])
+	return b.Bytes()
+}
+
+// spliceSections replaces, in an existing report, the block of each
+// section just rerun (from its "### Title" line to the next "## " or "### "
+// heading) by its new rendering, so that `--only` updates RESULTS.md
+// instead of replacing it. ok is false if the report lacks one of them.
+func spliceSections(old []byte, env *Env, results []sectionResult) (out []byte, ok bool) {
+	lines := strings.SplitAfter(string(old), "\n")
+	note := fmt.Sprintf(", rerun alone on %s after the rest of this report", env.start.UTC().Format("2006-01-02"))
+	for _, r := range results {
+		i := slices.Index(lines, "### "+r.sec.Title+"\n")
+		if i < 0 {
+			return nil, false
+		}
+		j := i + 1
+		for j < len(lines) && !strings.HasPrefix(lines[j], "## ") && !strings.HasPrefix(lines[j], "### ") {
+			j++
+		}
+		block := string(renderSection(env, r, note))
+		if j < len(lines) {
+			block += "\n"
+		}
+		lines = slices.Concat(lines[:i], []string{block}, lines[j:])
+	}
+	return []byte(strings.Join(lines, "")), true
+}
+
 // renderReport lays out RESULTS.md.
 func renderReport(env *Env, results []sectionResult, total time.Duration) []byte {
 	var b bytes.Buffer
@@ -252,26 +315,8 @@ func renderReport(env *Env, results []sectionResult, total time.Duration) []byte
 		}
 		fmt.Fprintf(&b, "\n## %s\n", g)
 		for _, r := range in {
-			fmt.Fprintf(&b, "\n### %s\n\n", r.sec.Title)
-			var skip *SkipError
-			switch {
-			case errors.As(r.err, &skip):
-				fmt.Fprintf(&b, "*Skipped on this machine: %s.*\n", skip.Reason)
-				continue
-			case r.err != nil:
-				fmt.Fprintf(&b, "**This section failed:** `%v`\n", r.err)
-				continue
-			}
-			b.WriteString(strings.TrimRight(r.out.Markdown, "\n"))
 			b.WriteString("\n")
-			for _, f := range r.out.Figures {
-				fmt.Fprintf(&b, "\n![%s](figures/%s.svg)\n\n*%s* ([PNG](figures/%s.png))\n", f.Caption, f.Name, f.Caption, f.Name)
-			}
-			if len(r.out.Bench) > 0 {
-				fmt.Fprintf(&b, "\nRaw benchmark lines: [`raw/%s.txt`](raw/%s.txt).\n", r.sec.Name, r.sec.Name)
-			}
-			fmt.Fprintf(&b, "\n<sub>Section computed in %.1f s; rerun alone with `go run ./benchmarks/cmd/report --only %s%s`.</sub>\n",
-				r.elapsed.Seconds(), r.sec.Name, map[bool]string{true: " --quick", false: ""}[env.Quick])
+			b.Write(renderSection(env, r, ""))
 		}
 	}
 	if p := pendingMarkdown(); p != "" {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/optd/optd/internal/testenv"
 )
@@ -73,5 +74,34 @@ func TestSections(t *testing.T) {
 	}
 	if err := Run(context.Background(), Config{}); err == nil {
 		t.Error("Run without OutDir: no error")
+	}
+}
+
+// TestSpliceSections: rerunning some sections (--only) replaces their
+// blocks in the existing report, the last one included, and leaves every
+// other byte as it was.
+func TestSpliceSections(t *testing.T) {
+	env := &Env{start: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)}
+	sec := func(name, title, group string) Section { return Section{Name: name, Title: title, Group: group} }
+	a, b, c := sec("a", "Section A", GroupReproduction), sec("b", "Section B", GroupPerformance), sec("c", "Section C", GroupTraces)
+	result := func(s Section, body string) sectionResult {
+		return sectionResult{sec: s, out: &Output{Markdown: body}, elapsed: time.Second}
+	}
+	old := renderReport(env, []sectionResult{result(a, "old a"), result(b, "old b"), result(c, "old c")}, time.Minute)
+	got, ok := spliceSections(old, env, []sectionResult{result(b, "new b\n\nsecond paragraph"), result(c, "new c")})
+	if !ok {
+		t.Fatal("sections not found in the report")
+	}
+	want := renderReport(env, []sectionResult{result(a, "old a"), result(b, "new b\n\nsecond paragraph"), result(c, "new c")}, time.Minute)
+	note := ", rerun alone on 2026-11-24 after the rest of this report"
+	wantS := strings.ReplaceAll(string(want), "computed in 1.0 s; rerun alone with `go run ./benchmarks/cmd/report --only b`",
+		"computed in 1.0 s"+note+"; rerun alone with `go run ./benchmarks/cmd/report --only b`")
+	wantS = strings.ReplaceAll(wantS, "computed in 1.0 s; rerun alone with `go run ./benchmarks/cmd/report --only c`",
+		"computed in 1.0 s"+note+"; rerun alone with `go run ./benchmarks/cmd/report --only c`")
+	if string(got) != wantS {
+		t.Errorf("spliced report:\n%s\nwant:\n%s", got, wantS)
+	}
+	if _, ok := spliceSections(old, env, []sectionResult{result(sec("d", "Section D", GroupTraces), "d")}); ok {
+		t.Error("a section missing from the report was spliced")
 	}
 }

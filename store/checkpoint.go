@@ -234,14 +234,15 @@ func walLSN(tx *bolt.Tx) (uint64, error) {
 
 // recoverLog replays the log in dir into db (the records after the
 // database's LSN, in transactions of about recoveryBatchBytes of records),
-// then removes the log. It returns the LSN the next record gets.
-func recoverLog(db *bolt.DB, dir string) (uint64, error) {
+// then removes the log. It returns the LSN the next record gets and the
+// number of records replayed.
+func recoverLog(db *bolt.DB, dir string) (next uint64, replayed int, err error) {
 	var applied uint64
 	if err := db.View(func(tx *bolt.Tx) (err error) {
 		applied, err = walLSN(tx)
 		return err
 	}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var batch []loggedGroup
 	n := 0
@@ -253,7 +254,8 @@ func recoverLog(db *bolt.DB, dir string) (uint64, error) {
 		batch, n = nil, 0
 		return err
 	}
-	next, err := readLog(dir, applied, func(lsn uint64, payload []byte) error {
+	next, err = readLog(dir, applied, func(lsn uint64, payload []byte) error {
+		replayed++
 		batch = append(batch, loggedGroup{lsn: lsn, payload: payload})
 		if n += len(payload); n >= recoveryBatchBytes {
 			return write()
@@ -264,10 +266,10 @@ func recoverLog(db *bolt.DB, dir string) (uint64, error) {
 		err = write()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("store: replaying the write-ahead log %s: %w", dir, err)
+		return 0, 0, fmt.Errorf("store: replaying the write-ahead log %s: %w", dir, err)
 	}
 	if err := removeLog(dir); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return next, nil
+	return next, replayed, nil
 }

@@ -147,6 +147,8 @@ type Store struct {
 	cp       *checkpointer
 	group    *committer
 	observer atomic.Pointer[Observer]
+	// replayed counts the log records Open replayed (after a crash).
+	replayed int
 	// oneOffGen numbers Commit's one-change generations (from 1<<63 up, out
 	// of the range callers of Enqueue use).
 	oneOffGen atomic.Uint64
@@ -168,7 +170,7 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: init %s: %w", path, err)
 	}
-	next, err := recoverLog(db, walDir(path))
+	next, replayed, err := recoverLog(db, walDir(path))
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -178,7 +180,7 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, wal: wal}
+	s := &Store{db: db, wal: wal, replayed: replayed}
 	s.cp = newCheckpointer(db, wal, next-1, &s.observer)
 	s.group = newCommitter(newIndex(db), wal, s.cp, &s.observer)
 	s.oneOffGen.Store(1 << 63)
@@ -204,6 +206,10 @@ func (s *Store) Close() error {
 func (s *Store) flush() error {
 	return s.cp.flush(uint64(s.group.durable.Load()))
 }
+
+// Replayed returns the number of write-ahead log records Open replayed:
+// nonzero only after a crash (a clean Close leaves no log).
+func (s *Store) Replayed() int { return s.replayed }
 
 // Path returns the database file.
 func (s *Store) Path() string { return s.db.Path() }

@@ -103,6 +103,11 @@ func TestCrashKeepsLoggedChanges(t *testing.T) {
 		t.Fatalf("stats %+v: want 30 logged groups and no checkpoint", st)
 	}
 	img := crashImage(t, s)
+	reopened := open(t, img)
+	if n := reopened.Replayed(); n != 30 {
+		t.Errorf("Open replayed %d records, want the 30 groups", n)
+	}
+	reopened.Close()
 	if n := loadJobs(t, img, "c"); n != 30 {
 		t.Fatalf("%d jobs after the crash, want the 30 acknowledged", n)
 	}
@@ -110,6 +115,11 @@ func TestCrashKeepsLoggedChanges(t *testing.T) {
 	if firsts, _ := listSegments(walDir(img)); len(firsts) != 0 {
 		t.Errorf("log segments %v left after a clean close", firsts)
 	}
+	again := open(t, img)
+	if n := again.Replayed(); n != 0 {
+		t.Errorf("a cleanly closed store replayed %d records", n)
+	}
+	again.Close()
 	// Reopened, crashed again after more changes: both rounds are there.
 	s2 := open(t, img)
 	holdInLog(s2)

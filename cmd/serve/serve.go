@@ -62,6 +62,9 @@ func Run(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	defer st.Close()
+	if n := st.Replayed(); n > 0 {
+		env.Logger.Info("recovered after a crash", "data_dir", cfg.DataDir, "log_records_replayed", n)
+	}
 	if cfg.TLS.CertFile != "" {
 		if opts.TLS, err = server.LoadTLS(cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile); err != nil {
 			return err

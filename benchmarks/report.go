@@ -272,7 +272,7 @@ func renderSection(env *Env, r sectionResult, note string) []byte {
 // instead of replacing it. ok is false if the report lacks one of them.
 func spliceSections(old []byte, env *Env, results []sectionResult) (out []byte, ok bool) {
 	lines := strings.SplitAfter(string(old), "\n")
-	note := fmt.Sprintf(", rerun alone on %s after the rest of this report", env.start.UTC().Format("2006-01-02"))
+	note := fmt.Sprintf(", recomputed on %s after the rest of this report", env.start.UTC().Format("2006-01-02"))
 	for _, r := range results {
 		i := slices.Index(lines, "### "+r.sec.Title+"\n")
 		if i < 0 {

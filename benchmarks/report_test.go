@@ -93,7 +93,7 @@ func TestSpliceSections(t *testing.T) {
 		t.Fatal("sections not found in the report")
 	}
 	want := renderReport(env, []sectionResult{result(a, "old a"), result(b, "new b\n\nsecond paragraph"), result(c, "new c")}, time.Minute)
-	note := ", rerun alone on 2026-11-24 after the rest of this report"
+	note := ", recomputed on 2026-11-24 after the rest of this report"
 	wantS := strings.ReplaceAll(string(want), "computed in 1.0 s; rerun alone with `go run ./benchmarks/cmd/report --only b`",
 		"computed in 1.0 s"+note+"; rerun alone with `go run ./benchmarks/cmd/report --only b`")
 	wantS = strings.ReplaceAll(wantS, "computed in 1.0 s; rerun alone with `go run ./benchmarks/cmd/report --only c`",

@@ -34,7 +34,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 scripts/setup.sh
-command -v jq >/dev/null || { echo "loadtest: needs jq (apt-get install jq)" >&2; exit 1; }
+for t in jq curl; do
+  command -v $t >/dev/null || { echo "loadtest: needs $t (apt-get install $t)" >&2; exit 1; }
+done
 
 tools=$(go env GOPATH)/bin
 for t in ghz grpcurl; do

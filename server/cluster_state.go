@@ -143,12 +143,12 @@ func loadCluster(st *store.State) (*cluster, error) {
 // The slice is the cluster's buffer, valid until the next call.
 func (c *cluster) freeSlots() []policy.Slot {
 	free := c.freeBuf[:0]
-	defer func() { c.freeBuf = free[:0] }()
 	for _, v := range c.byCost {
 		if c.holder[v] == "" {
 			free = append(free, policy.Slot{Index: v, Cost: c.st.Cluster.Slots[v].FetchCost})
 		}
 	}
+	c.freeBuf = free
 	return free
 }
 

@@ -161,10 +161,11 @@ func (c *checkpointer) checkpoint() error {
 	applied := c.applied
 	c.mu.Unlock()
 	var err error
+	written := false
 	if len(batch) > 0 {
 		start := time.Now()
 		err = c.db.Update(func(tx *bolt.Tx) error { return applyLogged(tx, batch) })
-		if err == nil {
+		if written = err == nil; written {
 			applied = batch[len(batch)-1].lsn
 			c.checkpoints.Add(1)
 			if o := c.observer.Load(); o != nil {
@@ -177,7 +178,8 @@ func (c *checkpointer) checkpoint() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if applied == c.applied && len(batch) > 0 {
+	if !written {
+		// Retried with what came since, in order.
 		c.pending = append(batch, c.pending...)
 		c.nPending += n
 	}

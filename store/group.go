@@ -47,10 +47,15 @@ const maxGroup = 1024
 
 // pending is a queued change.
 type pending struct {
-	id   string
-	gen  uint64
-	ch   Change
-	done chan error
+	id  string
+	gen uint64
+	ch  Change
+	// rec is ch as a log entry (JSON walEntry; nil for a barrier), encoded
+	// by the caller so that the committer, one goroutine for every
+	// cluster, does not; encErr is why it could not be.
+	rec    []byte
+	encErr error
+	done   chan error
 }
 
 func (c *Change) empty() bool {
@@ -70,9 +75,10 @@ type committer struct {
 	exited chan struct{}
 
 	// transactions and changes count the logged groups and the changes
-	// they hold (see Store.Stats); durable is the LSN of the last record
-	// synced.
-	transactions, changes, durable atomic.Int64
+	// they hold (see Store.Stats).
+	transactions, changes atomic.Int64
+	// durable is the LSN of the last record synced.
+	durable atomic.Uint64
 
 	// observer, if set, is told of every record written (Store.Observe).
 	observer *atomic.Pointer[Observer]
@@ -105,7 +111,13 @@ func newCommitter(x *index, wal *walWriter, cp *checkpointer, o *atomic.Pointer[
 // is durable (or has failed), with the first failure of its cluster's
 // generation, if any.
 func (s *Store) Enqueue(id string, gen uint64, ch Change) <-chan error {
-	return s.group.enqueue(&pending{id: id, gen: gen, ch: ch, done: make(chan error, 1)})
+	p := &pending{id: id, gen: gen, ch: ch, done: make(chan error, 1)}
+	if !ch.empty() {
+		if p.rec, p.encErr = json.Marshal(walEntry{Cluster: id, Change: ch}); p.encErr != nil {
+			p.encErr = fmt.Errorf("store: encoding a change of cluster %q: %w", id, p.encErr)
+		}
+	}
+	return s.group.enqueue(p)
 }
 
 func (c *committer) enqueue(p *pending) <-chan error {
@@ -116,10 +128,7 @@ func (c *committer) enqueue(p *pending) <-chan error {
 		return p.done
 	}
 	c.queue = append(c.queue, p)
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	signal(c.wake)
 	return p.done
 }
 
@@ -177,11 +186,9 @@ func (c *committer) write(group []*pending) {
 			// A barrier writes nothing; it only checks the cluster.
 			results[i] = c.index.check(p.id, p.ch)
 		default:
-			rec, err := json.Marshal(walEntry{Cluster: p.id, Change: p.ch})
+			err := p.encErr
 			if err == nil {
 				err = c.index.check(p.id, p.ch)
-			} else {
-				err = fmt.Errorf("store: encoding a change of cluster %q: %w", p.id, err)
 			}
 			if err != nil {
 				results[i] = err
@@ -189,7 +196,7 @@ func (c *committer) write(group []*pending) {
 				continue
 			}
 			c.index.apply(p.id, p.ch)
-			records, logged = append(records, rec), append(logged, i)
+			records, logged = append(records, p.rec), append(logged, i)
 		}
 	}
 	if len(records) > 0 {
@@ -221,7 +228,7 @@ func (c *committer) log(records [][]byte) error {
 		(*o).LogSynced(time.Since(start), len(records))
 	}
 	c.cp.add(loggedGroup{lsn: lsn, payload: payload, changes: len(records)})
-	c.durable.Store(int64(lsn))
+	c.durable.Store(lsn)
 	c.transactions.Add(1)
 	c.changes.Add(int64(len(records)))
 	return nil

@@ -194,17 +194,14 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 func (s *Store) Close() error {
 	s.group.close()
 	err := s.cp.close()
-	if err == nil {
-		err = s.wal.close(s.cp.applied)
-	} else {
-		s.wal.f.Close()
-	}
-	return errors.Join(err, s.db.Close())
+	// After a failed checkpoint applied is short of the last record, and
+	// the log stays for the next Open.
+	return errors.Join(err, s.wal.close(s.cp.applied), s.db.Close())
 }
 
 // flush waits until every acknowledged change is in bbolt.
 func (s *Store) flush() error {
-	return s.cp.flush(uint64(s.group.durable.Load()))
+	return s.cp.flush(s.group.durable.Load())
 }
 
 // Replayed returns the number of write-ahead log records Open replayed:

@@ -37,8 +37,8 @@ type Config struct {
 	// OutDir receives RESULTS.md, figures/ and raw/ (benchmarks/ when run
 	// by make bench).
 	OutDir string
-	// DataDir holds the public traces (../shared/data); the trace sections
-	// are skipped when it is absent.
+	// DataDir holds the public traces (the repository's data/); the trace
+	// sections are skipped when it is absent.
 	DataDir string
 	// Seed seeds every random choice (0 means DefaultSeed).
 	Seed uint64

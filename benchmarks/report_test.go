@@ -20,7 +20,7 @@ func TestQuickReport(t *testing.T) {
 		t.Skip("the quick report takes about 10 s (30 s with -race); skipped with -short")
 	}
 	out := t.TempDir()
-	data := filepath.Join(testenv.ModuleRoot(t), "..", "shared", "data")
+	data := testenv.TraceData(t)
 	var log strings.Builder
 	err := Run(context.Background(), Config{Quick: true, OutDir: out, DataDir: data, Log: &log, Command: "go test"})
 	if err != nil {

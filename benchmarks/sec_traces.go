@@ -12,7 +12,7 @@ import (
 )
 
 // placementTraces are the public traces replayed by the placement
-// section (paths under Config.DataDir; see ../shared/data/README.md).
+// section (paths under Config.DataDir; see data/README.md).
 var placementTraces = []struct{ name, file string }{
 	{"SWIM FB-2009", "swim/FB-2009_samples_24_times_1hr_0.tsv"},
 	{"SWIM FB-2010", "swim/FB-2010_samples_24_times_1hr_0.tsv"},
@@ -55,7 +55,7 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 		return nil, Skipf("no trace data directory given (--data)")
 	}
 	if _, err := os.Stat(env.DataDir); err != nil {
-		return nil, Skipf("trace data directory %s is absent (see ../shared/data/README.md)", env.DataDir)
+		return nil, Skipf("trace data directory %s is absent (see data/README.md)", env.DataDir)
 	}
 	jobs, reps, classes := Pick(env, 1000, 0), Pick(env, 1, 5), Pick(env, 20, 100)
 	names := []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon, policy.NameRollingHorizon}
@@ -69,7 +69,7 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 			return nil, err
 		}
 		if _, err := os.Stat(path); err != nil {
-			return nil, Skipf("trace %s is absent (see ../shared/data/README.md)", path)
+			return nil, Skipf("trace %s is absent (see data/README.md)", path)
 		}
 		s, err := traceScenario(path, jobs, reps, env.Seed)
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 
 // mumakTrace is the Rumen trace of 19 real jobs of Apache Hadoop's Mumak
 // tests, flattened to one row per attempt (under Config.DataDir; see
-// ../shared/data/README.md).
+// data/README.md).
 const mumakTrace = "hadoop-mumak/19-jobs.attempts.csv"
 
 // The Mumak cluster: nodes ⟨8 GB, 8 vcores⟩ in racks of 20, map containers
@@ -133,7 +133,7 @@ func tracesHeartbeat(ctx context.Context, env *Env) (*Output, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, Skipf("trace %s is absent (see ../shared/data/README.md)", path)
+		return nil, Skipf("trace %s is absent (see data/README.md)", path)
 	}
 	jobs, seeds, specs := Pick(env, 5, 0), Pick(env, 1, 3), Pick(env, mumakPolicies[:3], mumakPolicies)
 	sc, err := mumakScenario(path, jobs)

@@ -14,7 +14,7 @@ import (
 // from the median successful attempt of their type in their job; its bound
 // holds on a run of the first jobs (a small prefix, to stay fast).
 func TestMumakScenario(t *testing.T) {
-	file := testenv.SharedFile(t, mumakTrace)
+	file := testenv.TraceFile(t, mumakTrace)
 	whole, err := mumakScenario(file, 0)
 	if err != nil {
 		t.Fatal(err)

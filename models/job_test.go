@@ -114,7 +114,7 @@ func TestJobJSONRoundTrip(t *testing.T) {
 // TestJobFromTraceValidates converts every job of every real trace and
 // checks that each is a valid Job carrying the trace's figures.
 func TestJobFromTraceValidates(t *testing.T) {
-	data := testenv.SharedData(t)
+	data := testenv.TraceData(t)
 	for _, f := range []string{
 		"swim/FB-2009_samples_24_times_1hr_0.tsv",
 		"swim/FB-2010_samples_24_times_1hr_0.tsv",

@@ -382,7 +382,7 @@ func TestEmpiricalTraceFile(t *testing.T) {
 		"hadoop-mumak/19-jobs.attempts.csv",
 	} {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
-			path := testenv.SharedFile(t, rel)
+			path := testenv.TraceFile(t, rel)
 			jobs, err := trace.ReadFile(path, trace.Options{})
 			if err != nil {
 				t.Fatal(err)

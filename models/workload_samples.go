@@ -23,7 +23,7 @@ const bytesPerMB = 1 << 20
 // where sample-file formats are told apart:
 //
 //   - a trace file that package trace recognizes by its content (SWIM TSV,
-//     Coflow, the Mumak attempts CSV; see ../shared/data/README.md): one sample
+//     Coflow, the Mumak attempts CSV; see data/README.md): one sample
 //     per job with a shuffle, X = the job's shuffle bytes / 2^20 (MB). Map-only
 //     jobs (shuffle 0) have no reducers to place and are left out;
 //   - otherwise plain text with one number per line, where blank lines and

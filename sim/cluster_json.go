@@ -32,7 +32,7 @@ const MaxClusterScenarioBytes = 64 << 20
 //	            "map_works": [...], "reduce_works": [...],
 //	            "shuffle_fraction": 0.33, "parallel_fraction": 0.5,
 //	            "map_skew": {"fraction": 0.05, "factor": 3}, "reduce_skew": {...}}],
-//	  "trace": {"file": "../shared/data/hadoop-mumak/19-jobs.attempts.csv",
+//	  "trace": {"file": "data/hadoop-mumak/19-jobs.attempts.csv",
 //	            "max_jobs": 10, "demand": {...}, "map_work": {...}, "reduce_work": {...}} }
 //
 // Work laws are CONTRACTS §1 data laws (in reference seconds). With

@@ -3,9 +3,10 @@ package sim
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/optd/optd/internal/testenv"
 )
 
 func TestLoadClusterScenario(t *testing.T) {
@@ -47,13 +48,7 @@ func TestDecodeClusterScenarioErrors(t *testing.T) {
 // TestClusterScenarioFromMumak replays the first jobs of the Mumak trace
 // with their attempt durations as task works.
 func TestClusterScenarioFromMumak(t *testing.T) {
-	file, err := filepath.Abs("../../shared/data/hadoop-mumak/19-jobs.attempts.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(file); err != nil {
-		t.Skipf("shared data absent (%v): skipping the trace scenario", err)
-	}
+	file := testenv.TraceFile(t, "hadoop-mumak/19-jobs.attempts.csv")
 	doc := `{"cluster": {"resources": ["memory_mb","vcores"], "nodes": [` +
 		`{"id": "n1", "rack": "r1", "capacity": [16384, 16]}, {"id": "n2", "rack": "r1", "capacity": [16384, 16]},` +
 		`{"id": "n3", "rack": "r2", "capacity": [16384, 16]}, {"id": "n4", "rack": "r2", "capacity": [16384, 16]}]},` +

@@ -94,7 +94,7 @@ func TestDecodeScenarioErrors(t *testing.T) {
 }
 
 func TestTraceScenarios(t *testing.T) {
-	data := testenv.SharedData(t)
+	data := testenv.TraceData(t)
 	for _, c := range []struct {
 		name, file, extra string
 		minJobs           int
@@ -151,7 +151,7 @@ func TestTraceScenarios(t *testing.T) {
 }
 
 func TestTraceScenarioErrors(t *testing.T) {
-	path := testenv.SharedFile(t, "coflow/FB2010-1Hr-150-0.txt")
+	path := testenv.TraceFile(t, "coflow/FB2010-1Hr-150-0.txt")
 	base := `{"slots": {"count": 200, "cost": {"kind": "uniform", "min": 1, "max": 100}},
 	  "max_jobs_in_service": 20, "service_rate": 1, "trace": {"file": "` + path + `", "max_reduces": 10 %s}}`
 	for _, c := range []struct{ extra, want string }{

@@ -49,7 +49,7 @@ const (
 // TraceSpec is the optional "trace" object of a scenario: jobs replayed from
 // a public trace instead of drawn from a workload law.
 //
-//	"trace": {"file": "../shared/data/swim/FB-2010_samples_24_times_1hr_0.tsv",
+//	"trace": {"file": "data/swim/FB-2010_samples_24_times_1hr_0.tsv",
 //	          "max_reduces": 10, "load": 0.5, "work": "exponential",
 //	          "bytes_per_reduce": 1073741824}
 //

@@ -36,7 +36,7 @@ type hasteJob struct {
 }
 
 // hasteTables are the map-task rows of Tables 2-5 of Yao et al. (IEEE TCC
-// 2021), lines 265-383 of ../shared/papers/001_cab13f737c1b28a6.txt.
+// 2021), §4.1, Tables 2-5.
 //
 // The first batch ITA assigns (§3.2: "assign the first batch of tasks ...
 // when all ApplicationMasters have submitted the resource requests") is the

@@ -402,10 +402,10 @@ func FuzzThresholdsWorkload(f *testing.F) {
 }
 
 // swimShuffleMB returns the nonzero shuffle sizes of SWIM FB-2010 in MB
-// (10^6 bytes), or skips when ../shared/data is absent.
+// (10^6 bytes), read from the repository's data/.
 func swimShuffleMB(tb testing.TB) []float64 {
 	tb.Helper()
-	path := testenv.SharedFile(tb, "swim/FB-2010_samples_24_times_1hr_0.tsv")
+	path := testenv.TraceFile(tb, "swim/FB-2010_samples_24_times_1hr_0.tsv")
 	jobs, err := trace.ReadFile(path, trace.Options{})
 	if err != nil {
 		tb.Fatal(err)

@@ -1,5 +1,5 @@
-// Package testenv gives tests the environment they share: where the public
-// traces of ../shared/data are, and how to skip cleanly when they are absent.
+// Package testenv gives tests the environment they share: the module root and
+// the public traces shipped in its data/ directory (see data/README.md).
 package testenv
 
 import (
@@ -9,7 +9,7 @@ import (
 )
 
 // ModuleRoot returns the directory holding go.mod above the working directory
-// (a test's package directory), skipping the test when there is none.
+// (a test's package directory).
 func ModuleRoot(tb testing.TB) string {
 	tb.Helper()
 	dir, err := os.Getwd()
@@ -22,30 +22,31 @@ func ModuleRoot(tb testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			tb.Skip("no go.mod above the package directory; cannot locate ../shared/data")
+			tb.Fatal("no go.mod above the package directory; cannot locate the data/ directory")
 		}
 		dir = parent
 	}
 }
 
-// SharedData returns the path of ../shared/data next to the module root,
-// skipping the test with a clear message when it is absent.
-func SharedData(tb testing.TB) string {
+// TraceData returns the path of the repository's data/ directory, which holds
+// the public traces. The traces are part of the repository, so a missing
+// directory fails the test instead of skipping it.
+func TraceData(tb testing.TB) string {
 	tb.Helper()
-	data := filepath.Join(ModuleRoot(tb), "..", "shared", "data")
+	data := filepath.Join(ModuleRoot(tb), "data")
 	if _, err := os.Stat(data); err != nil {
-		tb.Skipf("trace data directory %s is absent (see ../shared/data/README.md): %v", data, err)
+		tb.Fatalf("trace data directory %s is missing (it is part of the repository): %v", data, err)
 	}
 	return data
 }
 
-// SharedFile returns the path of a file under ../shared/data, skipping the test
-// when it is absent.
-func SharedFile(tb testing.TB, rel string) string {
+// TraceFile returns the path of a file under data/, failing the test when it
+// is missing.
+func TraceFile(tb testing.TB, rel string) string {
 	tb.Helper()
-	path := filepath.Join(SharedData(tb), rel)
+	path := filepath.Join(TraceData(tb), rel)
 	if _, err := os.Stat(path); err != nil {
-		tb.Skipf("trace file %s is absent (see ../shared/data/README.md): %v", path, err)
+		tb.Fatalf("trace file %s is missing (it is part of the repository): %v", path, err)
 	}
 	return path
 }

@@ -1,5 +1,5 @@
 // Package trace reads the public MapReduce workload traces that optd replays
-// (see ../shared/data/README.md for their provenance): SWIM's synthesized
+// (shipped in the repository's data/, see data/README.md for their provenance): SWIM's synthesized
 // Facebook days (FB-2009, FB-2010), the Coflow-Benchmark's rack-level shuffle
 // trace (FB2010-1Hr-150-0) and a per-attempt flattening of Hadoop Mumak's
 // 19-job Rumen trace.

@@ -31,7 +31,7 @@ const (
 
 func readReal(tb testing.TB, name string) []Job {
 	tb.Helper()
-	jobs, err := ReadFile(filepath.Join(testenv.SharedData(tb), name), Options{})
+	jobs, err := ReadFile(filepath.Join(testenv.TraceData(tb), name), Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestDetect(t *testing.T) {
 // TestReadFileMatchesReaders checks that ReadFile (detection, gzip) gives
 // exactly what the format's own reader gives on the same bytes.
 func TestReadFileMatchesReaders(t *testing.T) {
-	data := testenv.SharedData(t)
+	data := testenv.TraceData(t)
 	dir := t.TempDir()
 	readers := []struct {
 		file string
@@ -427,7 +427,7 @@ func TestSummarize(t *testing.T) {
 // BenchmarkReadFile measures ReadFile on the FB-2010 SWIM day (MB/s from
 // b.SetBytes).
 func BenchmarkReadFile(b *testing.B) {
-	p := filepath.Join(testenv.SharedData(b), fileFB2010)
+	p := filepath.Join(testenv.TraceData(b), fileFB2010)
 	info, err := os.Stat(p)
 	if err != nil {
 		b.Fatal(err)
@@ -470,7 +470,7 @@ type rumenTask struct {
 // counts (tasks with attempts), attempt counts, input and shuffle sums and
 // submit times, job by job.
 func TestMumakCSVMatchesRumenJSON(t *testing.T) {
-	data := testenv.SharedData(t)
+	data := testenv.TraceData(t)
 	f, err := os.Open(filepath.Join(data, "hadoop-mumak", "19-jobs.trace.json.gz"))
 	if err != nil {
 		t.Fatal(err)

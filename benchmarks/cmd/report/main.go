@@ -2,7 +2,7 @@
 // benchmarks/RESULTS.md, benchmarks/figures/*.png|svg and
 // benchmarks/raw/*.txt (see package benchmarks).
 //
-//	go run ./benchmarks/cmd/report [--quick] [--out benchmarks] [--data ../shared/data] [--seed 1] [--only a,b]
+//	go run ./benchmarks/cmd/report [--quick] [--out benchmarks] [--data data] [--seed 1] [--only a,b]
 //
 // Run it from the module root (make bench, make bench-quick). Progress goes
 // to stderr; the exit status is non-zero when a section failed.
@@ -31,7 +31,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "smaller experiments (under 3 minutes on 2 cores; for CI)")
 	out := fs.String("out", "benchmarks", "directory for RESULTS.md, figures/ and raw/")
-	data := fs.String("data", "../shared/data", "directory of the public traces (trace sections are skipped when absent)")
+	data := fs.String("data", "data", "directory of the public traces (trace sections are skipped when absent)")
 	seed := fs.Uint64("seed", benchmarks.DefaultSeed, "seed of every random choice")
 	only := fs.String("only", "", "comma-separated sections to run (default: all)")
 	if err := fs.Parse(args); err != nil {

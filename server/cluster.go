@@ -65,9 +65,7 @@ func NewClusterService(st *store.Store, limits Limits, metrics *Metrics, log *sl
 	}
 	s := &ClusterService{store: st, limits: limits.withDefaults(), metrics: metrics, log: log,
 		clusters: make(map[string]*clusterEntry, len(ids))}
-	if metrics != nil {
-		st.Observe(metrics)
-	}
+	metrics.watchStore(st)
 	for _, id := range ids {
 		s.clusters[id] = &clusterEntry{lock: make(chan struct{}, 1)}
 	}

@@ -66,7 +66,7 @@ var invalidSentinels = []error{
 	thresholds.ErrSlotCosts, thresholds.ErrJob, thresholds.ErrEstimator,
 	policy.ErrUnknownPolicy, policy.ErrInvalidConfig, policy.ErrInvalidRequest,
 	mdp.ErrInvalidMDP, mdp.ErrTooLarge, mdp.ErrInvalidModel,
-	bound.ErrInvalidRequest, ledger.ErrInvalid,
+	bound.ErrInvalidRequest, ledger.ErrInvalid, store.ErrInvalid,
 }
 
 // preconditionSentinels are infeasibility errors: valid input that cannot
@@ -78,7 +78,9 @@ var preconditionSentinels = []error{
 // statusOf is the one place that maps a handler's error to a gRPC status,
 // as OpenFGA's pkg/server/errors does: validation → InvalidArgument (the
 // message names the field and value), not found → NotFound, duplicate →
-// AlreadyExists, infeasible → FailedPrecondition, limits → ResourceExhausted,
+// AlreadyExists, infeasible → FailedPrecondition, limits and a store
+// read-only for lack of disk space → ResourceExhausted, a failed store →
+// Unavailable (restart optd), damaged stored data → DataLoss,
 // context → Canceled/DeadlineExceeded, anything else → Internal with a
 // generic message, the cause going only to the log. A status error (from
 // grpc itself or an interceptor) passes through unchanged.
@@ -107,8 +109,12 @@ func codeOf(ctx context.Context, err error) codes.Code {
 		return codes.NotFound
 	case errors.Is(err, store.ErrExists), errors.Is(err, ledger.ErrExists):
 		return codes.AlreadyExists
-	case errors.Is(err, ErrExhausted):
+	case errors.Is(err, ErrExhausted), errors.Is(err, store.ErrReadOnly):
 		return codes.ResourceExhausted
+	case errors.Is(err, store.ErrFailed):
+		return codes.Unavailable
+	case errors.Is(err, store.ErrCorrupt):
+		return codes.DataLoss
 	case errors.Is(err, ErrUnimplemented):
 		return codes.Unimplemented
 	case isAny(err, preconditionSentinels):

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -37,7 +36,7 @@ func startServer(t testing.TB, dir string, opts Options, clientTLS *tls.Config) 
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	st, err := store.Open(filepath.Join(dir, "optd.db"), time.Second)
+	st, err := store.Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

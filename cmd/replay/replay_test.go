@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ import (
 // dir and returns the address and a stop function.
 func startServer(t *testing.T, dir string) (addr string, stop func()) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(dir, "optd.db"), 5*time.Second)
+	st, err := store.Open(dir, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -44,9 +43,6 @@ exits 0. Nothing is printed on stdout.`,
 	return c
 }
 
-// DBFile is the name of the state database inside the data directory.
-const DBFile = "optd.db"
-
 // Run serves until ctx is cancelled: it opens the store in the data
 // directory (failing if another optd holds it), starts the metrics endpoint
 // if configured, and serves ClusterService and OptimizeService with TLS, the
@@ -57,14 +53,15 @@ func Run(ctx context.Context, env *cli.Env) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, DBFile), time.Second)
+	st, err := store.OpenWith(cfg.DataDir, store.Options{LockTimeout: time.Second, Logger: env.Logger})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if n := st.Replayed(); n > 0 {
-		env.Logger.Info("recovered after a crash", "data_dir", cfg.DataDir, "log_records_replayed", n)
+	if r := st.Recovered(); r.Crash {
+		env.Logger.Info("recovered after a crash", "data_dir", cfg.DataDir, "torn_tail_bytes", r.TornTailBytes)
 	}
+	opts.Store = st
 	if cfg.TLS.CertFile != "" {
 		if opts.TLS, err = server.LoadTLS(cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile); err != nil {
 			return err

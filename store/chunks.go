@@ -1,0 +1,182 @@
+package store
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+)
+
+// The engine's log and manifest files are sequences of 32 KiB blocks of
+// checksummed chunks (the LevelDB record format as Pebble writes it): a
+// chunk is
+//
+//	checksum  4 bytes: masked CRC-32C of the chunk from its type byte on
+//	length    2 bytes: the payload's length
+//	type      1 byte:  1–4 full/first/middle/last; 5–8 the same with the
+//	          log's number; 9–12 also with the offset of the log synced
+//	          when the chunk was written
+//	[log number 4 bytes] [synced offset 8 bytes]
+//	payload
+//
+// and a record is one full chunk or a first, middles and a last. Pebble
+// reads such a file up to its first bad chunk and treats the rest as a
+// torn write when nothing after it proves otherwise. scanChunks reads the
+// same way and says where the good records end, whether damage is proven
+// (a later chunk says bytes beyond the bad one were synced) and how many
+// bytes past the end are not zeros (written, never complete).
+
+const (
+	chunkBlockSize = 32 << 10
+	chunkHeader    = 7
+)
+
+var chunkCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// maskedCRC is LevelDB's masked CRC-32C.
+func maskedCRC(b []byte) uint32 {
+	c := crc32.Checksum(b, chunkCRC)
+	return (c>>15 | c<<17) + 0xa282ead8
+}
+
+// chunkScan is what scanChunks found.
+type chunkScan struct {
+	// records is the number of whole records before the first bad or
+	// missing chunk; end is the offset just after the last of them.
+	records int
+	end     int64
+	// stop is the offset where reading stopped: a bad chunk, a zero
+	// header where the next chunk should be, or the end of the file.
+	stop int64
+	// provenBad: a good chunk after stop says the log was synced beyond
+	// it, so the bytes at stop held acknowledged data.
+	provenBad bool
+	// tail is the number of bytes from end to the last non-zero byte of
+	// the file (0: nothing but zeros after the good records).
+	tail int64
+}
+
+type chunk struct {
+	pos    byte // 1 full, 2 first, 3 middle, 4 last
+	logNum uint32
+	hasLog bool
+	synced int64 // -1: the chunk does not say
+	size   int   // header + payload
+}
+
+type chunkStatus uint8
+
+const (
+	chunkBad chunkStatus = iota
+	chunkGood
+	// chunkEnd is the end-of-log trailer (a header naming the next log,
+	// with no checksum): the log was closed cleanly.
+	chunkEnd
+)
+
+// parseChunk parses the chunk at data[off:blockEnd] of log logNum (its
+// number is checked before its checksum, as the trailer has none).
+func parseChunk(data []byte, off, blockEnd int, logNum uint32) (chunk, chunkStatus) {
+	var c chunk
+	if off+chunkHeader > blockEnd {
+		return c, chunkBad
+	}
+	sum := binary.LittleEndian.Uint32(data[off:])
+	length := int(binary.LittleEndian.Uint16(data[off+4:]))
+	typ := data[off+6]
+	header := chunkHeader
+	switch {
+	case typ >= 1 && typ <= 4:
+	case typ >= 5 && typ <= 8:
+		header = 11
+	case typ >= 9 && typ <= 12:
+		header = 19
+	default:
+		return c, chunkBad
+	}
+	if off+header > blockEnd {
+		return c, chunkBad
+	}
+	c = chunk{pos: (typ-1)%4 + 1, synced: -1, size: header + length}
+	if header >= 11 {
+		c.hasLog, c.logNum = true, binary.LittleEndian.Uint32(data[off+7:])
+		if c.logNum == logNum+1 {
+			return c, chunkEnd
+		}
+		if c.logNum != logNum {
+			return c, chunkBad
+		}
+	}
+	if off+header+length > blockEnd || maskedCRC(data[off+6:off+header+length]) != sum {
+		return c, chunkBad
+	}
+	if header == 19 {
+		c.synced = int64(binary.LittleEndian.Uint64(data[off+11:]))
+	}
+	return c, chunkGood
+}
+
+// padding reports whether data[off:blockEnd] is the zero padding a writer
+// leaves at the end of a block too short for another chunk header.
+func padding(data []byte, off, blockEnd int) bool {
+	rem := blockEnd - off
+	return rem < 19 && blockEnd%chunkBlockSize == 0 && (rem < chunkHeader || allZero(data[off:blockEnd]))
+}
+
+// scanChunks scans data, a log numbered logNum (0 for a manifest, whose
+// chunks carry no number), as the engine reads it.
+func scanChunks(data []byte, logNum uint32) chunkScan {
+	s := chunkScan{stop: int64(len(data))}
+	inRecord := false
+	for off := 0; off < len(data); {
+		blockEnd := min((off/chunkBlockSize+1)*chunkBlockSize, len(data))
+		if padding(data, off, blockEnd) {
+			off = blockEnd
+			continue
+		}
+		c, status := parseChunk(data, off, blockEnd, logNum)
+		if status == chunkEnd && !inRecord {
+			// The log was closed cleanly: nothing after the trailer counts.
+			return chunkScan{records: s.records, end: int64(off), stop: int64(off)}
+		}
+		if status != chunkGood || (c.pos == 1 || c.pos == 2) == inRecord {
+			s.stop = int64(off)
+			break
+		}
+		off += c.size
+		inRecord = c.pos == 2 || c.pos == 3
+		if !inRecord {
+			s.records++
+			s.end = int64(off)
+		}
+	}
+	// Read ahead, as the engine does: the blocks after the one where
+	// reading stopped, each from its start, for a chunk that says the log
+	// was synced beyond that point.
+	for b := (int(s.stop)/chunkBlockSize + 1) * chunkBlockSize; b < len(data); b += chunkBlockSize {
+		blockEnd := min(b+chunkBlockSize, len(data))
+		for o := b; ; {
+			c, status := parseChunk(data, o, blockEnd, logNum)
+			if status != chunkGood {
+				break
+			}
+			if c.synced > s.end {
+				s.provenBad = true
+			}
+			o += c.size
+		}
+	}
+	last := len(data)
+	for last > int(s.end) && data[last-1] == 0 {
+		last--
+	}
+	s.tail = int64(last) - s.end
+	return s
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

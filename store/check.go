@@ -85,6 +85,10 @@ func Check(dir string, o Options) (*CheckReport, error) {
 		r.TornTailBytes = int64(len(torn.data))
 	}
 	if !desc.Exists {
+		if len(g.manifests) > 0 {
+			r.Problems = append(r.Problems, openDamage(pebble.ErrDBDoesNotExist))
+			return r, nil
+		}
 		if legacy, _ := hasLegacy(fs, dir); legacy {
 			return r, checkLegacy(dir, o, r)
 		}
@@ -105,7 +109,7 @@ func Check(dir string, o Options) (*CheckReport, error) {
 	e.opts.EnsureDefaults()
 	db, err := pebble.Open(engineDir, e.opts)
 	if err != nil {
-		r.Problems = append(r.Problems, &DamageError{File: EngineDir, Offset: -1, Reason: "the engine cannot open it: " + err.Error()})
+		r.Problems = append(r.Problems, openDamage(err))
 		return r, nil
 	}
 	defer db.Close()

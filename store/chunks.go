@@ -19,10 +19,11 @@ import (
 //
 // and a record is one full chunk or a first, middles and a last. Pebble
 // reads such a file up to its first bad chunk and treats the rest as a
-// torn write when nothing after it proves otherwise. scanChunks reads the
-// same way and says where the good records end, whether damage is proven
-// (a later chunk says bytes beyond the bad one were synced) and how many
-// bytes past the end are not zeros (written, never complete).
+// torn write when nothing in the following blocks proves otherwise.
+// scanChunks reads the same way and says where the good records end,
+// whether damage is proven (a later chunk, anywhere after the bad one, says
+// the log was synced beyond the good records) and how many bytes past the
+// end are not zeros (written, never complete).
 
 const (
 	chunkBlockSize = 32 << 10
@@ -148,20 +149,20 @@ func scanChunks(data []byte, logNum uint32) chunkScan {
 			s.end = int64(off)
 		}
 	}
-	// Read ahead, as the engine does: the blocks after the one where
-	// reading stopped, each from its start, for a chunk that says the log
-	// was synced beyond that point.
-	for b := (int(s.stop)/chunkBlockSize + 1) * chunkBlockSize; b < len(data); b += chunkBlockSize {
-		blockEnd := min(b+chunkBlockSize, len(data))
-		for o := b; ; {
-			c, status := parseChunk(data, o, blockEnd, logNum)
-			if status != chunkGood {
-				break
-			}
-			if c.synced > s.end {
-				s.provenBad = true
-			}
-			o += c.size
+	// Read ahead for a chunk that says the log was synced beyond the good
+	// records. The engine looks only at the blocks after the one where
+	// reading stopped, from their starts; here every offset after it is
+	// tried, so that damage within the last block is caught too. A chunk
+	// that says how far the log was synced also names its log, which with
+	// its checksum leaves no false match.
+	for o := int(s.stop) + 1; o+19 <= len(data); o++ {
+		if t := data[o+6]; t < 9 || t > 12 || binary.LittleEndian.Uint32(data[o+7:]) != logNum {
+			continue
+		}
+		blockEnd := min((o/chunkBlockSize+1)*chunkBlockSize, len(data))
+		if c, status := parseChunk(data, o, blockEnd, logNum); status == chunkGood && c.synced > s.end {
+			s.provenBad = true
+			break
 		}
 	}
 	last := len(data)

@@ -46,14 +46,16 @@ import (
 // damaged itself holds no data: Open rebuilds it from the files present
 // and logs that this once it could not check them.
 //
-// A record is length (2 bytes, LE) ‖ CRC-32C of the rest (4 bytes, LE) ‖
-// kind (1 byte) ‖ size (8 bytes, LE) ‖ file name.
+// The guard file is allocated at guardSize bytes (zeros until written),
+// like the logs, so that its own truncation shows; it holds records from
+// its start, each length (2 bytes, LE) ‖ CRC-32C of the rest (4 bytes, LE)
+// ‖ kind (1 byte) ‖ size (8 bytes, LE) ‖ file name, and zeros after the
+// last. When full, it is rewritten with the live entries only.
 
-const guardName = "OPTD-GUARD"
-
-// guardCompactAt: past this size the guard file is rewritten with only the
-// live entries.
-const guardCompactAt = 64 << 10
+const (
+	guardName = "OPTD-GUARD"
+	guardSize = 64 << 10
+)
 
 type guard struct {
 	fs      vfs.FS // the engine's file system, unwrapped
@@ -84,26 +86,31 @@ func encodeGuardRecord(kind byte, name string, size int64) []byte {
 	return append(rec, body...)
 }
 
-// parseGuard replays the guard file's records. A record cut short or
-// failing its checksum at the very end is a write that never completed
-// (its file operation did not happen, as the record is synced first); a bad
-// record followed by more data is damage.
+// parseGuard replays the guard file's records. A record that fails its
+// checksum with nothing but zeros after it is a write that never completed
+// (its file operation did not happen, as the record is synced first);
+// anything else out of place is damage.
 func parseGuard(data []byte) (wals, manifests map[string]int64, damage error) {
 	wals, manifests = map[string]int64{}, map[string]int64{}
-	for off := 0; off < len(data); {
+	if len(data) != guardSize {
+		return wals, manifests, &DamageError{File: engineFile(guardName), Offset: int64(len(data)),
+			Reason: fmt.Sprintf("the guard file is %d bytes, it is created with %d", len(data), guardSize)}
+	}
+	for off := 0; off+6 <= len(data); {
 		bad := func(reason string) error {
-			return &DamageError{File: guardName, Offset: int64(off), Reason: reason}
-		}
-		if len(data)-off < 6 {
-			return wals, manifests, nil // torn
+			return &DamageError{File: engineFile(guardName), Offset: int64(off), Reason: reason}
 		}
 		n := int(binary.LittleEndian.Uint16(data[off:]))
-		if len(data)-off-6 < n {
-			return wals, manifests, nil // torn
+		if n == 0 {
+			if !allZero(data[off:]) {
+				return wals, manifests, bad("data after the end of the records")
+			}
+			return wals, manifests, nil
 		}
-		body := data[off+6 : off+6+n]
-		if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[off+2:]) || n < 10 {
-			if off+6+n == len(data) {
+		end := min(off+6+n, len(data))
+		body := data[off+6 : end]
+		if end-off-6 != n || n < 10 || crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[off+2:]) {
+			if allZero(data[end:]) {
 				return wals, manifests, nil // torn
 			}
 			return wals, manifests, bad("a record fails its checksum")
@@ -120,7 +127,7 @@ func parseGuard(data []byte) (wals, manifests map[string]int64, damage error) {
 		default:
 			return wals, manifests, bad(fmt.Sprintf("a record of unknown kind %q", kind))
 		}
-		off += 6 + n
+		off = end
 	}
 	return wals, manifests, nil
 }
@@ -208,10 +215,10 @@ func (g *guard) verify() []error {
 // engineFile is an engine file's name relative to the data directory.
 func engineFile(name string) string { return EngineDir + "/" + name }
 
-// openForAppend opens the guard file (creating it) for records.
+// openForAppend opens the guard file for records after its last.
 func (g *guard) openForAppend() error {
 	path := g.fs.PathJoin(g.dir, guardName)
-	st, err := g.fs.Stat(path)
+	data, err := readAll(g.fs, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return g.rewrite()
 	}
@@ -222,7 +229,18 @@ func (g *guard) openForAppend() error {
 	if err != nil {
 		return err
 	}
-	g.f, g.off = f, st.Size()
+	g.f, g.off = f, 0
+	for g.off+6 <= int64(len(data)) {
+		n := int64(binary.LittleEndian.Uint16(data[g.off:]))
+		if n == 0 || g.off+6+n > int64(len(data)) || crc32.Checksum(data[g.off+6:g.off+6+n], castagnoli) != binary.LittleEndian.Uint32(data[g.off+2:]) {
+			break
+		}
+		g.off += 6 + n
+	}
+	if !allZero(data[g.off:]) {
+		// A torn record: start again with the live entries.
+		return g.rewrite()
+	}
 	return nil
 }
 
@@ -235,16 +253,19 @@ func (g *guard) rewrite() error {
 	for _, name := range slices.Sorted(maps.Keys(g.manifests)) {
 		buf = append(buf, encodeGuardRecord('M', name, g.manifests[name])...)
 	}
+	if len(buf) > guardSize {
+		return fmt.Errorf("store: the guard's live entries take %d bytes, more than its %d", len(buf), guardSize)
+	}
 	tmp, path := g.fs.PathJoin(g.dir, guardName+".tmp"), g.fs.PathJoin(g.dir, guardName)
 	f, err := g.fs.Create(tmp, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		return err
+	err = preallocate(f, guardSize)
+	if err == nil {
+		_, err = f.WriteAt(buf, 0)
 	}
-	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+	if err := errors.Join(err, f.Sync(), f.Close()); err != nil {
 		return err
 	}
 	if err := g.fs.Rename(tmp, path); err != nil {
@@ -277,10 +298,10 @@ func (g *guard) record(kind byte, name string, size int64) error {
 		delete(g.wals, name)
 		delete(g.manifests, name)
 	}
-	if g.off >= guardCompactAt {
+	rec := encodeGuardRecord(kind, name, size)
+	if g.off+int64(len(rec)) > guardSize {
 		return g.rewrite()
 	}
-	rec := encodeGuardRecord(kind, name, size)
 	if _, err := g.f.WriteAt(rec, g.off); err != nil {
 		return fmt.Errorf("store: writing the guard: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -108,7 +109,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	o = o.withDefaults()
 	fs := o.FS
 	engineDir := fs.PathJoin(dir, EngineDir)
-	if err := fs.MkdirAll(engineDir, 0o750); err != nil {
+	if err := mkdirAllDurable(fs, engineDir); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	lock, err := lockDir(fs, engineDir, o.LockTimeout)
@@ -125,6 +126,31 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// mkdirAllDurable creates dir and its missing parents (mode 0o750) and
+// syncs the directories that got a new entry, so that a power loss cannot
+// take the new directories away.
+func mkdirAllDurable(fs vfs.FS, dir string) error {
+	var created []string
+	for d := dir; ; d = fs.PathDir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		created = append(created, d)
+		if fs.PathDir(d) == d {
+			break
+		}
+	}
+	if err := fs.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := syncDir(fs, fs.PathDir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lockDir takes the engine's directory lock, retrying until timeout.
@@ -438,16 +464,46 @@ func (e *engine) open(o Options, exists bool) error {
 	e.opts.EnsureDefaults()
 	db, err := pebble.Open(e.dir, e.opts)
 	if err != nil {
-		if errors.Is(err, pebble.ErrDBDoesNotExist) {
-			return &DamageError{File: EngineDir, Offset: -1, Reason: "the engine's manifest marker is missing, though the guard shows the engine had written a manifest"}
+		if exists {
+			return openDamage(err)
 		}
-		if pebble.IsCorruptionError(err) {
-			return &DamageError{File: EngineDir, Offset: -1, Reason: err.Error()}
-		}
-		return fmt.Errorf("store: opening the engine in %s: %w", e.dir, err)
+		return fmt.Errorf("store: creating the engine in %s: %w", e.dir, err)
 	}
 	e.db, e.fresh = db, !exists
+	if e.fresh {
+		// The engine writes its very first log before it knows its format
+		// version, in the older chunk format that does not say how far the
+		// log was synced; a flush moves on to a log that does.
+		if err := db.Flush(); err != nil {
+			db.Close()
+			e.db = nil
+			return fmt.Errorf("store: creating the engine in %s: %w", e.dir, err)
+		}
+	}
 	return nil
+}
+
+// engineFileName finds the name of an engine file in an engine error.
+var engineFileName = regexp.MustCompile(`\b(\d{6}\.(sst|log|blob)|MANIFEST-\d+|OPTIONS-\d+|marker\.[\w.-]+)\b`)
+
+// openDamage turns the engine's refusal to open an existing store into the
+// damage it found (naming the file when the engine does), unless it is an
+// access error.
+func openDamage(err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("store: opening the engine: %w", err)
+	}
+	d := &DamageError{File: EngineDir, Offset: -1, Reason: "the engine cannot open it: " + err.Error()}
+	switch {
+	case errors.Is(err, pebble.ErrDBDoesNotExist):
+		d.Reason = "the engine's manifest marker is missing, though the guard shows the engine had written a manifest"
+	case errors.Is(err, pebble.ErrDBNotPristine):
+		d.Reason = "the engine's format-version marker is missing, though the engine holds files (" + err.Error() + ")"
+	}
+	if m := engineFileName.FindString(err.Error()); m != "" {
+		d.File = engineFile(m)
+	}
+	return d
 }
 
 // backgroundError handles an error of the engine's flushes and

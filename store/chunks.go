@@ -165,19 +165,26 @@ func scanChunks(data []byte, logNum uint32) chunkScan {
 			break
 		}
 	}
-	last := len(data)
-	for last > int(s.end) && data[last-1] == 0 {
-		last--
-	}
-	s.tail = int64(last) - s.end
+	s.tail = max(int64(dataEnd(data))-s.end, 0)
 	return s
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
+// dataEnd is the offset just after the last non-zero byte of b (0 if none),
+// found a word at a time: logs are allocated whole, so most of one is zeros.
+func dataEnd(b []byte) int {
+	n := len(b)
+	for n > 0 && n%8 != 0 && b[n-1] == 0 {
+		n--
+	}
+	if n%8 == 0 {
+		for n >= 8 && binary.LittleEndian.Uint64(b[n-8:n]) == 0 {
+			n -= 8
+		}
+		for n > 0 && b[n-1] == 0 {
+			n--
 		}
 	}
-	return true
+	return n
 }
+
+func allZero(b []byte) bool { return dataEnd(b) == 0 }

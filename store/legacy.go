@@ -50,6 +50,8 @@ import (
 const (
 	legacyDBFile = "optd.db"
 	legacyWALDir = "optd.db.wal"
+	// legacySegmentSize is the size format 3 allocated a log segment with.
+	legacySegmentSize = 16 << 20
 )
 
 // legacyStore is a format-1 to -3 store read into memory.
@@ -330,20 +332,25 @@ func replayLegacyLog(dir string, applied uint64, clusters map[string]*State) (re
 		if err != nil {
 			return 0, 0, fmt.Errorf("store: %w", err)
 		}
+		// The data ends at its last non-zero byte (a segment is allocated
+		// whole, zeros until written).
+		last := dataEnd(data)
 		off, lsn := 0, first
-		for off < len(data) && !allZero(data[off:]) {
+		for off < last {
 			payload, n, ok := legacyRecord(data[off:], lsn)
 			if !ok {
 				if i < len(firsts)-1 {
 					return 0, 0, &DamageError{File: name, Offset: int64(off), Reason: fmt.Sprintf("record %d is damaged and this is not the last segment", lsn)}
 				}
-				if later := findLegacyRecord(data[off+1:], lsn); later >= 0 {
+				if later := findLegacyRecord(data[off+1:last], lsn); later >= 0 {
 					return 0, 0, &DamageError{File: name, Offset: int64(off),
 						Reason: fmt.Sprintf("record %d is damaged and a good record follows at byte %d", lsn, off+1+later)}
 				}
-				last := len(data)
-				for data[last-1] == 0 {
-					last--
+				if len(data) < legacySegmentSize {
+					// Format 3 allocated its segments whole: a torn write
+					// leaves the size, a cut does not.
+					return 0, 0, &DamageError{File: name, Offset: int64(len(data)),
+						Reason: fmt.Sprintf("the segment ends inside record %d and is %d bytes, shorter than the %d format 3 allocated: it was truncated", lsn, len(data), legacySegmentSize)}
 				}
 				torn = int64(last - off)
 				break

@@ -40,6 +40,14 @@ func startServer(t testing.TB, dir string, opts Options, clientTLS *tls.Config) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveStore(t, st, dir, opts, clientTLS)
+}
+
+// serveStore is startServer with an open store (closed when the server
+// stops); its health drives the server's.
+func serveStore(t testing.TB, st *store.Store, dir string, opts Options, clientTLS *tls.Config) *testServer {
+	t.Helper()
+	opts.Store = st
 	cs, err := NewClusterService(st, opts.Limits, opts.Metrics, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -202,7 +202,7 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := logChange(c.sched, ch, ledger.Event{Submit: &spec}); err != nil {
+			if err := c.logChange(ch, ledger.Event{Submit: &spec}); err != nil {
 				e.c = nil
 				return nil, nil, err
 			}
@@ -327,7 +327,7 @@ func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishe
 			if err := c.sched.Ledger.Remove(req.GetJobId()); err != nil {
 				return nil, nil, err
 			}
-			if err := logChange(c.sched, ch, ledger.Event{Remove: req.GetJobId()}); err != nil {
+			if err := c.logChange(ch, ledger.Event{Remove: req.GetJobId()}); err != nil {
 				e.c = nil
 				return nil, nil, err
 			}

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(envCrashServer); dir != "" {
 		os.Exit(crashServer(dir))
 	}
+	if dir := os.Getenv(envRestartDir); dir != "" {
+		os.Exit(measureRestart(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -129,7 +129,7 @@ func TestHeartbeatLogFollowsLiveState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
+	ctx := t.Context() // a million jobs take longer than ctxT's limit
 	if _, err := cs.RegisterCluster(ctx, growthCluster()); err != nil {
 		t.Fatal(err)
 	}

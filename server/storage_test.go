@@ -46,6 +46,23 @@ func gauge(t *testing.T, m *Metrics, name string) float64 {
 	return 0
 }
 
+// storeServer serves a store on fs (its health driving the server's) with
+// metrics, and registers cluster "c".
+func storeServer(t *testing.T, fs vfs.FS, o store.Options) (*testServer, *Metrics) {
+	t.Helper()
+	o.FS = fs
+	st, err := store.OpenWith("/data", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics()
+	ts := serveStore(t, st, t.TempDir(), Options{Metrics: m}, nil)
+	if _, err := ts.cluster.RegisterCluster(ctxT(t), costsCluster("c", policy.NameGreedy, 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	return ts, m
+}
+
 func setFree(fs *vfs.MemFS, free uint64) {
 	fs.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: free, TotalBytes: 1 << 40, UsedBytes: 1<<40 - free})
 }
@@ -58,16 +75,8 @@ func setFree(fs *vfs.MemFS, free uint64) {
 func TestDiskFullIsReadOnly(t *testing.T) {
 	fs := vfs.NewMem()
 	setFree(fs, 1<<30)
-	st, err := store.OpenWith("/data", store.Options{FS: fs, MinFreeBytes: 16 << 20, CheckInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMetrics()
-	ts := serveStore(t, st, t.TempDir(), Options{Metrics: m}, nil)
+	ts, m := storeServer(t, fs, store.Options{MinFreeBytes: 16 << 20, CheckInterval: 5 * time.Millisecond})
 	ctx := ctxT(t)
-	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", policy.NameGreedy, 1, 2)); err != nil {
-		t.Fatal(err)
-	}
 	submit := func(id string) error {
 		_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: id, Reduces: 1})
 		return err
@@ -80,7 +89,7 @@ func TestDiskFullIsReadOnly(t *testing.T) {
 	if g := gauge(t, m, "optd_store_read_only"); g != 1 {
 		t.Errorf("optd_store_read_only = %v while read-only", g)
 	}
-	err = submit("refused")
+	err := submit("refused")
 	wantCode(t, err, codes.ResourceExhausted, "below the reserve")
 	gs, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "c"})
 	if err != nil || len(gs.GetState().GetJobs()) != 1 {
@@ -112,18 +121,10 @@ func TestFailedSyncStopsServing(t *testing.T) {
 		}
 		return nil
 	}))
-	st, err := store.OpenWith("/data", store.Options{FS: fs, MinFreeBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMetrics()
-	ts := serveStore(t, st, t.TempDir(), Options{Metrics: m}, nil)
+	ts, m := storeServer(t, fs, store.Options{MinFreeBytes: -1})
 	ctx := ctxT(t)
-	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", policy.NameGreedy, 1, 2)); err != nil {
-		t.Fatal(err)
-	}
 	armed.Store(true)
-	_, err = ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1})
+	_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1})
 	wantCode(t, err, codes.Unavailable, "may or may not be durable")
 	waitHealth(t, ts, healthpb.HealthCheckResponse_NOT_SERVING)
 	_, err = ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "c"})

@@ -23,6 +23,26 @@ const (
 	uncertain                // the answer was lost (the server died): either way
 )
 
+// found reads a call's answer as a yes (OK) or no (NotFound).
+func found(err error) (bool, error) {
+	switch status.Code(err) {
+	case codes.OK:
+		return true, nil
+	case codes.NotFound:
+		return false, nil
+	}
+	return false, err
+}
+
+// clusterState reads cluster id, or describes why it could not.
+func clusterState(ctx context.Context, cl optdv1.ClusterServiceClient, id string) (*optdv1.ClusterState, []string) {
+	gs, err := cl.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: id})
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%s: GetClusterState: %v", id, err)}
+	}
+	return gs.GetState(), nil
+}
+
 func classify(err error) outcome {
 	if err == nil {
 		return acked
@@ -155,11 +175,10 @@ func (c *placementClient) run(ctx context.Context, cl optdv1.ClusterServiceClien
 }
 
 func (c *placementClient) verify(ctx context.Context, cl optdv1.ClusterServiceClient) []string {
-	gs, err := cl.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: c.id})
-	if err != nil {
-		return []string{fmt.Sprintf("%s: GetClusterState: %v", c.id, err)}
+	st, problems := clusterState(ctx, cl, c.id)
+	if st == nil {
+		return problems
 	}
-	st := gs.GetState()
 	got := map[string]*optdv1.JobState{}
 	for _, j := range st.GetJobs() {
 		got[j.GetJobId()] = j
@@ -183,7 +202,6 @@ func (c *placementClient) verify(ctx context.Context, cl optdv1.ClusterServiceCl
 			}
 		}
 	}
-	var problems []string
 	for id, want := range c.jobs {
 		j := got[id]
 		switch {
@@ -332,26 +350,18 @@ func (c *heartbeatClient) run(ctx context.Context, cl optdv1.ClusterServiceClien
 func (c *heartbeatClient) probe(ctx context.Context, cl optdv1.ClusterServiceClient, id int64, a attemptRef) (bool, error) {
 	_, err := cl.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: c.id, NodeId: a.node, NowS: &c.now, ReportOnly: true,
 		Running: []*optdv1.AttemptStatus{{AttemptId: id, Phase: a.phase}}})
-	switch status.Code(err) {
-	case codes.OK:
-		return true, nil
-	case codes.NotFound:
-		return false, nil
-	}
-	return false, err
+	return found(err)
 }
 
 func (c *heartbeatClient) verify(ctx context.Context, cl optdv1.ClusterServiceClient) []string {
-	gs, err := cl.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: c.id})
-	if err != nil {
-		return []string{fmt.Sprintf("%s: GetClusterState: %v", c.id, err)}
+	st, problems := clusterState(ctx, cl, c.id)
+	if st == nil {
+		return problems
 	}
-	st := gs.GetState()
 	stored := map[string]bool{}
 	for _, j := range st.GetJobs() {
 		stored[j.GetJobId()] = true
 	}
-	var problems []string
 	uncertainIDs := map[int64]bool{}
 	if op := c.inFlight; op != nil {
 		c.inFlight = nil
@@ -463,13 +473,7 @@ func (c *registrationClient) run(ctx context.Context, cl optdv1.ClusterServiceCl
 func (c *registrationClient) verify(ctx context.Context, cl optdv1.ClusterServiceClient) []string {
 	exists := func(id string) (bool, error) {
 		_, err := cl.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: id})
-		switch status.Code(err) {
-		case codes.OK:
-			return true, nil
-		case codes.NotFound:
-			return false, nil
-		}
-		return false, err
+		return found(err)
 	}
 	var problems []string
 	if id := c.inFlight; id != "" {

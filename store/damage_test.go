@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,4 +310,42 @@ func writeMem(t testing.TB, fs vfs.FS, path string, data []byte, remove bool) {
 	if err := syncDir(fs, fs.PathDir(path)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+var (
+	fuzzImageOnce sync.Once
+	fuzzImage     image
+)
+
+// FuzzDamagedStore damages one byte of one file of a data directory (or
+// cuts the file there) and opens it: refused as damage, or the state
+// intact; never a panic.
+func FuzzDamagedStore(f *testing.F) {
+	f.Add(uint8(0), uint32(100), byte(1), false)
+	f.Add(uint8(3), uint32(0), byte(0), true)
+	f.Fuzz(func(t *testing.T, file uint8, off uint32, xor byte, cut bool) {
+		fuzzImageOnce.Do(func() { fuzzImage = buildImages(t, 300)[1] })
+		img := fuzzImage
+		names, err := img.fs.List(img.fs.PathJoin(memDir, EngineDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(names)
+		name := names[int(file)%len(names)]
+		path := img.fs.PathJoin(memDir, EngineDir, name)
+		data := readMem(t, img.fs, path)
+		if len(data) == 0 {
+			return
+		}
+		at := int(off) % len(data)
+		if cut {
+			data = data[:at]
+		} else {
+			data = slices.Clone(data)
+			data[at] ^= xor
+		}
+		fs := img.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(1, 1))})
+		writeMem(t, fs, path, data, false)
+		openDamaged(t, fs, img.states, fmt.Sprintf("%s at %d (cut %v, xor %#x)", name, at, cut, xor))
+	})
 }

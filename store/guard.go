@@ -25,8 +25,9 @@ import (
 // (guardName in the engine's directory) witnesses both, through a vfs.FS
 // that wraps the engine's file system:
 //
-//   - every log is created at its full size (walPreallocate, zeros until
-//     written), durably, before the engine writes to it, and the guard
+//   - every log is created at its full size (guard.walSize, 110% of a
+//     memtable, the most a log holds before the engine moves to the next;
+//     zeros until written), durably, before the engine writes to it, and the guard
 //     records its name and size ('W') before the engine gets the file: a
 //     power loss cannot shorten a file whose size was synced, so a log
 //     shorter than its recorded size was truncated;
@@ -41,7 +42,7 @@ import (
 //
 // Open checks these (guard.verify) before the engine reads anything, and
 // refuses a data directory that fails. The guard costs a sync per log
-// created (every walPreallocate bytes of log) and per manifest update (a
+// created (every memtable's worth of changes) and per manifest update (a
 // flush or compaction), never one per change. A guard that is missing or
 // damaged itself holds no data: Open rebuilds it from the files present
 // and logs that this once it could not check them.

@@ -26,8 +26,8 @@ import (
 // that wraps the engine's file system:
 //
 //   - every log is created at its full size (guard.walSize, 110% of a
-//     memtable, the most a log holds before the engine moves to the next;
-//     zeros until written), durably, before the engine writes to it, and the guard
+//     memtable, as much as the engine itself reserves for a log; zeros
+//     until written), durably, before the engine writes to it, and the guard
 //     records its name and size ('W') before the engine gets the file: a
 //     power loss cannot shorten a file whose size was synced, so a log
 //     shorter than its recorded size was truncated;

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 )
 
 // The engine's log and manifest files are sequences of 32 KiB blocks of
@@ -50,6 +51,10 @@ type chunkScan struct {
 	// provenBad: a good chunk after stop says the log was synced beyond
 	// it, so the bytes at stop held acknowledged data.
 	provenBad bool
+	// bitFlip: the chunk at stop is whole and one flipped bit makes it
+	// good: damage to written data, not a write cut short (which leaves
+	// whole sectors unwritten, never one bit wrong).
+	bitFlip bool
 	// tail is the number of bytes from end to the last non-zero byte of
 	// the file (0: nothing but zeros after the good records).
 	tail int64
@@ -166,7 +171,76 @@ func scanChunks(data []byte, logNum uint32) chunkScan {
 		}
 	}
 	s.tail = max(int64(dataEnd(data))-s.end, 0)
+	if s.tail > 0 && !s.provenBad {
+		s.bitFlip = oneBitFromGood(data, int(s.stop), logNum)
+	}
 	return s
+}
+
+// oneBitFromGood reports whether flipping one bit of the chunk at data[off:]
+// (its checksum, length, type, or any byte its checksum covers) makes it a
+// good chunk.
+func oneBitFromGood(data []byte, off int, logNum uint32) bool {
+	if off+chunkHeader > len(data) {
+		return false
+	}
+	blockEnd := min((off/chunkBlockSize+1)*chunkBlockSize, len(data))
+	good := func(d []byte) bool { _, status := parseChunk(d, off, blockEnd, logNum); return status == chunkGood }
+	// A flip in the checksum, the length or the type changes the header:
+	// try each.
+	hdr := slices.Clone(data[off : off+chunkHeader])
+	defer copy(data[off:], hdr)
+	for bit := range chunkHeader * 8 {
+		data[off+bit/8] ^= 1 << (bit % 8)
+		ok := good(data)
+		data[off+bit/8] ^= 1 << (bit % 8)
+		if ok {
+			return true
+		}
+	}
+	// A flip in what the checksum covers (type, log number, synced
+	// offset, payload) with the header's length: CRC-32C is linear, so the
+	// flip of bit b of byte j changes the CRC by a value that depends only
+	// on b and on the number of bytes after j; search it from the end.
+	typ := data[off+6]
+	header := chunkHeader
+	switch {
+	case typ >= 5 && typ <= 8:
+		header = 11
+	case typ >= 9 && typ <= 12:
+		header = 19
+	case typ < 1 || typ > 12:
+		return false
+	}
+	length := int(binary.LittleEndian.Uint16(data[off+4:]))
+	if off+header+length > blockEnd {
+		return false
+	}
+	covered := data[off+6 : off+header+length]
+	stored := unmaskCRC(binary.LittleEndian.Uint32(data[off:]))
+	syndrome := crc32.Checksum(covered, chunkCRC) ^ stored
+	if syndrome == 0 {
+		return false
+	}
+	var v [8]uint32
+	for b := range v {
+		v[b] = chunkCRC[1<<b]
+	}
+	for j := len(covered) - 1; j >= 0; j-- {
+		for b := range v {
+			if v[b] == syndrome {
+				return true
+			}
+			v[b] = chunkCRC[byte(v[b])] ^ v[b]>>8 // one more zero byte after the flip
+		}
+	}
+	return false
+}
+
+// unmaskCRC inverts maskedCRC's mask.
+func unmaskCRC(m uint32) uint32 {
+	c := m - 0xa282ead8
+	return c>>17 | c<<15
 }
 
 // dataEnd is the offset just after the last non-zero byte of b (0 if none),

@@ -305,6 +305,9 @@ func inspectLogs(fs vfs.FS, engineDir string, g *guard) (*tornTail, []error) {
 		case sc.provenBad:
 			problems = append(problems, &DamageError{File: engineFile(w.name), Offset: sc.stop,
 				Reason: fmt.Sprintf("this engine log is damaged at byte %d after %d good records, and a later record shows it had been synced: acknowledged changes are in the damaged bytes", sc.stop, sc.records)})
+		case sc.bitFlip:
+			problems = append(problems, &DamageError{File: engineFile(w.name), Offset: sc.stop,
+				Reason: fmt.Sprintf("this engine log is damaged at byte %d after %d good records: one flipped bit, which a write cut short by a crash does not leave (it leaves whole sectors unwritten), so the record was written and may have been acknowledged", sc.stop, sc.records)})
 		case sc.tail > 0 && !newest:
 			problems = append(problems, &DamageError{File: engineFile(w.name), Offset: sc.stop,
 				Reason: fmt.Sprintf("this engine log is damaged at byte %d after %d good records; it is not the newest log, so it was complete", sc.stop, sc.records)})

@@ -168,7 +168,7 @@ type outcome struct{ refused, harmless int }
 // Nothing panics.
 func TestDamageIsRefusedOrHarmless(t *testing.T) {
 	trials, changes := 3, 1500
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		trials, changes = 1, 600
 	}
 	results := map[string]*outcome{}

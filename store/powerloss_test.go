@@ -64,8 +64,10 @@ func TestPowerLoss(t *testing.T) {
 					ch := m.next(wrng)
 					m.apply(ch)
 					history[w] = append(history[w], m.state())
-					waits = append(waits, s.Enqueue(m.cluster.ID, 1, ch))
+					// Counted before it is queued: the crash may take it
+					// the moment it is.
 					queued[w].Add(1)
+					waits = append(waits, s.Enqueue(m.cluster.ID, 1, ch))
 					if len(waits) == inFlight {
 						if err := <-waits[0]; err != nil {
 							return // the store was closed under the writer

@@ -227,9 +227,6 @@ func (s *Store) List() ([]string, error) {
 	return ids, nil
 }
 
-// Dir returns the data directory.
-func (s *Store) Dir() string { return s.dir }
-
 // Recovered says what Open found and did.
 func (s *Store) Recovered() Recovery { return s.recovered }
 

@@ -104,7 +104,11 @@ func parseChunk(data []byte, off, blockEnd int, logNum uint32) (chunk, chunkStat
 	c = chunk{pos: (typ-1)%4 + 1, synced: -1, size: header + length}
 	if header >= 11 {
 		c.hasLog, c.logNum = true, binary.LittleEndian.Uint32(data[off+7:])
-		if c.logNum == logNum+1 {
+		// The trailer is exactly this; anything else naming the next log
+		// is damage (the engine would take a damaged chunk whose log
+		// number changed by one bit for the trailer, and drop the rest of
+		// the log).
+		if c.logNum == logNum+1 && sum == 0 && length == 0 && typ == 5 {
 			return c, chunkEnd
 		}
 		if c.logNum != logNum {

@@ -44,11 +44,16 @@ type figures struct {
 	Clients              int
 	Acknowledged         int
 	Lost, Invented       int
-	MaxRestartMS         float64
-	DamageTrials         int
-	Damage               map[string]*damageOutcome
-	Problems             []string
-	ClientsByKind        map[string]int
+	// MaxRestartMS is the longest restart from a crash (process start to
+	// SERVING, self-checks included); OpenMS the times the store took to
+	// open (verify and recover) in those restarts: median and maximum.
+	MaxRestartMS            float64
+	OpenMSMedian, OpenMSMax float64
+	openMS                  []float64
+	DamageTrials            int
+	Damage                  map[string]*damageOutcome
+	Problems                []string
+	ClientsByKind           map[string]int
 }
 
 func envInt(name string, def int) int {
@@ -168,6 +173,9 @@ func TestRobustness(t *testing.T) {
 			t.Fatalf("cycle %d: the undamaged data directory does not restart:\n%s", cycle, srv.log())
 		}
 		f.MaxRestartMS = max(f.MaxRestartMS, float64(time.Since(start).Microseconds())/1000)
+		if ms := srv.openMS(); ms >= 0 {
+			f.openMS = append(f.openMS, ms)
+		}
 		for _, c := range clients {
 			for _, p := range c.verify(ctx, srv.client) {
 				problem("cycle %d: %s", cycle, p)
@@ -285,8 +293,14 @@ func damageTrial(t *testing.T, f *figures, problem func(string, ...any), rng *ra
 }
 
 func report(t *testing.T, f *figures) {
-	t.Logf("%d cycles (%d SIGKILL, %d SIGTERM, %d more kills during a startup), %d clients %v: %d changes acknowledged, %d lost, %d invented; slowest restart %.0f ms",
-		f.Cycles, f.Kills, f.Terms, f.StartupKills, f.Clients, f.ClientsByKind, f.Acknowledged, f.Lost, f.Invented, f.MaxRestartMS)
+	if len(f.openMS) > 0 {
+		slices.Sort(f.openMS)
+		f.OpenMSMedian, f.OpenMSMax = f.openMS[len(f.openMS)/2], f.openMS[len(f.openMS)-1]
+	}
+	t.Logf("%d cycles (%d SIGKILL, %d SIGTERM, %d more kills during a startup), %d clients %v: %d changes acknowledged, %d lost, %d invented; "+
+		"restarts: slowest %.0f ms to SERVING, store open median %.0f ms, max %.0f ms",
+		f.Cycles, f.Kills, f.Terms, f.StartupKills, f.Clients, f.ClientsByKind, f.Acknowledged, f.Lost, f.Invented,
+		f.MaxRestartMS, f.OpenMSMedian, f.OpenMSMax)
 	t.Logf("%d damage trials:", f.DamageTrials)
 	for _, k := range slices.Sorted(maps.Keys(f.Damage)) {
 		d := f.Damage[k]

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,7 +35,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var listening = regexp.MustCompile(`msg=listening addr=(\S+)`)
+var (
+	listening = regexp.MustCompile(`msg=listening addr=(\S+)`)
+	storeOpen = regexp.MustCompile(`msg="store opened" .*duration_ms=([0-9.]+)`)
+)
 
 // server is an `optd serve` process.
 type server struct {
@@ -155,7 +159,14 @@ func (s *server) panicked() bool {
 	return strings.Contains(l, "panic:") || strings.Contains(l, "fatal error:") || strings.Contains(l, "SIGBUS") || strings.Contains(l, "SIGSEGV")
 }
 
-// exitCode is the process's exit code (-1 if killed by a signal).
-func (s *server) exitCode() int { return s.cmd.ProcessState.ExitCode() }
+// openMS is how long the server took to open its store (-1: not logged).
+func (s *server) openMS() float64 {
+	m := storeOpen.FindStringSubmatch(s.log())
+	if m == nil {
+		return -1
+	}
+	ms, _ := strconv.ParseFloat(m[1], 64)
+	return ms
+}
 
 func (s *server) String() string { return fmt.Sprintf("server %s (pid %d)", s.addr, s.cmd.Process.Pid) }

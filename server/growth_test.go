@@ -149,17 +149,23 @@ func TestHeartbeatLogFollowsLiveState(t *testing.T) {
 	}
 
 	var done atomic.Int64
-	logBytes := func() (entries, bytes int) {
+	// logBytes reads the stored event log: its entries, their bytes and
+	// the first one's (the checkpoint, once the log was compacted).
+	logBytes := func() (entries, bytes, first int) {
 		s, err := st.Load(ctx, "g")
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return 0, 0, 0
 		}
-		for _, e := range s.Log {
+		for i, e := range s.Log {
 			entries, bytes = entries+1, bytes+len(e)
+			if i == 0 {
+				first = len(e)
+			}
 		}
-		return entries, bytes
+		return entries, bytes, first
 	}
-	var maxLog int
+	var maxLog, maxCheckpoint int
 	var mu sync.Mutex
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -202,10 +208,10 @@ func TestHeartbeatLogFollowsLiveState(t *testing.T) {
 							errs <- err
 							return
 						}
-						if n := done.Add(1); n%(int64(jobs)/8+1) == 0 {
-							_, b := logBytes()
+						if n := done.Add(1); n%(int64(jobs)/16+1) == 0 {
+							_, b, cp := logBytes()
 							mu.Lock()
-							maxLog = max(maxLog, b)
+							maxLog, maxCheckpoint = max(maxLog, b), max(maxCheckpoint, cp)
 							mu.Unlock()
 						}
 					}
@@ -222,7 +228,7 @@ func TestHeartbeatLogFollowsLiveState(t *testing.T) {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	entries, bytes := logBytes()
+	entries, bytes, _ := logBytes()
 	disk := st.DiskBytes()
 	st.Close()
 
@@ -236,17 +242,18 @@ func TestHeartbeatLogFollowsLiveState(t *testing.T) {
 	if err := json.Unmarshal(out, &f); err != nil {
 		t.Fatalf("restart printed %q: %v", out, err)
 	}
-	t.Logf("%d jobs in %v (%.0f jobs/s): event log %d entries, %d bytes (at most %d bytes on the way); engine %d bytes on disk",
-		done.Load(), elapsed.Round(time.Millisecond), float64(done.Load())/elapsed.Seconds(), entries, bytes, maxLog, disk)
+	t.Logf("%d jobs in %v (%.0f jobs/s): event log %d entries, %d bytes (at most %d bytes on the way, checkpoints of at most %d); engine %d bytes on disk",
+		done.Load(), elapsed.Round(time.Millisecond), float64(done.Load())/elapsed.Seconds(), entries, bytes, maxLog, maxCheckpoint, disk)
 	t.Logf("restart in a fresh process: open %.1f ms, first call (replaying the log) %.1f ms, heap %.1f MB, RSS %.1f MB, %d running attempts",
 		f.OpenMS, f.LoadMS, float64(f.HeapBytes)/1e6, float64(f.RSSBytes)/1e6, f.Running)
 	if f.Running != 1 {
 		t.Errorf("the restarted ledger runs %d attempts, want the long job's 1", f.Running)
 	}
-	// Bounded by the live state: the checkpoint (one active job: a few
-	// hundred bytes) and the events since, at most compactMinBytes (the
-	// checkpoint is smaller) plus one call's events.
-	if limit := compactMinBytes + 16<<10; maxLog > limit || bytes > limit {
-		t.Errorf("the event log reached %d bytes (%d at the end) after %d jobs; want at most %d whatever the number of jobs", maxLog, bytes, jobs, limit)
+	// Bounded by the live state, whatever the number of jobs: a checkpoint
+	// (the long job and the batches in flight) and the events since, at
+	// most compactRatio checkpoints or compactMinBytes, plus one call's.
+	if limit := compactMinBytes + (1+compactRatio)*maxCheckpoint + 16<<10; maxLog > limit || bytes > limit {
+		t.Errorf("the event log reached %d bytes (%d at the end) after %d jobs, with checkpoints of at most %d bytes; want at most %d",
+			maxLog, bytes, jobs, maxCheckpoint, limit)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -340,6 +341,12 @@ func (fs *guardFS) tracked(name string) (base string, ok bool) {
 	return base, isLogName(base) || isManifestName(base)
 }
 
+// Create creates a log allocated and recorded (see the file comment) or a
+// manifest that records its syncs. A log the engine cannot have is handed
+// over as a failedFile, not as an error: the engine cannot unwind a failed
+// creation of its next log (it panics with a mutex unlocked), while a log
+// that fails its writes makes the next sync fail, which fails the store
+// cleanly.
 func (fs *guardFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	base, ok := fs.tracked(name)
 	if !ok {
@@ -347,16 +354,28 @@ func (fs *guardFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File
 	}
 	f, err := fs.FS.Create(name, category)
 	if err != nil {
+		if isLogName(base) {
+			return failedFile{fmt.Errorf("store: creating the engine log %s: %w", base, err)}, nil
+		}
 		return nil, err
 	}
 	if isManifestName(base) {
 		return &manifestFile{File: f, g: fs.g, name: base}, nil
 	}
+	if err := fs.allocate(f, base); err != nil {
+		f.Close()
+		return failedFile{err}, nil
+	}
+	return f, nil
+}
+
+// allocate allocates a new log, makes its size and name durable and
+// records it.
+func (fs *guardFS) allocate(f vfs.File, base string) error {
 	size := fs.g.walSize
 	if err := preallocate(f, size); err != nil {
 		if !isNoSpace(err) {
-			f.Close()
-			return nil, fmt.Errorf("store: allocating the engine log %s: %w", base, err)
+			return fmt.Errorf("store: allocating the engine log %s: %w", base, err)
 		}
 		// No room for the whole log: it grows with its writes, and a
 		// truncation of it cannot be detected; the store is read-only
@@ -365,19 +384,41 @@ func (fs *guardFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File
 		size = 0
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, err
+		return fmt.Errorf("store: allocating the engine log %s: %w", base, err)
 	}
 	if err := syncDir(fs.FS, fs.g.dir); err != nil {
-		f.Close()
-		return nil, err
+		return fmt.Errorf("store: allocating the engine log %s: %w", base, err)
 	}
-	if err := fs.g.record('W', base, size); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return fs.g.record('W', base, size)
 }
+
+// failedFile is a log the engine could not get: every write and sync on it
+// fails (Stat answers, empty: the engine stats a log it just got, and a
+// failure there would panic it the same way).
+type failedFile struct{ err error }
+
+type emptyFileInfo struct{}
+
+func (emptyFileInfo) Name() string           { return "" }
+func (emptyFileInfo) Size() int64            { return 0 }
+func (emptyFileInfo) Mode() os.FileMode      { return 0o600 }
+func (emptyFileInfo) ModTime() time.Time     { return time.Time{} }
+func (emptyFileInfo) IsDir() bool            { return false }
+func (emptyFileInfo) Sys() any               { return nil }
+func (emptyFileInfo) DeviceID() vfs.DeviceID { return vfs.DeviceID{} }
+
+func (f failedFile) Close() error                       { return nil }
+func (f failedFile) Read([]byte) (int, error)           { return 0, f.err }
+func (f failedFile) ReadAt([]byte, int64) (int, error)  { return 0, f.err }
+func (f failedFile) Write([]byte) (int, error)          { return 0, f.err }
+func (f failedFile) WriteAt([]byte, int64) (int, error) { return 0, f.err }
+func (f failedFile) Preallocate(int64, int64) error     { return f.err }
+func (f failedFile) Stat() (vfs.FileInfo, error)        { return emptyFileInfo{}, nil }
+func (f failedFile) Sync() error                        { return f.err }
+func (f failedFile) SyncTo(int64) (bool, error)         { return false, f.err }
+func (f failedFile) SyncData() error                    { return f.err }
+func (f failedFile) Prefetch(int64, int64) error        { return nil }
+func (f failedFile) Fd() uintptr                        { return vfs.InvalidFd }
 
 func (fs *guardFS) Remove(name string) error {
 	if base, ok := fs.tracked(name); ok {

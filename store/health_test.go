@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -155,5 +156,45 @@ func TestLogSyncFailureFailsTheStore(t *testing.T) {
 				t.Errorf("after a restart: jobs %+v, want the acknowledged one (and perhaps the failed one)", st.Jobs)
 			}
 		})
+	}
+}
+
+// TestLogCreationFailureFailsTheStore: when the engine cannot create its
+// next log (it panics on the committing goroutine), the store fails with
+// ErrFailed instead of the process dying, and what was acknowledged is
+// there after a restart.
+func TestLogCreationFailureFailsTheStore(t *testing.T) {
+	var armed atomic.Bool
+	mem := vfs.NewCrashableMem()
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if armed.Load() && op.Kind == errorfs.OpCreate && strings.HasSuffix(op.Path, ".log") {
+			return syscall.EIO
+		}
+		return nil
+	}))
+	s := openMem(t, fs)
+	createCluster(t, s, "c")
+	armed.Store(true)
+	acked := 0
+	var err error
+	for k := 0; k < 5000 && err == nil; k++ {
+		// A memtable's worth of changes makes the engine move to a new log.
+		err = s.Commit(t.Context(), "c", Change{Put: []Job{{ID: fmt.Sprint("j", k), Seq: int64(k + 1)}}, Log: [][]byte{make([]byte, 200)}})
+		if err == nil {
+			acked++
+		}
+	}
+	if !errors.Is(err, ErrFailed) || !s.Health().Failed {
+		t.Fatalf("after %d changes: %v, health %+v; want ErrFailed", acked, err, s.Health())
+	}
+	s.Close()
+	s = openMem(t, mem.CrashClone(vfs.CrashCloneCfg{}))
+	defer s.Close()
+	st, err := s.Load(t.Context(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Jobs) < acked {
+		t.Errorf("%d jobs after a restart, %d were acknowledged", len(st.Jobs), acked)
 	}
 }

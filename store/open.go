@@ -435,9 +435,11 @@ type engine struct {
 	health *healthMonitor
 	// fresh: the engine was created by this Open.
 	fresh bool
-	// committerG is the committer goroutine's id while it commits (0: none),
-	// so that the engine's fatal errors on it can be recovered (Fatalf).
+	// committerG is the id of the goroutine that commits (the committer's,
+	// found once) and committing is set while it does, so that the
+	// engine's fatal errors on it can be recovered (Fatalf).
 	committerG atomic.Uint64
+	committing atomic.Bool
 	// fatal: the engine reported a fatal error; it is not closed then
 	// (its state is unknown and closing may block).
 	fatal atomic.Bool
@@ -590,9 +592,12 @@ func validateTable(fs vfs.FS, path string, ropts sstable.ReaderOptions) error {
 // write as fatal (it panics or calls Fatalf on the committing goroutine);
 // that is recovered here into an error.
 func (e *engine) applyNoSyncWait(b *pebble.Batch) (err error) {
-	e.committerG.Store(goroutineID())
+	if e.committerG.Load() == 0 {
+		e.committerG.Store(goroutineID()) // always the committer's
+	}
+	e.committing.Store(true)
 	defer func() {
-		e.committerG.Store(0)
+		e.committing.Store(false)
 		if r := recover(); r != nil {
 			e.fatal.Store(true)
 			err = fmt.Errorf("the engine failed writing its log: %v", r)
@@ -636,7 +641,7 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.e.fatal.Store(true)
 	l.e.health.fail(fmt.Errorf("the storage engine failed: %s", msg))
-	if g := l.e.committerG.Load(); g != 0 && g == goroutineID() {
+	if l.e.committing.Load() && l.e.committerG.Load() == goroutineID() {
 		panic(msg)
 	}
 }

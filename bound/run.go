@@ -2,11 +2,11 @@ package bound
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/sim"
 )
@@ -35,7 +35,7 @@ var (
 
 // ErrInvalidRequest is wrapped by every error about the request itself
 // (names, numbers, shards), as opposed to the scenario or the solvers.
-var ErrInvalidRequest = errors.New("invalid bound request")
+var ErrInvalidRequest = errkind.New(errkind.Invalid, "invalid bound request")
 
 // requestError prints its message alone and unwraps to ErrInvalidRequest.
 type requestError struct{ msg string }

@@ -1,12 +1,12 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/thresholds"
 )
@@ -14,14 +14,14 @@ import (
 // Registry errors.
 var (
 	// ErrUnknownPolicy: no policy is registered under the name.
-	ErrUnknownPolicy = errors.New("policy: unknown policy")
+	ErrUnknownPolicy = errkind.New(errkind.Invalid, "policy: unknown policy")
 	// ErrDuplicatePolicy: a policy is already registered under the name.
-	ErrDuplicatePolicy = errors.New("policy: duplicate policy name")
+	ErrDuplicatePolicy = errkind.New(errkind.Conflict, "policy: duplicate policy name")
 	// ErrInvalidConfig: a PlacementConfig field is out of range.
-	ErrInvalidConfig = errors.New("policy: invalid configuration")
+	ErrInvalidConfig = errkind.New(errkind.Invalid, "policy: invalid configuration")
 	// ErrInvalidRequest: a PlacementRequest the policy cannot serve (fewer
 	// free slots than R, R < 1, X negative or not finite).
-	ErrInvalidRequest = errors.New("policy: invalid placement request")
+	ErrInvalidRequest = errkind.New(errkind.Invalid, "policy: invalid placement request")
 )
 
 // PlacementConfig configures a placement policy built by name. Zero values

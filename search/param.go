@@ -1,17 +1,18 @@
 package search
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // ErrInvalid is wrapped by every error about a search's input (parameters,
 // options, --params).
-var ErrInvalid = errors.New("search: invalid input")
+var ErrInvalid = errkind.New(errkind.Invalid, "search: invalid input")
 
 // Param declares one parameter of a policy: its name, range, the value the
 // policy uses by default, the scale the optimizer explores it on and

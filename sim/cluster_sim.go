@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -14,11 +15,11 @@ import (
 
 // ErrStalled is returned when a cluster run stops making progress (nothing
 // running, nothing left to arrive, and no task started for StallS).
-var ErrStalled = errors.New("sim: cluster run stalled")
+var ErrStalled = errkind.New(errkind.Internal, "sim: cluster run stalled")
 
 // ErrInvariant is returned by a run with ClusterOptions.CheckInvariants when
 // the simulator's state breaks one (a simulator bug).
-var ErrInvariant = errors.New("sim: invariant violated")
+var ErrInvariant = errkind.New(errkind.Internal, "sim: invariant violated")
 
 // StallS is how long a run may go without starting or finishing a task
 // while nothing runs before it fails with ErrStalled.

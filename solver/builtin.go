@@ -1,15 +1,16 @@
 package solver
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // ErrUnknownInstance is returned by BuiltinInstance for an unknown name.
-var ErrUnknownInstance = errors.New("solver: unknown built-in instance")
+var ErrUnknownInstance = errkind.New(errkind.Invalid, "solver: unknown built-in instance")
 
 // HaSTEWeights are the resource weights of the built-in HaSTE instances,
 // in units of MB and vcores: w = (1/1024, 1), i.e. one point per GB of

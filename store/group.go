@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Group commit.
@@ -37,10 +38,10 @@ import (
 
 // ErrAborted: an earlier change of the same cluster generation failed, so
 // this one was not written.
-var ErrAborted = errors.New("store: change aborted after an earlier change of the cluster failed")
+var ErrAborted = errkind.New(errkind.Internal, "store: change aborted after an earlier change of the cluster failed")
 
 // ErrClosed: the store is closed.
-var ErrClosed = errors.New("store: closed")
+var ErrClosed = errkind.New(errkind.Internal, "store: closed")
 
 // maxGroup bounds the changes of one transaction.
 const maxGroup = 1024

@@ -12,21 +12,22 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/thresholds"
 )
 
 // Errors; match with errors.Is.
 var (
 	// ErrNotFound: no cluster (or job) with that id.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "store: not found")
 	// ErrExists: a cluster with that id already exists.
-	ErrExists = errors.New("store: already exists")
+	ErrExists = errkind.New(errkind.Conflict, "store: already exists")
 	// ErrLocked: another process holds the database file.
-	ErrLocked = errors.New("store: database is locked by another process")
+	ErrLocked = errkind.New(errkind.Internal, "store: database is locked by another process")
 	// ErrCorrupt: a stored record cannot be decoded.
-	ErrCorrupt = errors.New("store: corrupt record")
+	ErrCorrupt = errkind.New(errkind.Internal, "store: corrupt record")
 	// ErrFormat: the database was written by a newer optd.
-	ErrFormat = errors.New("store: unsupported database format")
+	ErrFormat = errkind.New(errkind.Internal, "store: unsupported database format")
 )
 
 // Cluster is a cluster's immutable description.

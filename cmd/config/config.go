@@ -40,13 +40,14 @@ package config
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Keys of the settings, as written in a config file.
@@ -86,7 +87,7 @@ var (
 
 // ErrInvalid is wrapped by every error [Config.Verify] and [Load] return for a
 // bad value, file or key.
-var ErrInvalid = errors.New("config: invalid")
+var ErrInvalid = errkind.New(errkind.Invalid, "config: invalid")
 
 // Config is optd's effective configuration.
 type Config struct {

@@ -60,7 +60,7 @@ type pending struct {
 }
 
 func (c *Change) empty() bool {
-	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 && !c.TruncateLog && len(c.Log) == 0
+	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 && !c.TruncateLog && len(c.Log) == 0 && c.PolicyState == nil
 }
 
 // committer writes the queued changes, in order, a group per log record.
@@ -323,7 +323,7 @@ func (f bucketFacts) hasJob(id string) bool { return f.b.Bucket(bucketJobs).Get(
 func (f bucketFacts) hasEstimator() bool    { return f.b.Bucket(keyEstimator) != nil }
 
 // writeChange writes a checked change: deletes, then puts, then meta,
-// observations and the log.
+// observations, the policy state and the log.
 func writeChange(tx *bolt.Tx, id string, ch Change) error {
 	b := tx.Bucket(bucketClusters).Bucket([]byte(id))
 	jobs := b.Bucket(bucketJobs)
@@ -344,6 +344,11 @@ func writeChange(tx *bolt.Tx, id string, ch Change) error {
 	}
 	if len(ch.Observed) > 0 {
 		if err := appendObservations(b.Bucket(keyEstimator), ch.Observed); err != nil {
+			return err
+		}
+	}
+	if ch.PolicyState != nil {
+		if err := b.Put(keyPolicyState, ch.PolicyState); err != nil {
 			return err
 		}
 	}

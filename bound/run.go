@@ -8,6 +8,7 @@ import (
 
 	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/builtin" // every placement policy --policies may name
 	"github.com/optd/optd/sim"
 )
 

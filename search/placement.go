@@ -8,6 +8,7 @@ import (
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -165,7 +166,7 @@ func (p *PlacementProblem) LowerBounds(ctx context.Context, rep int) (map[string
 	if !p.Bounds {
 		return nil, nil
 	}
-	res, err := p.run(ctx, policy.Greedy{}, rep, true)
+	res, err := p.run(ctx, placement.Greedy{}, rep, true)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/builtin" // every policy a cluster may name
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
 )

@@ -22,6 +22,7 @@ import (
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/builtin" // every policy --policy may name
 	"github.com/optd/optd/sim"
 )
 

@@ -56,11 +56,7 @@ func SpaceOf(family string) (Space, error) {
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("%w: placement policy %q has no parameters to search", ErrInvalid, family)
 	}
-	sp := make(Space, len(specs))
-	for k, p := range specs {
-		sp[k] = Param{Name: p.Name, Min: p.Min, Max: p.Max, Default: p.Default, Log: p.Log, Integer: p.Integer}
-	}
-	return sp, nil
+	return Space(specs), nil
 }
 
 // Space implements Problem.

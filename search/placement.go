@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/optd/optd/mdp"
@@ -176,56 +175,10 @@ func (p *PlacementProblem) LowerBounds(ctx context.Context, rep int) (map[string
 			jobs = append(jobs, j)
 		}
 	}
-	total, err := HindsightBound(ctx, jobs, p.Scenario.SlotCosts, p.HindsightClasses)
+	total, err := mdp.HindsightBoundOfRecords(ctx, jobs, p.Scenario.SlotCosts, p.HindsightClasses)
 	if err != nil {
 		return nil, err
 	}
 	out[BoundHindsight] = total / float64(res.Counted)
 	return out, nil
-}
-
-// HindsightBound is the total-cost lower bound of the offline LP over the
-// given jobs, each holding its slots during [Start, End)
-// (mdp.HindsightBound; with maxClasses > 0 and more distinct slot costs
-// than that, mdp.HindsightBoundCoarse with maxClasses classes rounded
-// down). A job with zero work holds its slots for no time: leaving it out
-// of the LP relaxes the LP, and it costs at least Y·(sum of its R cheapest
-// slots), which is added, so the sum is still a bound.
-func HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error) {
-	tj := make([]mdp.TraceJob, 0, len(jobs))
-	var sorted []float64
-	extra := 0.0
-	for _, j := range jobs {
-		if j.End > j.Start {
-			tj = append(tj, mdp.TraceJob{Start: j.Start, End: j.End, Y: j.Y(), R: j.R})
-			continue
-		}
-		if sorted == nil {
-			sorted = slices.Sorted(slices.Values(slotCosts))
-		}
-		sum := 0.0
-		for _, c := range sorted[:j.R] {
-			sum += c
-		}
-		extra += j.Y() * sum
-	}
-	if len(tj) == 0 {
-		return extra, nil
-	}
-	var lb float64
-	var err error
-	if maxClasses > 0 && distinct(slotCosts) > maxClasses {
-		lb, err = mdp.HindsightBoundCoarse(ctx, tj, slotCosts, maxClasses)
-	} else {
-		lb, err = mdp.HindsightBound(ctx, tj, slotCosts)
-	}
-	if err != nil {
-		return math.NaN(), err
-	}
-	return lb + extra, nil
-}
-
-func distinct(xs []float64) int {
-	s := slices.Sorted(slices.Values(xs))
-	return len(slices.Compact(s))
 }

@@ -23,10 +23,6 @@ func loadScenario(t *testing.T, name string) *sim.Scenario {
 
 func loadScenarioB(name string) (*sim.Scenario, error) { return sim.LoadScenario("testdata/" + name) }
 
-func exactModel(s *sim.Scenario) mdp.PlacementModel {
-	return mdp.PlacementModel{SlotCosts: s.SlotCosts, K: s.K, Lambda: s.ArrivalRate, Mu: s.ServiceRate, MaxWaiting: s.MaxWaiting, Workload: s.Workload}
-}
-
 // TestPlacementMetricIsTheSimulation: the metric of the default parameters
 // is the simulated mean cost of the family built by name, the same as a
 // reference of that name, and the lower bounds never exceed any policy's
@@ -103,7 +99,10 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 // tuned policy agrees with its exact cost within the 95% interval.
 func TestExactSearchClosesTheGap(t *testing.T) {
 	s := loadScenario(t, "mdp-small.json")
-	m := exactModel(s)
+	m, err := mdp.ModelOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
 	if err != nil {

@@ -20,10 +20,8 @@ type Pipeline struct {
 	speculators []Speculator
 	sharers     []Sharer
 	observers   []Observer
+	committers  []Committer
 	initialized bool
-	// Rejected counts actions the pipeline dropped because they did not fit
-	// (a stage's mistake, never applied).
-	Rejected int
 }
 
 // NewPipeline builds the pipeline of a spec "assignment[+addon...]", e.g.
@@ -114,10 +112,13 @@ func (p *Pipeline) add(spec, name string, st Stages) error {
 	p.filters = append(p.filters, st.Filters...)
 	p.speculators = append(p.speculators, st.Speculators...)
 	p.sharers = append(p.sharers, st.Sharers...)
-	p.observers = p.observers[:0]
+	p.observers, p.committers = p.observers[:0], p.committers[:0]
 	for _, s := range p.members() {
 		if o, ok := s.(Observer); ok {
 			p.observers = append(p.observers, o)
+		}
+		if c, ok := s.(Committer); ok {
+			p.committers = append(p.committers, c)
 		}
 	}
 	return nil
@@ -198,20 +199,40 @@ func (p *Pipeline) TaskFinished(c *ClusterView, a *AttemptView, durationS float6
 	}
 }
 
-// Heartbeat returns the actions for node n. The views are not modified.
-func (p *Pipeline) Heartbeat(c *ClusterView, n *NodeView) []Action {
+// Heartbeat decides node n's heartbeat: its actions, the candidates the
+// filters and gates refused, and the actions dropped as a stage's mistake.
+// The views are not modified.
+func (p *Pipeline) Heartbeat(c *ClusterView, n *NodeView) Decision {
 	hb := NewHeartbeat(c, n)
+	d := Decision{}
 	if p.slots != nil && c.SlotBased {
 		p.applySlots(hb)
 	}
-	p.assign(hb)
+	p.assign(hb, &d)
 	for _, s := range p.speculators {
-		for _, a := range s.Speculate(hb) {
-			p.accept(hb, a)
+		actions, vetoes := s.Speculate(hb)
+		for _, v := range vetoes {
+			d.veto(v)
+		}
+		for _, a := range actions {
+			p.accept(hb, &d, a)
 		}
 	}
-	p.share(hb)
-	return hb.Actions
+	p.share(hb, &d)
+	d.Actions = hb.Actions
+	return d
+}
+
+// veto records v unless the heartbeat already refused the same candidate
+// for the same stage: the assigner offers a vetoed candidate again each
+// time it ranks, after every start.
+func (d *Decision) veto(v Veto) {
+	for _, o := range d.Vetoes {
+		if o.Stage == v.Stage && o.Kind == v.Kind && o.Job == v.Job && o.Type == v.Type && o.Task == v.Task && o.Attempt == v.Attempt {
+			return
+		}
+	}
+	d.Vetoes = append(d.Vetoes, v)
 }
 
 func (p *Pipeline) applySlots(hb *Heartbeat) {
@@ -224,24 +245,21 @@ func (p *Pipeline) applySlots(hb *Heartbeat) {
 	hb.FreeMapSlots, hb.FreeReduceSlots = max(m-usedM, 0), max(r-usedR, 0)
 }
 
-// assign runs the Assigner/LaunchFilter loop of stage 2.
-func (p *Pipeline) assign(hb *Heartbeat) {
+// assign runs the Assigner/LaunchFilter loop of stage 2: the first ranked
+// candidate that fits and that every filter admits starts, then the
+// assigner ranks again, until none starts.
+func (p *Pipeline) assign(hb *Heartbeat, d *Decision) {
 	for {
 		accepted := false
-	candidates:
 		for _, a := range p.assigner.Rank(hb) {
 			if a.Kind != ActionStart || hb.Taken(a.Job, a.Type, a.Task) || !hb.Fits(a.SlotOrType(), a.Resources) {
 				continue
 			}
-			for _, f := range p.filters {
-				if ok, why := f.Admit(hb, a); !ok {
-					_ = why // a vetoed candidate is not an action; the filter keeps its own state
-					continue candidates
-				}
+			if p.vetted(hb, d, a) {
+				p.commit(hb, a)
+				accepted = true
+				break
 			}
-			hb.commit(a)
-			accepted = true
-			break
 		}
 		if !accepted {
 			return
@@ -249,34 +267,56 @@ func (p *Pipeline) assign(hb *Heartbeat) {
 	}
 }
 
+// vetted runs the filters on candidate a: true if all admit it; else the
+// first veto is recorded and committed.
+func (p *Pipeline) vetted(hb *Heartbeat, d *Decision, a Action) bool {
+	for _, f := range p.filters {
+		if ok, why := f.Admit(hb, a); !ok {
+			v := VetoOf(f.Name(), a, why)
+			d.veto(v)
+			for _, c := range p.committers {
+				c.Commit(hb, a, &v)
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// commit accepts a into the heartbeat and tells the Committers.
+func (p *Pipeline) commit(hb *Heartbeat, a Action) {
+	hb.commit(a)
+	for _, c := range p.committers {
+		c.Commit(hb, a, nil)
+	}
+}
+
 // accept commits a speculator's action if it is valid here.
-func (p *Pipeline) accept(hb *Heartbeat, a Action) {
+func (p *Pipeline) accept(hb *Heartbeat, d *Decision, a Action) {
 	switch a.Kind {
 	case ActionSpeculate:
 		if a.Node != hb.Node.ID || !hb.Fits(a.SlotOrType(), a.Resources) {
-			p.Rejected++
+			d.Dropped++
 			return
 		}
 		// Filters vet copies too (BASE's benefit test, SEPB's pending-task
 		// window), so they also apply to another add-on's copies; a veto is
 		// a decision, not a mistake.
-		for _, f := range p.filters {
-			if ok, _ := f.Admit(hb, a); !ok {
-				return
-			}
+		if !p.vetted(hb, d, a) {
+			return
 		}
 	case ActionKill:
 	default:
-		p.Rejected++
+		d.Dropped++
 		return
 	}
-	hb.commit(a)
+	p.commit(hb, a)
 }
 
 // share runs the Sharers and keeps only grants that fit the node: the sum
 // over the node's attempts of their grants (the request where no Adjust
 // names them) plus this heartbeat's starts must stay within Capacity.
-func (p *Pipeline) share(hb *Heartbeat) {
+func (p *Pipeline) share(hb *Heartbeat, d *Decision) {
 	if len(hb.Node.Capacity) == 0 {
 		return
 	}
@@ -292,7 +332,7 @@ func (p *Pipeline) share(hb *Heartbeat) {
 		for _, a := range s.Share(hb) {
 			at := hb.attempt(a.Attempt)
 			if a.Kind != ActionAdjust || at == nil || killed[at.ID] || len(a.Resources) != len(used) {
-				p.Rejected++
+				d.Dropped++
 				continue
 			}
 			old := at.Requested
@@ -301,7 +341,7 @@ func (p *Pipeline) share(hb *Heartbeat) {
 			}
 			next := used.Sub(old).Add(a.Resources)
 			if !next.Fits(hb.Node.Capacity) || hasNegative(a.Resources) {
-				p.Rejected++
+				d.Dropped++
 				continue
 			}
 			used, grant[at.ID] = next, a.Resources

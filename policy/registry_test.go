@@ -121,7 +121,7 @@ func FuzzParsePlacementSpec(f *testing.F) {
 type observed struct{ finished int }
 
 func (*observed) Name() string                                       { return "test-observed" }
-func (*observed) Speculate(*Heartbeat) []Action                      { return nil }
+func (*observed) Speculate(*Heartbeat) ([]Action, []Veto)            { return nil, nil }
 func (*observed) Admit(*Heartbeat, Action) (bool, string)            { return true, "" }
 func (o *observed) TaskFinished(*ClusterView, *AttemptView, float64) { o.finished++ }
 

@@ -33,8 +33,12 @@ type SlotPolicy interface {
 }
 
 // LaunchFilter may veto or defer a Start the Assigner proposes (delay
-// scheduling, Slot PreScheduling). A vetoed candidate is skipped and the
-// pipeline tries the next one.
+// scheduling, Slot PreScheduling), or a copy a Speculator proposes. A
+// vetoed candidate is skipped, the veto and its reason recorded, and the
+// pipeline tries the next one. Admit only reads: the candidate may yet be
+// vetoed by another filter or not start at all, so a filter whose state
+// follows what starts (delay scheduling's wait clocks) updates it in
+// Commit (see Committer).
 type LaunchFilter interface {
 	Plugin
 	Admit(hb *Heartbeat, a Action) (ok bool, reason string)
@@ -42,10 +46,24 @@ type LaunchFilter interface {
 
 // Speculator launches speculative copies of running attempts on the
 // heartbeating node (ActionSpeculate, which must fit its free resources)
-// and kills attempts anywhere in the cluster (ActionKill).
+// and kills attempts anywhere in the cluster (ActionKill). It returns the
+// copies it withheld too, as vetoes (a gate such as SEPB's pending-task
+// window or BASE's benefit test refused them).
 type Speculator interface {
 	Plugin
-	Speculate(hb *Heartbeat) []Action
+	Speculate(hb *Heartbeat) ([]Action, []Veto)
+}
+
+// Committer is optionally implemented by a stage whose state follows the
+// heartbeat's decisions (Kubernetes' Reserve to its Filter): stages decide
+// without changing that state, and once the pipeline has decided a
+// candidate it calls Commit on every stage that implements Committer: with
+// each Start, Speculate or Kill it accepts (veto nil), and with each Start
+// or Speculate a filter vetoed (the veto). Commit runs at once, before the
+// next candidate is considered, so later decisions of the same heartbeat
+// see it.
+type Committer interface {
+	Commit(hb *Heartbeat, a Action, veto *Veto)
 }
 
 // Sharer adjusts the resources of the node's running attempts
@@ -58,8 +76,9 @@ type Sharer interface {
 }
 
 // Observer is optionally implemented by any stage that learns from the run
-// (completion times for speculation estimates, etc.): the simulator calls
-// TaskFinished when an attempt finishes successfully.
+// (completion times for speculation estimates, etc.): the ledger calls
+// TaskFinished (through Pipeline.TaskFinished) when an attempt finishes
+// successfully.
 type Observer interface {
 	TaskFinished(c *ClusterView, a *AttemptView, durationS float64)
 }
@@ -111,7 +130,7 @@ type Stages struct {
 type StagesFactory func(cfg HeartbeatConfig) (Stages, error)
 
 // Initializer is optionally implemented by an Assigner that plans once the
-// first jobs are known (HaSTE's Initial Task Assignment). The simulator
+// first jobs are known (HaSTE's Initial Task Assignment). The pipeline
 // calls Init before the first heartbeat that has active jobs.
 type Initializer interface {
 	Init(ctx context.Context, c *ClusterView) error

@@ -268,6 +268,38 @@ func (a Action) String() string {
 	return fmt.Sprintf("%v %s/%v#%d attempt=%d node=%s res=%v: %s", a.Kind, a.Job, a.Type, a.Task, a.Attempt, a.Node, a.Resources, a.Reason)
 }
 
+// Veto is a candidate a stage refused, and why: a Start a launch filter
+// vetoed, or a copy a gate withheld. A heartbeat returns its vetoes with
+// its actions, so that an operator can learn why a job did not start.
+type Veto struct {
+	// Stage is the name of the stage that refused ("delay-scheduling").
+	Stage string
+	// Kind is the refused action's kind (ActionStart or ActionSpeculate);
+	// Job, Type and Task name its task, Attempt the attempt a refused copy
+	// would have copied.
+	Kind    ActionKind
+	Job     string
+	Type    models.TaskType
+	Task    int
+	Attempt int
+	Reason  string
+}
+
+// VetoOf is the veto of candidate a by stage.
+func VetoOf(stage string, a Action, reason string) Veto {
+	return Veto{Stage: stage, Kind: a.Kind, Job: a.Job, Type: a.Type, Task: a.Task, Attempt: a.Attempt, Reason: reason}
+}
+
+// Decision is what one heartbeat decided: the actions in order, the
+// candidates refused (each once, with the first reason), and the number of
+// actions the pipeline dropped because they did not fit the node (a
+// stage's mistake, never applied).
+type Decision struct {
+	Actions []Action
+	Vetoes  []Veto
+	Dropped int
+}
+
 // Locality of a map task's input relative to the node it runs on.
 type Locality uint8
 

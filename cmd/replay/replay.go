@@ -92,7 +92,7 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 	}
 	bar := cli.NewProgress(cmd.ErrOrStderr(), len(sc.Jobs), "jobs finished")
 	start := time.Now()
-	res, err := sim.RunCluster(ctx, sc, nil, sim.ClusterOptions{Seed: o.seed, Scheduler: x, Progress: bar.Set})
+	res, err := sim.RunCluster(ctx, sc, nil, sim.ClusterOptions{Seed: o.seed, ControlPlane: x, Progress: bar.Set})
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("replay on cluster %q: %w", id, err)

@@ -122,9 +122,11 @@ func (r *restarting) maybeRestart() {
 	r.restarts++
 }
 
-func (r *restarting) Heartbeat(ctx context.Context, now float64, node string, running []ledger.Status) (sim.HeartbeatAnswer, error) {
-	r.maybeRestart()
-	return r.executor.Heartbeat(ctx, now, node, running)
+func (r *restarting) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decision, error) {
+	if !b.ReportOnly {
+		r.maybeRestart()
+	}
+	return r.executor.Heartbeat(ctx, b)
 }
 
 // TestReplaySurvivesRestarts: with a policy that keeps no state of its own
@@ -161,7 +163,7 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 			}
 			r := &restarting{executor: x, t: t, dir: dir, every: 300, stop: stop, conn: conn}
 			defer func() { r.conn.Close() }()
-			got, err := sim.RunCluster(t.Context(), sc, nil, sim.ClusterOptions{Seed: 1, Scheduler: r})
+			got, err := sim.RunCluster(t.Context(), sc, nil, sim.ClusterOptions{Seed: 1, ControlPlane: r})
 			if err != nil {
 				t.Fatal(err)
 			}

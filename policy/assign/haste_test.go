@@ -78,7 +78,7 @@ func TestFitnessTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := p.Heartbeat(c, n)
+	acts := p.Heartbeat(c, n).Actions
 	got := strings.Join(startsOf(acts), ",")
 	// At ⟨4, 4⟩ both score 16; the tie goes to the earlier job (type I),
 	// leaving ⟨3, 1⟩ for a type II: 3 of type II and 1 of type I either way.
@@ -105,7 +105,7 @@ func TestFig1FFD(t *testing.T) {
 			t.Fatal(err)
 		}
 		cv, n := mk()
-		acts := p.Heartbeat(cv, n)
+		acts := p.Heartbeat(cv, n).Actions
 		if got := strings.Join(startsOf(acts), ","); got != c.want {
 			t.Errorf("%s: starts %s, want %s\n%s", c.spec, got, c.want, policy.FormatReasons(acts))
 		}
@@ -134,7 +134,7 @@ func TestFig2Alignment(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, n := mk()
-		acts := p.Heartbeat(c, n)
+		acts := p.Heartbeat(c, n).Actions
 		s := startsOf(acts)
 		if len(s) == 0 {
 			t.Fatalf("%s started nothing", spec)
@@ -151,7 +151,7 @@ func TestFig2Alignment(t *testing.T) {
 	c, n := mk()
 	c.Jobs[2].Stage = 1
 	p, _ := policy.NewPipeline("haste-a", policy.HeartbeatConfig{})
-	acts := p.Heartbeat(c, n)
+	acts := p.Heartbeat(c, n).Actions
 	if !strings.Contains(acts[0].Reason, "A 0.8 ") { // (3+1)/(1+1+3)
 		t.Errorf("reason %q does not show A = 0.8", acts[0].Reason)
 	}
@@ -206,7 +206,7 @@ func TestBaselineOrders(t *testing.T) {
 			t.Fatal(err)
 		}
 		cv, n := mk()
-		acts := p.Heartbeat(cv, n)
+		acts := p.Heartbeat(cv, n).Actions
 		if s := startsOf(acts); len(s) == 0 || s[0] != c.want {
 			t.Errorf("%s: starts %v, want %s first\n%s", c.spec, s, c.want, policy.FormatReasons(acts))
 		}
@@ -216,14 +216,14 @@ func TestBaselineOrders(t *testing.T) {
 		hbJob{id: "a", maps: 1, mapD: gb(1, 1), reducesRunning: 1, reduceD: gb(8, 1)},
 		hbJob{id: "b", maps: 1, mapD: gb(1, 1), reducesRunning: 1, reduceD: gb(1, 16)})
 	p, _ := policy.NewPipeline("fair", policy.HeartbeatConfig{})
-	if s := startsOf(p.Heartbeat(cv, n)); s[0] != "b/map" {
+	if s := startsOf(p.Heartbeat(cv, n).Actions); s[0] != "b/map" {
 		t.Errorf("fair starts %v, want b/map first (less memory)", s)
 	}
 	cv, n = hbOf(gb(64, 64), gb(4, 4),
 		hbJob{id: "a", maps: 1, mapD: gb(1, 1), reducesRunning: 1, reduceD: gb(8, 1)},
 		hbJob{id: "b", maps: 1, mapD: gb(1, 1), reducesRunning: 1, reduceD: gb(1, 16)})
 	p, _ = policy.NewPipeline("drf", policy.HeartbeatConfig{})
-	if s := startsOf(p.Heartbeat(cv, n)); s[0] != "a/map" {
+	if s := startsOf(p.Heartbeat(cv, n).Actions); s[0] != "a/map" {
 		t.Errorf("drf starts %v, want a/map first (dominant share 8/64 < 16/64)", s)
 	}
 }
@@ -240,7 +240,7 @@ func TestHasteITA(t *testing.T) {
 	if err := p.Init(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	acts := p.Heartbeat(c, n)
+	acts := p.Heartbeat(c, n).Actions
 	used := models.Resources{0, 0}
 	ita := 0
 	for _, a := range acts {

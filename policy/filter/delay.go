@@ -23,7 +23,10 @@ type DelayScheduling struct {
 	waitSince map[string]float64
 }
 
-var _ policy.LaunchFilter = (*DelayScheduling)(nil)
+var (
+	_ policy.LaunchFilter = (*DelayScheduling)(nil)
+	_ policy.Committer    = (*DelayScheduling)(nil)
+)
 var _ policy.Tunable = (*DelayScheduling)(nil)
 
 // NewDelayScheduling returns delay scheduling with waits w1, w2 seconds.
@@ -53,20 +56,19 @@ func (d *DelayScheduling) SetParam(name string, v float64) error {
 	return d.tunable().Set(NameDelayScheduling, name, v)
 }
 
-// Admit implements policy.LaunchFilter.
+// Admit implements policy.LaunchFilter. It only reads the wait clocks;
+// Commit moves them.
 func (d *DelayScheduling) Admit(hb *policy.Heartbeat, a policy.Action) (bool, string) {
 	if a.Kind != policy.ActionStart || a.Type != models.MapTask || a.Locality == policy.LocalityNone {
 		return true, ""
 	}
 	now := hb.Cluster.NowS
 	if a.Locality == policy.NodeLocal {
-		delete(d.waitSince, a.Job)
 		return true, fmt.Sprintf("%s: node-local map of %s", NameDelayScheduling, a.Job)
 	}
 	since, waiting := d.waitSince[a.Job]
 	if !waiting {
-		d.waitSince[a.Job] = now
-		since = now
+		since = now // skipped now for the first time: the clock starts
 	}
 	waited := now - since
 	allowed := policy.NodeLocal
@@ -80,6 +82,26 @@ func (d *DelayScheduling) Admit(hb *policy.Heartbeat, a policy.Action) (bool, st
 		return true, fmt.Sprintf("%s: %s waited %.1fs, %v allowed", NameDelayScheduling, a.Job, waited, allowed)
 	}
 	return false, fmt.Sprintf("%s: skip %s (%v map, waited %.1fs of %.1fs)", NameDelayScheduling, a.Job, a.Locality, waited, d.NodeLocalWaitS)
+}
+
+// Commit implements policy.Committer: a job's clock starts when its first
+// map that is not node-local is skipped here (or starts), and stops when
+// one of its node-local maps starts (Algorithm 2's "wait = 0"). A veto by
+// another filter changes nothing: delay scheduling did not skip the job.
+func (d *DelayScheduling) Commit(hb *policy.Heartbeat, a policy.Action, veto *policy.Veto) {
+	if a.Kind != policy.ActionStart || a.Type != models.MapTask || a.Locality == policy.LocalityNone {
+		return
+	}
+	if veto != nil && veto.Stage != NameDelayScheduling {
+		return
+	}
+	if veto == nil && a.Locality == policy.NodeLocal {
+		delete(d.waitSince, a.Job)
+		return
+	}
+	if _, waiting := d.waitSince[a.Job]; !waiting {
+		d.waitSince[a.Job] = hb.Cluster.NowS
+	}
 }
 
 // TaskFinished implements Observer: it forgets the wait of a job that has

@@ -22,9 +22,18 @@ func TestDelaySchedulingLevels(t *testing.T) {
 	start := func(l policy.Locality) policy.Action {
 		return policy.Action{Kind: policy.ActionStart, Job: "j1", Type: models.MapTask, Node: "a", Locality: l}
 	}
+	// at decides a candidate as the pipeline does: Admit, then Commit
+	// with the outcome.
 	at := func(now float64, l policy.Locality) bool {
 		c.NowS = now
-		ok, _ := d.Admit(hb, start(l))
+		a := start(l)
+		ok, why := d.Admit(hb, a)
+		if ok {
+			d.Commit(hb, a, nil)
+		} else {
+			v := policy.VetoOf(d.Name(), a, why)
+			d.Commit(hb, a, &v)
+		}
 		return ok
 	}
 	if at(0, policy.RackLocal) {
@@ -45,6 +54,22 @@ func TestDelaySchedulingLevels(t *testing.T) {
 	// a node-local launch reset the wait
 	if at(11, policy.RackLocal) {
 		t.Fatal("wait not reset by a node-local launch")
+	}
+	// Admit only reads: asking again and again starts no clock
+	fresh, _ := NewDelayScheduling(5, 5)
+	for now := range 20 {
+		c.NowS = float64(now)
+		if ok, _ := fresh.Admit(hb, start(policy.RackLocal)); ok {
+			t.Fatalf("at %d s: admitted a rack-local map of a job whose clock never started", now)
+		}
+	}
+	// a node-local map that another filter vetoes did not start: the wait
+	// goes on (the clock started at 11 above)
+	other := policy.Veto{Stage: NameSlotPreScheduling}
+	c.NowS = 16
+	d.Commit(hb, start(policy.NodeLocal), &other)
+	if !at(16, policy.RackLocal) {
+		t.Fatal("a node-local map vetoed by another filter reset the wait")
 	}
 	// reduces and copies pass
 	if ok, _ := d.Admit(hb, policy.Action{Kind: policy.ActionStart, Job: "j1", Type: models.ReduceTask}); !ok {
@@ -70,12 +95,12 @@ func TestDelaySchedulingSkipsToNextJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := p.Heartbeat(c, a)
+	acts := p.Heartbeat(c, a).Actions
 	if len(acts) != 1 || acts[0].Job != "j2" || acts[0].Locality != policy.NodeLocal {
 		t.Fatalf("want j2's node-local map, got\n%s", policy.FormatReasons(acts))
 	}
 	p, _ = policy.NewPipeline("mrv1-static", policy.HeartbeatConfig{})
-	if acts := p.Heartbeat(c, a); len(acts) != 1 || acts[0].Job != "j1" {
+	if acts := p.Heartbeat(c, a).Actions; len(acts) != 1 || acts[0].Job != "j1" {
 		t.Fatalf("without delay scheduling want j1 first, got\n%s", policy.FormatReasons(acts))
 	}
 }

@@ -102,9 +102,10 @@ func TestResourceStealingInPipeline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acts := p.Heartbeat(c, n)
-		if p.Rejected != 0 || policytest.Kinds(acts)[policy.ActionStart] != 1 {
-			t.Fatalf("%s: rejected %d\n%s", m, p.Rejected, policy.FormatReasons(acts))
+		d := p.Heartbeat(c, n)
+		acts := d.Actions
+		if d.Dropped != 0 || policytest.Kinds(acts)[policy.ActionStart] != 1 {
+			t.Fatalf("%s: rejected %d\n%s", m, d.Dropped, policy.FormatReasons(acts))
 		}
 		total := int64(1) // the start's vcore
 		for _, a := range n.Running {

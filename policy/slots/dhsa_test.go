@@ -137,9 +137,10 @@ func TestPIDHSAThroughPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := p.Heartbeat(hb.Cluster, hb.Node)
+	d := p.Heartbeat(hb.Cluster, hb.Node)
+	acts := d.Actions
 	k := policytest.Kinds(acts)
-	if k[policy.ActionSlots] != 1 || k[policy.ActionStart] != 2 || p.Rejected != 0 {
+	if k[policy.ActionSlots] != 1 || k[policy.ActionStart] != 2 || d.Dropped != 0 {
 		t.Fatalf("want 1 slots action and 2 map starts in lent slots, got\n%s", policy.FormatReasons(acts))
 	}
 	if acts[0].MapSlots != 4 || acts[0].ReduceSlots != 0 {
@@ -159,7 +160,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := p.Heartbeat(c, a)
+	acts := p.Heartbeat(c, a).Actions
 	if len(acts) != 2 {
 		t.Fatalf("want 2 starts, got\n%s", policy.FormatReasons(acts))
 	}
@@ -173,7 +174,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 	if err := half.SetParam("pd-dhsa.percentage_of_borrowed_reduce_slots", 0.5); err != nil {
 		t.Fatal(err)
 	}
-	if acts := half.Heartbeat(c, a); len(acts) != 1 || acts[0].Slot != models.ReduceTask {
+	if acts := half.Heartbeat(c, a).Actions; len(acts) != 1 || acts[0].Slot != models.ReduceTask {
 		t.Fatalf("at 50%% of 2 idle reduce slots, want one map in a borrowed slot, got\n%s", policy.FormatReasons(acts))
 	}
 	// Cases (1), (2) first: a free map slot and a free reduce slot with
@@ -183,7 +184,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 	f.Job("j1", 3, 3, nil)
 	c = f.Finish()
 	p, _ = policy.NewPipeline("pd-dhsa", policy.HeartbeatConfig{})
-	acts = p.Heartbeat(c, a)
+	acts = p.Heartbeat(c, a).Actions
 	if len(acts) != 2 || acts[0].Slot != models.MapTask || acts[0].Type != models.MapTask || acts[1].Slot != models.ReduceTask || acts[1].Type != models.ReduceTask {
 		t.Fatalf("want case (1) then case (2), got\n%s", policy.FormatReasons(acts))
 	}
@@ -193,7 +194,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 	f.Job("j1", 0, 3, nil)
 	c = f.Finish()
 	p, _ = policy.NewPipeline("pd-dhsa", policy.HeartbeatConfig{})
-	acts = p.Heartbeat(c, a)
+	acts = p.Heartbeat(c, a).Actions
 	if len(acts) != 1 || acts[0].Type != models.ReduceTask || acts[0].Slot != models.MapTask || !strings.Contains(acts[0].Reason, "case (4)") {
 		t.Fatalf("want case (4), got\n%s", policy.FormatReasons(acts))
 	}
@@ -215,7 +216,7 @@ func TestFairSlotsOrder(t *testing.T) {
 	}
 	c := f.Finish()
 	p, _ := policy.NewPipeline("mrv1-static", policy.HeartbeatConfig{})
-	acts := p.Heartbeat(c, a)
+	acts := p.Heartbeat(c, a).Actions
 	// j2 (0 running) gets slots until it catches up with j1 (3 running).
 	got := ""
 	for _, x := range acts {
@@ -237,8 +238,9 @@ func TestPDDHSAOnContainerCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := p.Heartbeat(c, a)
-	if k := policytest.Kinds(acts); k[policy.ActionStart] != 3 || p.Rejected != 0 {
+	d := p.Heartbeat(c, a)
+	acts := d.Actions
+	if k := policytest.Kinds(acts); k[policy.ActionStart] != 3 || d.Dropped != 0 {
 		t.Fatalf("want 2 maps and 1 reduce started, got\n%s", policy.FormatReasons(acts))
 	}
 	for _, x := range acts {

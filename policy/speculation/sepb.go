@@ -55,6 +55,7 @@ type SEPB struct {
 var _ policy.Speculator = (*SEPB)(nil)
 var _ policy.LaunchFilter = (*SEPB)(nil)
 var _ policy.Tunable = (*SEPB)(nil)
+var _ policy.Committer = (*SEPB)(nil)
 
 // NewSEPB returns SEPB on LATE with the defaults above.
 func NewSEPB() *SEPB {
@@ -80,11 +81,20 @@ func (s *SEPB) Params() []policy.Param { return s.tunable().Params() }
 // SetParam implements policy.Tunable.
 func (s *SEPB) SetParam(name string, v float64) error { return s.tunable().Set(NameSEPB, name, v) }
 
-// Speculate implements Speculator: the kills, then LATE's copies gated by
-// the pending-task window.
-func (s *SEPB) Speculate(hb *policy.Heartbeat) []policy.Action {
-	out := s.killStragglers(hb)
-	return append(out, s.Speculation.Speculate(hb)...)
+// Speculate implements policy.Speculator: the kills, then LATE's copies
+// gated by the pending-task window.
+func (s *SEPB) Speculate(hb *policy.Heartbeat) ([]policy.Action, []policy.Veto) {
+	kills := s.killStragglers(hb)
+	copies, vetoes := s.Speculation.Speculate(hb)
+	return append(kills, copies...), vetoes
+}
+
+// Commit implements policy.Committer: a kill the pipeline accepted counts
+// toward its task's MaxKillsPerTask.
+func (s *SEPB) Commit(_ *policy.Heartbeat, a policy.Action, veto *policy.Veto) {
+	if veto == nil && a.Kind == policy.ActionKill {
+		s.kills[policy.TaskKey{Job: a.Job, Type: a.Type, Task: a.Task}]++
+	}
 }
 
 func (s *SEPB) killStragglers(hb *policy.Heartbeat) []policy.Action {
@@ -93,6 +103,7 @@ func (s *SEPB) killStragglers(hb *policy.Heartbeat) []policy.Action {
 	}
 	now := hb.Cluster.NowS
 	var out []policy.Action
+	var planned map[policy.TaskKey]int // kills decided in this call, counted by Commit once accepted
 	for _, j := range hb.Cluster.Jobs {
 		for _, a := range j.Running {
 			mean := j.MeanDurationS(a.Type)
@@ -100,8 +111,11 @@ func (s *SEPB) killStragglers(hb *policy.Heartbeat) []policy.Action {
 				continue
 			}
 			id := a.TaskKey()
-			if el := now - a.StartS; el > s.KillFactor*mean && s.kills[id] < s.MaxKillsPerTask {
-				s.kills[id]++
+			if el := now - a.StartS; el > s.KillFactor*mean && s.kills[id]+planned[id] < s.MaxKillsPerTask {
+				if planned == nil {
+					planned = map[policy.TaskKey]int{}
+				}
+				planned[id]++
 				out = append(out, policy.Action{Kind: policy.ActionKill, Job: a.Job, Type: a.Type, Task: a.Task, Attempt: a.ID, Node: a.Node,
 					Reason: fmt.Sprintf("%s: attempt %d ran %.1fs > %g × mean %v time %.1fs; killed to yield its slot", NameSEPB, a.ID, el, s.KillFactor, a.Type, mean)})
 			}

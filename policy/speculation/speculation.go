@@ -93,11 +93,12 @@ type candidate struct {
 	why  string
 }
 
-// Speculate implements policy.Speculator.
-func (s *Speculation) Speculate(hb *policy.Heartbeat) []policy.Action {
+// Speculate implements policy.Speculator: the copies, and those a gate
+// withheld as vetoes.
+func (s *Speculation) Speculate(hb *policy.Heartbeat) ([]policy.Action, []policy.Veto) {
 	c := hb.Cluster
 	if !newTentativeFree(hb).anyRoom() || (s.late && s.nodeIsSlow(hb)) {
-		return nil
+		return nil, nil
 	}
 	budget := math.MaxInt
 	if s.late {
@@ -114,6 +115,7 @@ func (s *Speculation) Speculate(hb *policy.Heartbeat) []policy.Action {
 	}
 	free := newTentativeFree(hb)
 	var out []policy.Action
+	var vetoes []policy.Veto
 	for _, cd := range cands {
 		if budget <= 0 {
 			break
@@ -122,16 +124,18 @@ func (s *Speculation) Speculate(hb *policy.Heartbeat) []policy.Action {
 		if !free.fits(cd.a.Type, d) {
 			continue
 		}
-		if ok, _ := s.gatesAllow(hb, cd.job, cd.a); !ok {
+		dup := policy.Action{Kind: policy.ActionSpeculate, Job: cd.a.Job, Type: cd.a.Type, Task: cd.a.Task, Attempt: cd.a.ID,
+			Node: hb.Node.ID, Slot: hb.SlotFor(cd.a.Type), Resources: d}
+		if ok, why := s.gatesAllow(hb, cd.job, cd.a); !ok {
+			vetoes = append(vetoes, policy.VetoOf(s.name, dup, why))
 			continue
 		}
 		free.take(cd.a.Type, d)
 		budget--
-		out = append(out, policy.Action{Kind: policy.ActionSpeculate, Job: cd.a.Job, Type: cd.a.Type, Task: cd.a.Task, Attempt: cd.a.ID,
-			Node: hb.Node.ID, Slot: hb.SlotFor(cd.a.Type), Resources: d.Clone(),
-			Reason: fmt.Sprintf("%s: %s", s.name, cd.why)})
+		dup.Resources, dup.Reason = d.Clone(), fmt.Sprintf("%s: %s", s.name, cd.why)
+		out = append(out, dup)
 	}
-	return out
+	return out, vetoes
 }
 
 func (s *Speculation) gatesAllow(hb *policy.Heartbeat, j *policy.JobView, a *policy.AttemptView) (bool, string) {

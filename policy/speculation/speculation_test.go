@@ -39,7 +39,7 @@ func TestHadoopSpeculationPicksSlowestLongestLeft(t *testing.T) {
 	f.Run(busy, models.MapTask, w, 0, 0.9)
 	c := f.Finish()
 	s := NewHadoopSpeculation()
-	acts := s.Speculate(policy.NewHeartbeat(c, h))
+	acts := actionsOf(s.Speculate(policy.NewHeartbeat(c, h)))
 	if got := copies(acts); len(got) != 1 || got[0] != slow.ID {
 		t.Fatalf("copies %v, want [%d] only (young attempt and job with pending maps excluded)\n%s", got, slow.ID, policy.FormatReasons(acts))
 	}
@@ -47,14 +47,14 @@ func TestHadoopSpeculationPicksSlowestLongestLeft(t *testing.T) {
 		t.Fatalf("copy placed %v", acts[0])
 	}
 	// never on the node of the attempt copied
-	if got := copies(s.Speculate(policy.NewHeartbeat(c, w))); len(got) != 0 {
+	if got := copies(actionsOf(s.Speculate(policy.NewHeartbeat(c, w)))); len(got) != 0 {
 		t.Fatalf("copies on the straggler's own node: %v", got)
 	}
 	// a task with a copy running is not copied again
 	cp := f.Run(j, models.MapTask, h, 90, 0.5)
 	cp.Task, cp.Speculative = slow.Task, true
 	c = f.Finish()
-	if got := copies(s.Speculate(policy.NewHeartbeat(c, h))); len(got) != 0 {
+	if got := copies(actionsOf(s.Speculate(policy.NewHeartbeat(c, h)))); len(got) != 0 {
 		t.Fatalf("copied a task that has a copy: %v", got)
 	}
 }
@@ -88,7 +88,7 @@ func TestSEPBFig5(t *testing.T) {
 	c, h := fig5()
 	late := NewLATE()
 	late.SpeculativeCap = 0.02
-	acts := late.Speculate(policy.NewHeartbeat(c, h))
+	acts := actionsOf(late.Speculate(policy.NewHeartbeat(c, h)))
 	if len(acts) != 4 {
 		t.Fatalf("LATE: want 4 copies, got\n%s", policy.FormatReasons(acts))
 	}
@@ -104,7 +104,7 @@ func TestSEPBFig5(t *testing.T) {
 	s := NewSEPB()
 	s.SpeculativeCap = 0.02
 	s.PercentageOfJobsCheckedForPendingTasks = 4.0 / 6
-	if acts := s.Speculate(policy.NewHeartbeat(c, h)); len(acts) != 0 {
+	if acts := actionsOf(s.Speculate(policy.NewHeartbeat(c, h))); len(acts) != 0 {
 		t.Fatalf("SEPB: want no copy, got\n%s", policy.FormatReasons(acts))
 	}
 	skip, why := s.SkipJob(c, "J1", models.MapTask)
@@ -118,7 +118,7 @@ func TestSEPBFig5(t *testing.T) {
 	}
 	// percentage 0 checks no job: plain LATE.
 	s.PercentageOfJobsCheckedForPendingTasks = 0
-	if got := copies(s.Speculate(policy.NewHeartbeat(c, h))); len(got) != 4 {
+	if got := copies(actionsOf(s.Speculate(policy.NewHeartbeat(c, h)))); len(got) != 4 {
 		t.Fatalf("SEPB at 0%%: want LATE's 4 copies, got %v", got)
 	}
 	// SEPB also vets another add-on's copies as a filter
@@ -139,7 +139,7 @@ func TestSEPBKillsAtTwiceTheMean(t *testing.T) {
 	red := f.Run(j, models.ReduceTask, w, 10, 0.2) // 90 s > 60 but maps unfinished
 	c := f.Finish()
 	s := NewSEPB()
-	acts := s.Speculate(policy.NewHeartbeat(c, h))
+	acts := actionsOf(s.Speculate(policy.NewHeartbeat(c, h)))
 	kills := 0
 	for _, a := range acts {
 		if a.Kind == policy.ActionKill {
@@ -152,21 +152,25 @@ func TestSEPBKillsAtTwiceTheMean(t *testing.T) {
 	if kills != 1 {
 		t.Fatalf("want 1 kill, got\n%s", policy.FormatReasons(acts))
 	}
+	for _, a := range acts { // as the pipeline does with the kills it accepts
+		s.Commit(nil, a, nil)
+	}
 	// at most MaxKillsPerTask kills per task: the restarted attempt lives
-	if again := policytest.Kinds(s.Speculate(policy.NewHeartbeat(c, h)))[policy.ActionKill]; again != 0 {
+	if again := policytest.Kinds(actionsOf(s.Speculate(policy.NewHeartbeat(c, h))))[policy.ActionKill]; again != 0 {
 		t.Fatalf("killed the same task twice")
 	}
 	// once the maps are done the straggling reduce is killed too
 	j.MapsDone = j.MapsTotal
-	acts = s.Speculate(policy.NewHeartbeat(c, h))
+	acts = actionsOf(s.Speculate(policy.NewHeartbeat(c, h)))
 	if k := policytest.Kinds(acts)[policy.ActionKill]; k != 1 || acts[0].Attempt != red.ID {
 		t.Fatalf("want the reduce killed, got\n%s", policy.FormatReasons(acts))
 	}
 	// the pipeline accepts the kills (they free the attempts' slots)
 	p, _ := policy.NewPipeline("mrv1-static+sepb", policy.HeartbeatConfig{})
-	acts = p.Heartbeat(c, w)
-	if k := policytest.Kinds(acts)[policy.ActionKill]; k != 2 || p.Rejected != 0 {
-		t.Fatalf("want both stragglers killed and nothing rejected (%d), got\n%s", p.Rejected, policy.FormatReasons(acts))
+	d := p.Heartbeat(c, w)
+	acts = d.Actions
+	if k := policytest.Kinds(acts)[policy.ActionKill]; k != 2 || d.Dropped != 0 {
+		t.Fatalf("want both stragglers killed and nothing rejected (%d), got\n%s", d.Dropped, policy.FormatReasons(acts))
 	}
 }
 
@@ -187,7 +191,7 @@ func TestBASERejectsCopiesThatFinishLater(t *testing.T) {
 		return f.Finish(), h, a
 	}
 	c, h, a := build(0.9)
-	if got := copies(NewHadoopSpeculation().Speculate(policy.NewHeartbeat(c, h))); len(got) != 1 || got[0] != a.ID {
+	if got := copies(actionsOf(NewHadoopSpeculation().Speculate(policy.NewHeartbeat(c, h)))); len(got) != 1 || got[0] != a.ID {
 		t.Fatalf("Hadoop detection should copy A: %v", got)
 	}
 	b := NewBASE(1)
@@ -195,7 +199,7 @@ func TestBASERejectsCopiesThatFinishLater(t *testing.T) {
 	if math.Abs(est-20) > 1e-9 || math.Abs(a.TimeLeft(c.NowS)-10) > 1e-9 {
 		t.Fatalf("estimate %v (%s), time left %v", est, how, a.TimeLeft(c.NowS))
 	}
-	acts := b.Speculate(policy.NewHeartbeat(c, h))
+	acts := actionsOf(b.Speculate(policy.NewHeartbeat(c, h)))
 	if len(acts) != 0 {
 		t.Fatalf("BASE copied A although its copy would finish later:\n%s", policy.FormatReasons(acts))
 	}
@@ -204,15 +208,15 @@ func TestBASERejectsCopiesThatFinishLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := copies(p.Heartbeat(c, h)); len(got) != 0 {
+	if got := copies(p.Heartbeat(c, h).Actions); len(got) != 0 {
 		t.Fatalf("late+base copied A: %v", got)
 	}
 	p, _ = policy.NewPipeline("mrv1-static+late", policy.HeartbeatConfig{})
-	if got := copies(p.Heartbeat(c, h)); len(got) != 1 {
+	if got := copies(p.Heartbeat(c, h).Actions); len(got) != 1 {
 		t.Fatalf("late alone should copy A: %v", got)
 	}
 	c, h, a = build(0.2)
-	if got := copies(NewBASE(1).Speculate(policy.NewHeartbeat(c, h))); len(got) != 1 || got[0] != a.ID {
+	if got := copies(actionsOf(NewBASE(1).Speculate(policy.NewHeartbeat(c, h)))); len(got) != 1 || got[0] != a.ID {
 		t.Fatalf("BASE should copy A at 20%%: %v", got)
 	}
 }
@@ -265,12 +269,12 @@ func TestLATESlowNodeAndCap(t *testing.T) {
 	}
 	c := f.Finish()
 	l := NewLATE()
-	if got := copies(l.Speculate(policy.NewHeartbeat(c, slowNode))); len(got) != 0 {
+	if got := copies(actionsOf(l.Speculate(policy.NewHeartbeat(c, slowNode)))); len(got) != 0 {
 		t.Fatalf("copy launched on a slow node: %v", got)
 	}
 	// from a normal node both stragglers are copied, longest time left
 	// first (1900 s for j1's, 1150 s for j2's)
-	if got := copies(l.Speculate(policy.NewHeartbeat(c, third))); len(got) != 2 || got[0] != straggler.ID || got[1] != lame.ID {
+	if got := copies(actionsOf(l.Speculate(policy.NewHeartbeat(c, third)))); len(got) != 2 || got[0] != straggler.ID || got[1] != lame.ID {
 		t.Fatalf("copies from a normal node %v, want [%d %d]", got, straggler.ID, lame.ID)
 	}
 	// cap: 10% of 40 slots = 4 copies, 4 already running
@@ -279,7 +283,10 @@ func TestLATESlowNodeAndCap(t *testing.T) {
 		cp.Speculative = true
 	}
 	c = f.Finish()
-	if got := copies(l.Speculate(policy.NewHeartbeat(c, third))); len(got) != 0 {
+	if got := copies(actionsOf(l.Speculate(policy.NewHeartbeat(c, third)))); len(got) != 0 {
 		t.Fatalf("copies beyond SpeculativeCap: %v", got)
 	}
 }
+
+// actionsOf drops a Speculate's vetoes.
+func actionsOf(actions []policy.Action, _ []policy.Veto) []policy.Action { return actions }

@@ -9,9 +9,8 @@ import (
 	"github.com/optd/optd/policy"
 )
 
-// ledgerScheduler drives a run through a ledger.Scheduler in process: the
-// decision logic of optd's Heartbeat RPC without the network. Every event is
-// also replayed into a second ledger, as a restarted server would.
+// ledgerScheduler is a ControlPlane around a ledger.Scheduler that also
+// replays every event into a second ledger, as a restarted server would.
 type ledgerScheduler struct {
 	s      *ledger.Scheduler
 	cfg    ledger.Config
@@ -63,47 +62,30 @@ func newLedgerScheduler(t *testing.T, sc *ClusterScenario, spec string, seed uin
 
 type ledgerAdapter struct{ *ledgerScheduler }
 
-func (a ledgerAdapter) JobSubmitted(_ context.Context, _ float64, job ledger.JobSpec) error {
-	if err := a.s.Ledger.Submit(job); err != nil {
-		return err
-	}
-	return a.record(ledger.Event{Submit: &job})
-}
-
-func (a ledgerAdapter) Heartbeat(ctx context.Context, now float64, node string, running []ledger.Status) (HeartbeatAnswer, error) {
-	d, err := a.s.Heartbeat(ctx, ledger.Beat{Node: node, NowS: now, Running: running})
-	if err != nil {
-		return HeartbeatAnswer{}, err
-	}
-	ans := HeartbeatAnswer{Rejected: d.Rejected}
-	for _, ap := range d.Applied {
-		ans.Actions = append(ans.Actions, ap.Action)
-		if ap.Kind == policy.ActionStart || ap.Kind == policy.ActionSpeculate {
-			ans.Started = append(ans.Started, ap.Attempt)
-			// The executor starts what it was told: a copy of Source.
-			if ap.Kind == policy.ActionSpeculate {
-				ans.Actions[len(ans.Actions)-1].Attempt = ap.Source
-			}
-		}
-	}
-	return ans, a.record(d.Events...)
-}
-
-func (a ledgerAdapter) AttemptFinished(ctx context.Context, now float64, node string, id int) error {
-	d, err := a.s.Heartbeat(ctx, ledger.Beat{Node: node, NowS: now, Finished: []int{id}, ReportOnly: true})
+func (a ledgerAdapter) Submit(_ context.Context, job ledger.JobSpec) error {
+	ev, err := a.s.Submit(job)
 	if err != nil {
 		return err
 	}
-	return a.record(d.Events...)
+	return a.record(ev)
+}
+
+func (a ledgerAdapter) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decision, error) {
+	d, err := a.s.Heartbeat(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return d, a.record(d.Events...)
 }
 
 func (a ledgerAdapter) JobFinished(context.Context, float64, string) error { return nil }
 
-// TestLedgerSchedulerReproducesPipeline: a run decided through the ledger
-// (the server's state machine) gives exactly the metrics of the same run
-// decided by the pipeline on the simulator's own views, for every kind of
-// policy, and the event log rebuilds the same ledger.
-func TestLedgerSchedulerReproducesPipeline(t *testing.T) {
+// TestEventLogRebuildsTheLedger: a run through a ControlPlane (here the
+// ledger.Scheduler the server runs, its events encoded, decoded and
+// replayed into a second ledger) gives exactly the metrics of the run in
+// process, for every kind of policy, and the event log rebuilds a ledger
+// that ends as the live one.
+func TestEventLogRebuildsTheLedger(t *testing.T) {
 	cases := []struct{ scenario, spec string }{
 		{"haste-table2", "haste"},
 		{"haste-table2", "haste-a"},
@@ -132,7 +114,7 @@ func TestLedgerSchedulerReproducesPipeline(t *testing.T) {
 				t.Fatal(err)
 			}
 			ls := newLedgerScheduler(t, sc, tc.spec, seed)
-			got, err := RunCluster(context.Background(), sc, nil, ClusterOptions{Seed: seed, Scheduler: ledgerAdapter{ls}, CheckInvariants: true})
+			got, err := RunCluster(context.Background(), sc, nil, ClusterOptions{Seed: seed, ControlPlane: ledgerAdapter{ls}, CheckInvariants: true})
 			if err != nil {
 				t.Fatal(err)
 			}

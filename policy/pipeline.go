@@ -2,8 +2,11 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/optd/optd/models"
@@ -72,6 +75,16 @@ func NewPipeline(spec string, cfg HeartbeatConfig) (*Pipeline, error) {
 	}
 	if p.assigner == nil {
 		return nil, fmt.Errorf("%w: policy spec %q: no assignment policy", ErrInvalidConfig, spec)
+	}
+	stateful := map[string]bool{}
+	for _, s := range p.members() {
+		if _, ok := s.(Stateful); ok {
+			name := s.(Plugin).Name()
+			if stateful[name] {
+				return nil, fmt.Errorf("%w: policy spec %q: two stages named %q keep state (their snapshots would collide)", ErrInvalidConfig, spec, name)
+			}
+			stateful[name] = true
+		}
 	}
 	return p, nil
 }
@@ -409,4 +422,76 @@ func (p *Pipeline) SetParam(key string, v float64) error {
 		}
 	}
 	return fmt.Errorf("%w: policy spec %q has no tunable stage %q (tunable: %s)", ErrInvalidConfig, p.spec, stage, strings.Join(names, ", "))
+}
+
+// statefulStages returns the pipeline's Stateful stages by name.
+func (p *Pipeline) statefulStages() map[string]Stateful {
+	var out map[string]Stateful
+	for _, s := range p.members() {
+		st, ok := s.(Stateful)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]Stateful{}
+		}
+		out[s.(Plugin).Name()] = st
+	}
+	return out
+}
+
+// snapshot is a pipeline's state: whether it ran its Initializer, and each
+// Stateful stage's own snapshot by stage name.
+type snapshot struct {
+	Initialized bool                       `json:"initialized"`
+	Stages      map[string]json.RawMessage `json:"stages"`
+}
+
+// Snapshot returns the pipeline's learned state as JSON (the same state
+// gives the same bytes): nil for a pipeline whose stages learn nothing.
+// Restore it into a fresh pipeline of the same spec and configuration.
+func (p *Pipeline) Snapshot() ([]byte, error) {
+	stages := p.statefulStages()
+	if len(stages) == 0 {
+		return nil, nil
+	}
+	s := snapshot{Initialized: p.initialized, Stages: make(map[string]json.RawMessage, len(stages))}
+	for name, st := range stages {
+		data, err := st.Snapshot()
+		if err != nil {
+			return nil, fmt.Errorf("policy spec %q: snapshot of %s: %w", p.spec, name, err)
+		}
+		s.Stages[name] = data
+	}
+	return json.Marshal(s)
+}
+
+// Restore sets a fresh pipeline's state from one of its Snapshots (nil:
+// nothing to restore). A snapshot of another pipeline, or a malformed one,
+// is ErrInvalidConfig.
+func (p *Pipeline) Restore(data []byte) error {
+	if data == nil {
+		return nil
+	}
+	var s snapshot
+	if err := DecodeSnapshot(data, &s); err != nil {
+		return fmt.Errorf("policy spec %q: %w", p.spec, err)
+	}
+	stages := p.statefulStages()
+	for name := range s.Stages {
+		if stages[name] == nil {
+			return fmt.Errorf("%w: policy spec %q: the snapshot has state for a stage %q it does not have", ErrInvalidConfig, p.spec, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(stages)) {
+		data, ok := s.Stages[name]
+		if !ok {
+			return fmt.Errorf("%w: policy spec %q: the snapshot has no state for stage %q", ErrInvalidConfig, p.spec, name)
+		}
+		if err := stages[name].Restore(data); err != nil {
+			return fmt.Errorf("%w: policy spec %q: snapshot of %s: %w", ErrInvalidConfig, p.spec, name, err)
+		}
+	}
+	p.initialized = s.Initialized
+	return nil
 }

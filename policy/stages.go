@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -64,6 +67,17 @@ type Speculator interface {
 // see it.
 type Committer interface {
 	Commit(hb *Heartbeat, a Action, veto *Veto)
+}
+
+// Stateful is implemented by a stage that learns (estimates, counters, a
+// plan): Snapshot returns its state as JSON and Restore sets it from one
+// of its snapshots, on a fresh stage of the same spec and configuration,
+// so that a server restarted between two heartbeats decides exactly as
+// one that never stopped. A stage without learned state does not
+// implement it.
+type Stateful interface {
+	Snapshot() ([]byte, error)
+	Restore(data []byte) error
 }
 
 // Sharer adjusts the resources of the node's running attempts
@@ -134,4 +148,15 @@ type StagesFactory func(cfg HeartbeatConfig) (Stages, error)
 // calls Init before the first heartbeat that has active jobs.
 type Initializer interface {
 	Init(ctx context.Context, c *ClusterView) error
+}
+
+// DecodeSnapshot decodes a stage's JSON snapshot into v, refusing unknown
+// fields (a snapshot of another version or stage): for Restore methods.
+func DecodeSnapshot(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: snapshot: %w", ErrInvalidConfig, err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -133,7 +134,25 @@ func newScheduler(st *store.State) (*ledger.Scheduler, error) {
 			return nil, fmt.Errorf("%w: cluster %q: event %d of its log: %w", store.ErrCorrupt, st.Cluster.ID, i, err)
 		}
 	}
+	if err := pipe.Restore(st.PolicyState); err != nil {
+		return nil, fmt.Errorf("%w: cluster %q: heartbeat policy state: %w", store.ErrCorrupt, st.Cluster.ID, err)
+	}
 	return &ledger.Scheduler{Ledger: l, Pipe: pipe}, nil
+}
+
+// policyChange puts the pipeline's snapshot in ch if it differs from the
+// last one stored or queued: a heartbeat may teach the pipeline something
+// (a delay clock, a phase track, the ITA plan) without changing the ledger,
+// and a restarted server must decide as this one would.
+func (c *cluster) policyChange(ch *store.Change) error {
+	data, err := c.sched.Pipe.Snapshot()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(data, c.policyState) {
+		ch.PolicyState, c.policyState = data, data
+	}
+	return nil
 }
 
 // logChange turns a call's ledger events into the store change appending
@@ -311,7 +330,10 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 			}
 		}
 		ch := &store.Change{}
-		if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 {
+		if err := e.c.policyChange(ch); err != nil {
+			return nil, dirty, err
+		}
+		if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 && ch.PolicyState == nil {
 			if len(resp.Vetoes) > 0 {
 				return resp, nil, nil // a read: the reasons tell of state that must be durable first
 			}

@@ -3,6 +3,7 @@ package assign
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -63,6 +64,7 @@ import (
 var (
 	_ policy.Assigner    = (*scoredAssigner)(nil)
 	_ policy.Initializer = (*scoredAssigner)(nil)
+	_ policy.Stateful    = (*scoredAssigner)(nil)
 )
 
 // DefaultBeta is HaSTE-A's β of §5.2.3.
@@ -347,4 +349,54 @@ func norm(x, lo, hi float64) float64 {
 		return 0
 	}
 	return (x - lo) / (hi - lo)
+}
+
+// hasteState is the snapshot of a scoredAssigner: the ITA plan of the
+// nodes whose first heartbeat has not come yet (a node's plan is used by
+// that heartbeat only, so the others' plans are spent).
+type hasteState struct {
+	Plan map[string][]plannedState `json:"plan,omitempty"`
+}
+
+type plannedState struct {
+	Job   string `json:"job"`
+	Count int    `json:"count"`
+}
+
+// Snapshot implements policy.Stateful.
+func (s *scoredAssigner) Snapshot() ([]byte, error) {
+	st := hasteState{}
+	for node, p := range s.plan {
+		if s.owner[node] != nil {
+			continue
+		}
+		if st.Plan == nil {
+			st.Plan = map[string][]plannedState{}
+		}
+		for _, e := range p {
+			st.Plan[node] = append(st.Plan[node], plannedState{e.job, e.count})
+		}
+	}
+	return json.Marshal(st)
+}
+
+// Restore implements policy.Stateful.
+func (s *scoredAssigner) Restore(data []byte) error {
+	var st hasteState
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	s.plan, s.owner = nil, nil
+	if st.Plan != nil {
+		s.plan, s.owner = map[string][]planned{}, map[string]*policy.Heartbeat{}
+	}
+	for node, p := range st.Plan {
+		for _, e := range p {
+			if e.Job == "" || e.Count < 1 {
+				return fmt.Errorf("%w: plan of node %q: %d maps of job %q", policy.ErrInvalidConfig, node, e.Count, e.Job)
+			}
+			s.plan[node] = append(s.plan[node], planned{e.Job, e.Count})
+		}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package builtin_test
 
 import (
+	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/optd/optd/policy"
@@ -95,4 +97,87 @@ func TestPipelineParams(t *testing.T) {
 	if err := p.SetParam("sepb.kill_factor", 0); err == nil {
 		t.Fatal("out-of-range value accepted")
 	}
+}
+
+// TestSnapshotsBelongToTheirPipeline: a pipeline that learns nothing has
+// no snapshot; a snapshot restores only into a pipeline of the same
+// stages, and a malformed one is refused with ErrInvalidConfig.
+func TestSnapshotsBelongToTheirPipeline(t *testing.T) {
+	build := func(spec string) *policy.Pipeline {
+		t.Helper()
+		p, err := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if data, err := build("fair+resource-stealing-even+late").Snapshot(); data != nil || err != nil {
+		t.Fatalf("a stateless pipeline's snapshot: %s, %v", data, err)
+	}
+	data, err := build("haste+delay-scheduling+sepb").Snapshot()
+	if err != nil || data == nil {
+		t.Fatalf("snapshot: %s, %v", data, err)
+	}
+	if err := build("haste+delay-scheduling+sepb").Restore(data); err != nil {
+		t.Fatalf("restoring into the same spec: %v", err)
+	}
+	for _, tc := range []struct {
+		spec string
+		data []byte
+	}{
+		{"haste+sepb", data},                               // a stage fewer
+		{"haste+delay-scheduling+sepb+base", data},         // a stage more
+		{"haste+delay-scheduling+sepb", []byte(`{`)},       // not JSON
+		{"haste+delay-scheduling+sepb", []byte(`{"x":1}`)}, // unknown field
+		{"haste+delay-scheduling+sepb", []byte(`{"initialized":true,"stages":{"haste":{},"sepb":{"kills":[{"job":"j","type":"map","task":0,"count":0}]},"delay-scheduling":{}}}`)},
+	} {
+		if err := build(tc.spec).Restore(tc.data); !errors.Is(err, policy.ErrInvalidConfig) {
+			t.Errorf("Restore(%s) into %s: %v, want ErrInvalidConfig", tc.data, tc.spec, err)
+		}
+	}
+	if err := build("haste").Restore(nil); err != nil {
+		t.Errorf("Restore(nil): %v", err)
+	}
+}
+
+// FuzzPipelineRestore: a stored snapshot is decoded by Restore, which never
+// panics; one it accepts snapshots again to bytes that restore to the same
+// bytes (the state survives a second restart unchanged).
+func FuzzPipelineRestore(f *testing.F) {
+	for _, spec := range []string{"haste+delay-scheduling+sepb+base+dynamic-adjust", "pi-dhsa"} {
+		p, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		data, _ := p.Snapshot()
+		f.Add(spec == "pi-dhsa", data)
+	}
+	f.Add(false, []byte(`{"initialized":true,"stages":{"haste":{"plan":{"n1":[{"job":"j","count":2}]}},"delay-scheduling":{"wait_since":{"j":3.5}},`+
+		`"sepb":{"kills":[{"job":"j","type":"map","task":1,"count":1}]},"base":{"on_node":[{"job":"j","type":"reduce","node":"n","rates":[0.5]}],"all":[]},`+
+		`"dynamic-adjust":{"tracks":[{"attempt":3,"type":"reduce","job":"j","k":1,"progress":0.5,"last_s":9,"start_k":4,"done":[null]}],"phase_means":[],"targets":[{"attempt":3,"vcores":4}],"calls":7}}}`))
+	f.Fuzz(func(t *testing.T, dhsa bool, data []byte) {
+		spec := "haste+delay-scheduling+sepb+base+dynamic-adjust"
+		if dhsa {
+			spec = "pi-dhsa"
+		}
+		p, err := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Restore(data); err != nil {
+			if !errors.Is(err, policy.ErrInvalidConfig) {
+				t.Fatalf("Restore: %v, not ErrInvalidConfig", err)
+			}
+			return
+		}
+		once, err := p.Snapshot()
+		if err != nil {
+			t.Fatalf("Snapshot of a restored pipeline: %v", err)
+		}
+		q, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		if err := q.Restore(once); err != nil {
+			t.Fatalf("Restore of its own snapshot %s: %v", once, err)
+		}
+		twice, _ := q.Snapshot()
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("snapshot changed through a restore:\n%s\n%s", once, twice)
+		}
+	})
 }

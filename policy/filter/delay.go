@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/optd/optd/models"
@@ -26,6 +27,7 @@ type DelayScheduling struct {
 var (
 	_ policy.LaunchFilter = (*DelayScheduling)(nil)
 	_ policy.Committer    = (*DelayScheduling)(nil)
+	_ policy.Stateful     = (*DelayScheduling)(nil)
 )
 var _ policy.Tunable = (*DelayScheduling)(nil)
 
@@ -110,4 +112,27 @@ func (d *DelayScheduling) TaskFinished(c *policy.ClusterView, a *policy.AttemptV
 	if j := c.Job(a.Job); j == nil || len(j.PendingMaps) == 0 {
 		delete(d.waitSince, a.Job)
 	}
+}
+
+// Snapshot implements policy.Stateful: when each waiting job was first
+// skipped.
+func (d *DelayScheduling) Snapshot() ([]byte, error) {
+	return json.Marshal(struct {
+		WaitSince map[string]float64 `json:"wait_since"`
+	}{d.waitSince})
+}
+
+// Restore implements policy.Stateful.
+func (d *DelayScheduling) Restore(data []byte) error {
+	var st struct {
+		WaitSince map[string]float64 `json:"wait_since"`
+	}
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	d.waitSince = st.WaitSince
+	if d.waitSince == nil {
+		d.waitSince = map[string]float64{}
+	}
+	return nil
 }

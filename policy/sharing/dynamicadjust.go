@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -78,6 +79,7 @@ type meanAcc struct {
 var _ policy.Sharer = (*DynamicAdjust)(nil)
 var _ policy.Observer = (*DynamicAdjust)(nil)
 var _ policy.Tunable = (*DynamicAdjust)(nil)
+var _ policy.Stateful = (*DynamicAdjust)(nil)
 
 // NewDynamicAdjust returns DynamicAdjust with θ_slow = 1.5, 10% and one new
 // mitigation per heartbeat.
@@ -297,4 +299,106 @@ func (d *DynamicAdjust) started(j *policy.JobView, t models.TaskType) bool {
 		done, total = j.ReducesDone, j.ReducesTotal
 	}
 	return total > 0 && float64(done) >= d.MinDoneFraction*float64(total) && done > 0
+}
+
+// daState is the snapshot of DynamicAdjust: the phase tracks of the
+// attempts it observes, the per-phase means of finished ones, the
+// mitigated attempts' vcores and the sweep counter.
+type daState struct {
+	Tracks    []trackState `json:"tracks"`
+	PhaseMean []meanState  `json:"phase_means"`
+	Target    []targetCPU  `json:"targets"`
+	Calls     int          `json:"calls"`
+}
+
+type trackState struct {
+	Attempt  int             `json:"attempt"`
+	Type     models.TaskType `json:"type"`
+	Job      string          `json:"job"`
+	K        int             `json:"k"`
+	Progress float64         `json:"progress"`
+	LastS    float64         `json:"last_s"`
+	StartK   float64         `json:"start_k"`
+	// Done are the earlier phases' durations, null where unknown (NaN).
+	Done []*float64 `json:"done"`
+}
+
+type meanState struct {
+	Job  string          `json:"job"`
+	Type models.TaskType `json:"type"`
+	K    int             `json:"k"`
+	Sum  float64         `json:"sum"`
+	N    int             `json:"n"`
+}
+
+type targetCPU struct {
+	Attempt int   `json:"attempt"`
+	VCores  int64 `json:"vcores"`
+}
+
+// Snapshot implements policy.Stateful.
+func (d *DynamicAdjust) Snapshot() ([]byte, error) {
+	st := daState{Calls: d.calls, Tracks: []trackState{}, PhaseMean: []meanState{}, Target: []targetCPU{}}
+	for id, tr := range d.track {
+		ts := trackState{Attempt: id, Type: tr.t, Job: tr.job, K: tr.k, Progress: tr.progress, LastS: tr.lastS, StartK: tr.startK}
+		for _, v := range tr.done {
+			if math.IsNaN(v) {
+				ts.Done = append(ts.Done, nil)
+			} else {
+				ts.Done = append(ts.Done, &v)
+			}
+		}
+		st.Tracks = append(st.Tracks, ts)
+	}
+	slices.SortFunc(st.Tracks, func(a, b trackState) int { return cmp.Compare(a.Attempt, b.Attempt) })
+	for k, m := range d.phaseMean {
+		st.PhaseMean = append(st.PhaseMean, meanState{k.job, k.t, k.k, m.sum, m.n})
+	}
+	slices.SortFunc(st.PhaseMean, func(a, b meanState) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Type, b.Type), cmp.Compare(a.K, b.K))
+	})
+	for id, cpu := range d.target {
+		st.Target = append(st.Target, targetCPU{id, cpu})
+	}
+	slices.SortFunc(st.Target, func(a, b targetCPU) int { return cmp.Compare(a.Attempt, b.Attempt) })
+	return json.Marshal(st)
+}
+
+// Restore implements policy.Stateful.
+func (d *DynamicAdjust) Restore(data []byte) error {
+	var st daState
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	track := make(map[int]*phaseTrack, len(st.Tracks))
+	for _, ts := range st.Tracks {
+		if !ts.Type.Valid() || ts.K < 0 || ts.K >= len(ts.Type.Phases()) || len(ts.Done) != ts.K {
+			return fmt.Errorf("%w: track of attempt %d: %v phase %d with %d phase durations", policy.ErrInvalidConfig, ts.Attempt, ts.Type, ts.K, len(ts.Done))
+		}
+		tr := &phaseTrack{t: ts.Type, job: ts.Job, k: ts.K, progress: ts.Progress, lastS: ts.LastS, startK: ts.StartK}
+		for _, v := range ts.Done {
+			if v == nil {
+				tr.done = append(tr.done, math.NaN())
+			} else {
+				tr.done = append(tr.done, *v)
+			}
+		}
+		track[ts.Attempt] = tr
+	}
+	phaseMean := make(map[phaseKey]*meanAcc, len(st.PhaseMean))
+	for _, m := range st.PhaseMean {
+		if m.N < 1 || !m.Type.Valid() || m.K < 0 {
+			return fmt.Errorf("%w: phase mean of %s/%v phase %d over %d attempts", policy.ErrInvalidConfig, m.Job, m.Type, m.K, m.N)
+		}
+		phaseMean[phaseKey{m.Job, m.Type, m.K}] = &meanAcc{sum: m.Sum, n: m.N}
+	}
+	target := make(map[int]int64, len(st.Target))
+	for _, t := range st.Target {
+		if t.VCores < 0 {
+			return fmt.Errorf("%w: attempt %d mitigated to %d vcores", policy.ErrInvalidConfig, t.Attempt, t.VCores)
+		}
+		target[t.Attempt] = t.VCores
+	}
+	d.track, d.phaseMean, d.target, d.calls = track, phaseMean, target, st.Calls
+	return nil
 }

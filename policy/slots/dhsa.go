@@ -1,6 +1,7 @@
 package slots
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -75,6 +76,7 @@ type PIDHSA struct {
 }
 
 var _ policy.SlotPolicy = (*PIDHSA)(nil)
+var _ policy.Stateful = (*PIDHSA)(nil)
 var _ policy.Tunable = (*PIDHSA)(nil)
 
 // NewPIDHSA returns PI-DHSA with p (checked against the parameter ranges).
@@ -281,4 +283,31 @@ func poolsInOrder(jobs []*policy.JobView) [][]*policy.JobView {
 		out[len(out)-1] = append(out[len(out)-1], j)
 	}
 	return out
+}
+
+// Snapshot implements policy.Stateful: the configured slots learnt so far.
+func (d *PIDHSA) Snapshot() ([]byte, error) {
+	return json.Marshal(struct {
+		Configured map[string][2]int `json:"configured"`
+	}{d.configured})
+}
+
+// Restore implements policy.Stateful.
+func (d *PIDHSA) Restore(data []byte) error {
+	var st struct {
+		Configured map[string][2]int `json:"configured"`
+	}
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	for node, c := range st.Configured {
+		if c[0] < 0 || c[1] < 0 {
+			return fmt.Errorf("%w: configured slots %v of node %q", policy.ErrInvalidConfig, c, node)
+		}
+	}
+	d.configured = st.Configured
+	if d.configured == nil {
+		d.configured = map[string][2]int{}
+	}
+	return nil
 }

@@ -1,9 +1,12 @@
 package speculation
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -45,6 +48,7 @@ type baseKey struct {
 var _ policy.Speculator = (*BASE)(nil)
 var _ policy.LaunchFilter = (*BASE)(nil)
 var _ policy.Observer = (*BASE)(nil)
+var _ policy.Stateful = (*BASE)(nil)
 
 // NewBASE returns BASE on Hadoop's default detection.
 func NewBASE(seed uint64) *BASE {
@@ -120,4 +124,61 @@ func (b *BASE) Admit(hb *policy.Heartbeat, a policy.Action) (bool, string) {
 		}
 	}
 	return false, fmt.Sprintf("%s: attempt %d is not running", NameBASE, a.Attempt)
+}
+
+// rates is one key's finished rates, the snapshot form of BASE's maps.
+type rates struct {
+	Job   string          `json:"job"`
+	Type  models.TaskType `json:"type"`
+	Node  string          `json:"node,omitempty"`
+	Rates []float64       `json:"rates"`
+}
+
+// Snapshot implements policy.Stateful: the finished rates, per node and
+// per job, each list in the order the tasks finished (a draw indexes it).
+func (b *BASE) Snapshot() ([]byte, error) {
+	list := func(m map[baseKey][]float64) []rates {
+		out := make([]rates, 0, len(m))
+		for k, r := range m {
+			out = append(out, rates{k.job, k.t, k.node, r})
+		}
+		slices.SortFunc(out, func(a, b rates) int {
+			return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Node, b.Node))
+		})
+		return out
+	}
+	return json.Marshal(struct {
+		OnNode []rates `json:"on_node"`
+		All    []rates `json:"all"`
+	}{list(b.onNode), list(b.all)})
+}
+
+// Restore implements policy.Stateful.
+func (b *BASE) Restore(data []byte) error {
+	var st struct {
+		OnNode []rates `json:"on_node"`
+		All    []rates `json:"all"`
+	}
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	onNode, all := map[baseKey][]float64{}, map[baseKey][]float64{}
+	for _, l := range []struct {
+		from []rates
+		to   map[baseKey][]float64
+	}{{st.OnNode, onNode}, {st.All, all}} {
+		for _, r := range l.from {
+			if !r.Type.Valid() {
+				return fmt.Errorf("%w: rates of job %s: task type %d", policy.ErrInvalidConfig, r.Job, r.Type)
+			}
+			for _, x := range r.Rates {
+				if !(x > 0) || math.IsInf(x, 1) {
+					return fmt.Errorf("%w: rate %v of job %s", policy.ErrInvalidConfig, x, r.Job)
+				}
+			}
+			l.to[baseKey{r.Job, r.Type, r.Node}] = r.Rates
+		}
+	}
+	b.onNode, b.all = onNode, all
+	return nil
 }

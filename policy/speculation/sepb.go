@@ -1,6 +1,8 @@
 package speculation
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -56,6 +58,7 @@ var _ policy.Speculator = (*SEPB)(nil)
 var _ policy.LaunchFilter = (*SEPB)(nil)
 var _ policy.Tunable = (*SEPB)(nil)
 var _ policy.Committer = (*SEPB)(nil)
+var _ policy.Stateful = (*SEPB)(nil)
 
 // NewSEPB returns SEPB on LATE with the defaults above.
 func NewSEPB() *SEPB {
@@ -164,4 +167,45 @@ func (s *SEPB) Admit(hb *policy.Heartbeat, a policy.Action) (bool, string) {
 	}
 	skip, why := s.SkipJob(hb.Cluster, a.Job, a.Type)
 	return !skip, why
+}
+
+// taskCount is a task and a count, the snapshot form of a map keyed by
+// task (JSON objects have string keys).
+type taskCount struct {
+	Job   string          `json:"job"`
+	Type  models.TaskType `json:"type"`
+	Task  int             `json:"task"`
+	Count int             `json:"count"`
+}
+
+// Snapshot implements policy.Stateful: the kills per task so far.
+func (s *SEPB) Snapshot() ([]byte, error) {
+	kills := make([]taskCount, 0, len(s.kills))
+	for k, n := range s.kills {
+		kills = append(kills, taskCount{k.Job, k.Type, k.Task, n})
+	}
+	slices.SortFunc(kills, func(a, b taskCount) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Task, b.Task))
+	})
+	return json.Marshal(struct {
+		Kills []taskCount `json:"kills"`
+	}{kills})
+}
+
+// Restore implements policy.Stateful.
+func (s *SEPB) Restore(data []byte) error {
+	var st struct {
+		Kills []taskCount `json:"kills"`
+	}
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	s.kills = make(map[policy.TaskKey]int, len(st.Kills))
+	for _, k := range st.Kills {
+		if !k.Type.Valid() || k.Count < 1 {
+			return fmt.Errorf("%w: %d kills of task %s/%v#%d", policy.ErrInvalidConfig, k.Count, k.Job, k.Type, k.Task)
+		}
+		s.kills[policy.TaskKey{Job: k.Job, Type: k.Type, Task: k.Task}] = k.Count
+	}
+	return nil
 }

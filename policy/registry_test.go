@@ -2,8 +2,11 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/optd/optd/models"
 )
 
 // stub is a placement policy for the registry's tests.
@@ -145,5 +148,73 @@ func TestPipelineReportsEachFinishedTaskOnce(t *testing.T) {
 	p.TaskFinished(&ClusterView{}, &AttemptView{}, 1)
 	if o.finished != 1 || !p.HasObservers() {
 		t.Fatalf("the stage saw the finished task %d times", o.finished)
+	}
+}
+
+// offer is an assigner that offers a start of each of its jobs' pending
+// maps, in job order, as long as they fit.
+type offer struct{}
+
+func (offer) Name() string { return "test-offer" }
+func (offer) Rank(hb *Heartbeat) []Action {
+	var out []Action
+	for _, j := range hb.Cluster.Jobs {
+		if a, ok := hb.StartCandidate(j, models.MapTask, nil); ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// refuse vetoes every start of job "j1" and records what it is told.
+type refuse struct {
+	admits    int
+	committed []string
+}
+
+func (*refuse) Name() string { return "test-refuse" }
+func (r *refuse) Admit(_ *Heartbeat, a Action) (bool, string) {
+	r.admits++
+	return a.Job != "j1", "j1 is refused"
+}
+func (r *refuse) Commit(_ *Heartbeat, a Action, v *Veto) {
+	what := "started"
+	if v != nil {
+		what = "vetoed by " + v.Stage
+	}
+	r.committed = append(r.committed, fmt.Sprintf("%s#%d %s", a.Job, a.Task, what))
+}
+
+// TestPipelineRecordsVetoes: a candidate the filter refuses is not started,
+// the next one is; the refusal is in the decision once (with its stage and
+// reason) although the assigner offers it again after each start, and the
+// Committer hears of every decided candidate in order.
+func TestPipelineRecordsVetoes(t *testing.T) {
+	r := &refuse{}
+	Must(RegisterAssignment("test-offer", func(HeartbeatConfig) (Stages, error) { return Stages{Assigner: offer{}}, nil }))
+	Must(RegisterAddOn("test-refuse", func(HeartbeatConfig) (Stages, error) { return Stages{Filters: []LaunchFilter{r}}, nil }))
+	p, err := NewPipeline("test-offer+test-refuse", HeartbeatConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &NodeView{ID: "n", Capacity: models.Resources{4}, Free: models.Resources{4}}
+	job := func(id string, maps int) *JobView {
+		j := &JobView{ID: id, Demand: map[models.TaskType]models.Resources{models.MapTask: {1}}}
+		for k := range maps {
+			j.PendingMaps = append(j.PendingMaps, PendingTask{Index: k})
+		}
+		return j
+	}
+	c := &ClusterView{Resources: models.ResourceNames{"vcores"}, Nodes: []*NodeView{n}, Jobs: []*JobView{job("j1", 1), job("j2", 2)}}
+	d := p.Heartbeat(c, n)
+	if len(d.Actions) != 2 || d.Actions[0].Job != "j2" || d.Actions[1].Job != "j2" || d.Dropped != 0 {
+		t.Fatalf("actions %v", d.Actions)
+	}
+	if len(d.Vetoes) != 1 || d.Vetoes[0] != (Veto{Stage: "test-refuse", Kind: ActionStart, Job: "j1", Type: models.MapTask, Task: 0, Reason: "j1 is refused"}) {
+		t.Fatalf("vetoes %+v", d.Vetoes)
+	}
+	want := []string{"j1#0 vetoed by test-refuse", "j2#0 started", "j1#0 vetoed by test-refuse", "j2#1 started", "j1#0 vetoed by test-refuse"}
+	if !slices.Equal(r.committed, want) {
+		t.Fatalf("commits %q, want %q", r.committed, want)
 	}
 }

@@ -77,20 +77,27 @@ func runOptd(t *testing.T, args ...string) string {
 // TestReplayEqualsSimulate is the reference executor's contract: driving
 // the simulated cluster through the gRPC API gives exactly the output of
 // `optd simulate` with the same scenario, policy and seed, for policies of
-// every kind (ITA, slot borrowing, speculation, resource sharing).
+// every kind (ITA, slot borrowing, speculation, resource sharing), and
+// with --explain the same vetoes.
 func TestReplayEqualsSimulate(t *testing.T) {
 	addr, _ := startServer(t, t.TempDir())
-	for _, tc := range []struct{ scenario, spec, seed string }{
-		{"haste-table2", "haste-a", "1"},
-		{"haste-table2", "haste", "3"},
-		{"dynamicmr-batch-5", "pi-dhsa+sepb+slot-prescheduling", "2"},
-		{"stealing-stragglers-2", "fair+late", "1"},
-		{"stealing-grep-50", "drf+resource-stealing-ltm+base", "5"},
-		{"dynamicadjust-pagerank", "fifo+dynamic-adjust", "1"},
+	for _, tc := range []struct{ scenario, spec, seed, explain string }{
+		{"haste-table2", "haste-a", "1", ""},
+		{"haste-table2", "haste", "3", ""},
+		{"dynamicmr-batch-5", "pi-dhsa+sepb+slot-prescheduling", "2", ""},
+		{"stealing-stragglers-2", "fair+late", "1", ""},
+		{"stealing-grep-50", "drf+resource-stealing-ltm+base", "5", ""},
+		{"dynamicadjust-pagerank", "fifo+dynamic-adjust", "1", ""},
+		{"haste-table3", "fair+delay-scheduling+sepb", "1", "--explain"},
+		{"dynamicmr-batch-10", "pi-dhsa+base+load-balance", "2", "--explain"},
 	} {
 		t.Run(tc.scenario+"/"+tc.spec, func(t *testing.T) {
-			want := runOptd(t, "simulate", "--scenario", tc.scenario, "--policy", tc.spec, "--seed", tc.seed)
-			got := runOptd(t, "replay", "--server", addr, "--scenario", tc.scenario, "--policy", tc.spec, "--seed", tc.seed)
+			args := []string{"--scenario", tc.scenario, "--policy", tc.spec, "--seed", tc.seed}
+			if tc.explain != "" {
+				args = append(args, tc.explain)
+			}
+			want := runOptd(t, append([]string{"simulate"}, args...)...)
+			got := runOptd(t, append([]string{"replay", "--server", addr}, args...)...)
 			if got != want {
 				t.Fatalf("replay through %s:\n%s\nsimulate:\n%s", addr, got, want)
 			}

@@ -172,16 +172,11 @@ func (p *Pipeline) members() []any {
 }
 
 // HasObservers reports whether some stage implements Observer (so the
-// simulator must build views on task completions).
+// ledger must build views on task completions).
 func (p *Pipeline) HasObservers() bool { return len(p.observers) > 0 }
 
 // Spec returns the spec the pipeline was built from.
 func (p *Pipeline) Spec() string { return p.spec }
-
-// NeedsProgress reports whether some stage reads running attempts' progress
-// (speculation, sharing), so the simulator must refresh it before each
-// heartbeat.
-func (p *Pipeline) NeedsProgress() bool { return len(p.speculators)+len(p.sharers) > 0 }
 
 // Shares reports whether the pipeline has a Sharer stage: only a Sharer
 // issues ActionAdjust, so without one every attempt runs with exactly the

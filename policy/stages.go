@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/optd/optd/models"
@@ -95,17 +94,6 @@ type Sharer interface {
 // successfully.
 type Observer interface {
 	TaskFinished(c *ClusterView, a *AttemptView, durationS float64)
-}
-
-// FormatReasons joins the reasons of a heartbeat's actions, one per line
-// (for logs and tests).
-func FormatReasons(actions []Action) string {
-	var b strings.Builder
-	for _, a := range actions {
-		b.WriteString(a.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // HeartbeatConfig configures heartbeat policies built by name. Zero values

@@ -8,6 +8,7 @@ import (
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/policytest"
 )
 
 // hbCluster builds a one-node heartbeat: node capacity and free given, and
@@ -83,7 +84,7 @@ func TestFitnessTable(t *testing.T) {
 	// At ⟨4, 4⟩ both score 16; the tie goes to the earlier job (type I),
 	// leaving ⟨3, 1⟩ for a type II: 3 of type II and 1 of type I either way.
 	if want := "typeII/map,typeII/map,typeI/map,typeII/map"; got != want {
-		t.Fatalf("starts %s, want %s\n%s", got, want, policy.FormatReasons(acts))
+		t.Fatalf("starts %s, want %s\n%s", got, want, policytest.Reasons(acts))
 	}
 }
 
@@ -107,7 +108,7 @@ func TestFig1FFD(t *testing.T) {
 		cv, n := mk()
 		acts := p.Heartbeat(cv, n).Actions
 		if got := strings.Join(startsOf(acts), ","); got != c.want {
-			t.Errorf("%s: starts %s, want %s\n%s", c.spec, got, c.want, policy.FormatReasons(acts))
+			t.Errorf("%s: starts %s, want %s\n%s", c.spec, got, c.want, policytest.Reasons(acts))
 		}
 		for _, a := range acts {
 			if a.Reason == "" {
@@ -208,7 +209,7 @@ func TestBaselineOrders(t *testing.T) {
 		cv, n := mk()
 		acts := p.Heartbeat(cv, n).Actions
 		if s := startsOf(acts); len(s) == 0 || s[0] != c.want {
-			t.Errorf("%s: starts %v, want %s first\n%s", c.spec, s, c.want, policy.FormatReasons(acts))
+			t.Errorf("%s: starts %v, want %s first\n%s", c.spec, s, c.want, policytest.Reasons(acts))
 		}
 	}
 	// Fair by memory: a job holding more memory but fewer cores waits.
@@ -250,6 +251,6 @@ func TestHasteITA(t *testing.T) {
 		}
 	}
 	if !used.Equal(gb(10, 6)) || ita == 0 {
-		t.Fatalf("used %v (want the full node) with %d ITA starts\n%s", used, ita, policy.FormatReasons(acts))
+		t.Fatalf("used %v (want the full node) with %d ITA starts\n%s", used, ita, policytest.Reasons(acts))
 	}
 }

@@ -97,11 +97,11 @@ func TestDelaySchedulingSkipsToNextJob(t *testing.T) {
 	}
 	acts := p.Heartbeat(c, a).Actions
 	if len(acts) != 1 || acts[0].Job != "j2" || acts[0].Locality != policy.NodeLocal {
-		t.Fatalf("want j2's node-local map, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want j2's node-local map, got\n%s", policytest.Reasons(acts))
 	}
 	p, _ = policy.NewPipeline("mrv1-static", policy.HeartbeatConfig{})
 	if acts := p.Heartbeat(c, a).Actions; len(acts) != 1 || acts[0].Job != "j1" {
-		t.Fatalf("without delay scheduling want j1 first, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("without delay scheduling want j1 first, got\n%s", policytest.Reasons(acts))
 	}
 }
 

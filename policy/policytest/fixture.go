@@ -4,6 +4,7 @@ package policytest
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -115,4 +116,15 @@ func Kinds(actions []policy.Action) map[policy.ActionKind]int {
 		m[a.Kind]++
 	}
 	return m
+}
+
+// Reasons formats actions one per line with their reasons (for test
+// failures).
+func Reasons(actions []policy.Action) string {
+	var b strings.Builder
+	for _, a := range actions {
+		b.WriteString(a.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

@@ -105,7 +105,7 @@ func TestResourceStealingInPipeline(t *testing.T) {
 		d := p.Heartbeat(c, n)
 		acts := d.Actions
 		if d.Dropped != 0 || policytest.Kinds(acts)[policy.ActionStart] != 1 {
-			t.Fatalf("%s: rejected %d\n%s", m, d.Dropped, policy.FormatReasons(acts))
+			t.Fatalf("%s: rejected %d\n%s", m, d.Dropped, policytest.Reasons(acts))
 		}
 		total := int64(1) // the start's vcore
 		for _, a := range n.Running {
@@ -115,7 +115,7 @@ func TestResourceStealingInPipeline(t *testing.T) {
 			total += e
 		}
 		if total != 7 {
-			t.Fatalf("%s: %d vcores used of 7, want all\n%s", m, total, policy.FormatReasons(acts))
+			t.Fatalf("%s: %d vcores used of 7, want all\n%s", m, total, policytest.Reasons(acts))
 		}
 	}
 }
@@ -131,7 +131,7 @@ func TestDynamicAdjustMitigatesTheSkewedTask(t *testing.T) {
 	d := NewDynamicAdjust()
 	acts := d.Share(policy.NewHeartbeat(c, n))
 	if len(acts) != 1 || acts[0].Attempt != skewed.ID {
-		t.Fatalf("want one adjustment of the skewed task, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want one adjustment of the skewed task, got\n%s", policytest.Reasons(acts))
 	}
 	// ⌈300/100 · 1⌉ = 3 vcores, memory unchanged
 	if got := acts[0].Resources; got[0] != 1000 || got[1] != 3 {
@@ -143,14 +143,14 @@ func TestDynamicAdjustMitigatesTheSkewedTask(t *testing.T) {
 	skewed.Progress, skewed.Score = 0.45, 0.45
 	acts = d.Share(policy.NewHeartbeat(c, n))
 	if len(acts) != 1 || acts[0].Attempt != skewed.ID || acts[0].Resources[1] != 3 {
-		t.Fatalf("grant not kept:\n%s", policy.FormatReasons(acts))
+		t.Fatalf("grant not kept:\n%s", policytest.Reasons(acts))
 	}
 	_ = normal
 	// no mitigation before 10% of the tasks finished
 	j.MapsDone = 0
 	d2 := NewDynamicAdjust()
 	if acts := d2.Share(policy.NewHeartbeat(c, n)); len(acts) != 0 {
-		t.Fatalf("mitigated before any task finished:\n%s", policy.FormatReasons(acts))
+		t.Fatalf("mitigated before any task finished:\n%s", policytest.Reasons(acts))
 	}
 }
 

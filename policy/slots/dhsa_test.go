@@ -141,7 +141,7 @@ func TestPIDHSAThroughPipeline(t *testing.T) {
 	acts := d.Actions
 	k := policytest.Kinds(acts)
 	if k[policy.ActionSlots] != 1 || k[policy.ActionStart] != 2 || d.Dropped != 0 {
-		t.Fatalf("want 1 slots action and 2 map starts in lent slots, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want 1 slots action and 2 map starts in lent slots, got\n%s", policytest.Reasons(acts))
 	}
 	if acts[0].MapSlots != 4 || acts[0].ReduceSlots != 0 {
 		t.Fatalf("slots %d/%d, want 4/0", acts[0].MapSlots, acts[0].ReduceSlots)
@@ -162,7 +162,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 	}
 	acts := p.Heartbeat(c, a).Actions
 	if len(acts) != 2 {
-		t.Fatalf("want 2 starts, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want 2 starts, got\n%s", policytest.Reasons(acts))
 	}
 	for _, x := range acts {
 		if x.Type != models.MapTask || x.Slot != models.ReduceTask || !strings.Contains(x.Reason, "case (3)") {
@@ -175,7 +175,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 		t.Fatal(err)
 	}
 	if acts := half.Heartbeat(c, a).Actions; len(acts) != 1 || acts[0].Slot != models.ReduceTask {
-		t.Fatalf("at 50%% of 2 idle reduce slots, want one map in a borrowed slot, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("at 50%% of 2 idle reduce slots, want one map in a borrowed slot, got\n%s", policytest.Reasons(acts))
 	}
 	// Cases (1), (2) first: a free map slot and a free reduce slot with
 	// both types pending: a map in the map slot, a reduce in the reduce slot.
@@ -186,7 +186,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 	p, _ = policy.NewPipeline("pd-dhsa", policy.HeartbeatConfig{})
 	acts = p.Heartbeat(c, a).Actions
 	if len(acts) != 2 || acts[0].Slot != models.MapTask || acts[0].Type != models.MapTask || acts[1].Slot != models.ReduceTask || acts[1].Type != models.ReduceTask {
-		t.Fatalf("want case (1) then case (2), got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want case (1) then case (2), got\n%s", policytest.Reasons(acts))
 	}
 	// Case (4): only reduces pending, an idle map slot.
 	f = policytest.NewFixture(0, true, nil)
@@ -196,7 +196,7 @@ func TestPDDHSAFourCases(t *testing.T) {
 	p, _ = policy.NewPipeline("pd-dhsa", policy.HeartbeatConfig{})
 	acts = p.Heartbeat(c, a).Actions
 	if len(acts) != 1 || acts[0].Type != models.ReduceTask || acts[0].Slot != models.MapTask || !strings.Contains(acts[0].Reason, "case (4)") {
-		t.Fatalf("want case (4), got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want case (4), got\n%s", policytest.Reasons(acts))
 	}
 	if _, err := NewPDDHSA(DHSAParams{PercentageOfBorrowedMapSlots: 1, PercentageOfBorrowedReduceSlots: 1, MapSlotWeight: 1, ReduceSlotWeight: 2}); !errors.Is(err, policy.ErrInvalidConfig) {
 		t.Fatalf("weights ≠ 1: err = %v", err)
@@ -223,7 +223,7 @@ func TestFairSlotsOrder(t *testing.T) {
 		got += x.Job + " "
 	}
 	if got != "j2 j2 j2 " {
-		t.Fatalf("starts = %q, want j2 j2 j2\n%s", got, policy.FormatReasons(acts))
+		t.Fatalf("starts = %q, want j2 j2 j2\n%s", got, policytest.Reasons(acts))
 	}
 }
 
@@ -241,7 +241,7 @@ func TestPDDHSAOnContainerCluster(t *testing.T) {
 	d := p.Heartbeat(c, a)
 	acts := d.Actions
 	if k := policytest.Kinds(acts); k[policy.ActionStart] != 3 || d.Dropped != 0 {
-		t.Fatalf("want 2 maps and 1 reduce started, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want 2 maps and 1 reduce started, got\n%s", policytest.Reasons(acts))
 	}
 	for _, x := range acts {
 		if x.Slot != 0 {

@@ -41,7 +41,7 @@ func TestHadoopSpeculationPicksSlowestLongestLeft(t *testing.T) {
 	s := NewHadoopSpeculation()
 	acts := actionsOf(s.Speculate(policy.NewHeartbeat(c, h)))
 	if got := copies(acts); len(got) != 1 || got[0] != slow.ID {
-		t.Fatalf("copies %v, want [%d] only (young attempt and job with pending maps excluded)\n%s", got, slow.ID, policy.FormatReasons(acts))
+		t.Fatalf("copies %v, want [%d] only (young attempt and job with pending maps excluded)\n%s", got, slow.ID, policytest.Reasons(acts))
 	}
 	if acts[0].Node != "h" || acts[0].Slot != models.MapTask {
 		t.Fatalf("copy placed %v", acts[0])
@@ -90,11 +90,11 @@ func TestSEPBFig5(t *testing.T) {
 	late.SpeculativeCap = 0.02
 	acts := actionsOf(late.Speculate(policy.NewHeartbeat(c, h)))
 	if len(acts) != 4 {
-		t.Fatalf("LATE: want 4 copies, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("LATE: want 4 copies, got\n%s", policytest.Reasons(acts))
 	}
 	for _, a := range acts {
 		if a.Job != "J1" {
-			t.Fatalf("LATE: want all 4 copies for J1, got\n%s", policy.FormatReasons(acts))
+			t.Fatalf("LATE: want all 4 copies for J1, got\n%s", policytest.Reasons(acts))
 		}
 	}
 	// SEPB with maxNumOfJobsCheckedForPendingTasks = 4 of 6 jobs: J1 and
@@ -105,7 +105,7 @@ func TestSEPBFig5(t *testing.T) {
 	s.SpeculativeCap = 0.02
 	s.PercentageOfJobsCheckedForPendingTasks = 4.0 / 6
 	if acts := actionsOf(s.Speculate(policy.NewHeartbeat(c, h))); len(acts) != 0 {
-		t.Fatalf("SEPB: want no copy, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("SEPB: want no copy, got\n%s", policytest.Reasons(acts))
 	}
 	skip, why := s.SkipJob(c, "J1", models.MapTask)
 	if !skip || !strings.Contains(why, "max 4 checked") {
@@ -145,12 +145,12 @@ func TestSEPBKillsAtTwiceTheMean(t *testing.T) {
 		if a.Kind == policy.ActionKill {
 			kills++
 			if a.Attempt != long.ID {
-				t.Fatalf("killed %d, want %d\n%s", a.Attempt, long.ID, policy.FormatReasons(acts))
+				t.Fatalf("killed %d, want %d\n%s", a.Attempt, long.ID, policytest.Reasons(acts))
 			}
 		}
 	}
 	if kills != 1 {
-		t.Fatalf("want 1 kill, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want 1 kill, got\n%s", policytest.Reasons(acts))
 	}
 	for _, a := range acts { // as the pipeline does with the kills it accepts
 		s.Commit(nil, a, nil)
@@ -163,14 +163,14 @@ func TestSEPBKillsAtTwiceTheMean(t *testing.T) {
 	j.MapsDone = j.MapsTotal
 	acts = actionsOf(s.Speculate(policy.NewHeartbeat(c, h)))
 	if k := policytest.Kinds(acts)[policy.ActionKill]; k != 1 || acts[0].Attempt != red.ID {
-		t.Fatalf("want the reduce killed, got\n%s", policy.FormatReasons(acts))
+		t.Fatalf("want the reduce killed, got\n%s", policytest.Reasons(acts))
 	}
 	// the pipeline accepts the kills (they free the attempts' slots)
 	p, _ := policy.NewPipeline("mrv1-static+sepb", policy.HeartbeatConfig{})
 	d := p.Heartbeat(c, w)
 	acts = d.Actions
 	if k := policytest.Kinds(acts)[policy.ActionKill]; k != 2 || d.Dropped != 0 {
-		t.Fatalf("want both stragglers killed and nothing rejected (%d), got\n%s", d.Dropped, policy.FormatReasons(acts))
+		t.Fatalf("want both stragglers killed and nothing rejected (%d), got\n%s", d.Dropped, policytest.Reasons(acts))
 	}
 }
 
@@ -201,7 +201,7 @@ func TestBASERejectsCopiesThatFinishLater(t *testing.T) {
 	}
 	acts := actionsOf(b.Speculate(policy.NewHeartbeat(c, h)))
 	if len(acts) != 0 {
-		t.Fatalf("BASE copied A although its copy would finish later:\n%s", policy.FormatReasons(acts))
+		t.Fatalf("BASE copied A although its copy would finish later:\n%s", policytest.Reasons(acts))
 	}
 	// as a filter on LATE's copy
 	p, err := policy.NewPipeline("mrv1-static+late+base", policy.HeartbeatConfig{Seed: 1})

@@ -219,11 +219,11 @@ func (r *restarting) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Deci
 // byte-identical to optd simulate's.
 func TestReplaySurvivesRestarts(t *testing.T) {
 	for _, tc := range []struct{ scenario, spec string }{
-		{"haste-table2", "haste-a+delay-scheduling"},
-		{"dynamicmr-batch-5", "pi-dhsa+sepb+slot-prescheduling"},
-		{"stealing-stragglers-2", "fair+resource-stealing-ltm+base"},
-		{"dynamicadjust-invertedindex", "fifo+dynamic-adjust+late"},
-		{"haste-table3", "drf"},
+		{"haste-table3", "haste+delay-scheduling"},
+		{"dynamicmr-batch-10", "pi-dhsa+sepb+load-balance"},
+		{"stealing-stragglers-4", "capacity+resource-stealing-stm+base"},
+		{"stealing-stragglers-2", "fifo+dynamic-adjust+late"},
+		{"haste-table2", "drf"},
 	} {
 		t.Run(tc.scenario+"/"+tc.spec, func(t *testing.T) {
 			want := runOptd(t, "simulate", "--scenario", tc.scenario, "--policy", tc.spec, "--seed", "1")

@@ -4,6 +4,7 @@ package docs
 
 import (
 	"go/build"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,5 +87,41 @@ func TestPackageMapMatchesImports(t *testing.T) {
 		if !slices.Contains(listed, pkg) {
 			t.Errorf("docs/architecture.md has a row for %s, which is not a package", pkg)
 		}
+	}
+}
+
+// TestContractsLinkNoSolver: the ledger, the store and the policy contracts
+// (and every policy subpackage but assign, whose HaSTE runs the exact ITA)
+// reach no solver, so they build without cgo, as the page says.
+func TestContractsLinkNoSolver(t *testing.T) {
+	root := testenv.ModuleRoot(t)
+	deps := func(pkg string) map[string]bool {
+		seen := map[string]bool{}
+		var visit func(string)
+		visit = func(p string) {
+			if seen[p] {
+				return
+			}
+			seen[p] = true
+			bp, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(p)), 0)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			for _, imp := range bp.Imports {
+				if rest, ok := strings.CutPrefix(imp, module); ok {
+					visit(rest)
+				}
+			}
+		}
+		visit(pkg)
+		return seen
+	}
+	for _, pkg := range []string{"ledger", "store", "policy", "policy/placement", "policy/slots", "policy/filter", "policy/speculation", "policy/sharing"} {
+		if d := deps(pkg); d["solver/lp"] || d["solver"] {
+			t.Errorf("%s depends on the solver (cgo): %v", pkg, slices.Sorted(maps.Keys(d)))
+		}
+	}
+	if !deps("policy/assign")["solver/lp"] {
+		t.Error("policy/assign no longer reaches solver/lp: update the page and this test")
 	}
 }

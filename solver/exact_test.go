@@ -287,11 +287,6 @@ func TestTimeLimitReturnsIncumbentAndBound(t *testing.T) {
 	if r.UpperBound <= r.Objective || r.Gap <= 0 {
 		t.Errorf("bound %v, objective %v, gap %v: want a positive gap", r.UpperBound, r.Objective, r.Gap)
 	}
-	// The LP bound (0: the time limit came before column generation
-	// finished, as on a loaded machine) can only tighten the bound.
-	if r.Stats.LPBound > 0 && r.UpperBound > r.Stats.LPBound {
-		t.Errorf("bound %v above the LP bound %v", r.UpperBound, r.Stats.LPBound)
-	}
 	if calls == 0 {
 		t.Error("progress callback never called")
 	}

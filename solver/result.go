@@ -145,14 +145,14 @@ type Result struct {
 	// Optimal is true when Objective is proven equal to the optimum.
 	Optimal bool `json:"optimal"`
 	// Gap is (UpperBound − Objective)/UpperBound (0 when UpperBound is 0).
-	Gap         float64      `json:"gap"`
+	Gap        float64      `json:"gap"`
 	Assignment []Assignment `json:"assignment"`
 	// Unplaced lists the task types that fit on no node, with the reason;
 	// none of their tasks is in Assignment.
 	Unplaced    []Unplaced  `json:"unplaced,omitempty"`
 	Utilization Utilization `json:"utilization"`
-	Stats       Stats        `json:"stats"`
-	ElapsedMS   float64      `json:"elapsed_ms"`
+	Stats       Stats       `json:"stats"`
+	ElapsedMS   float64     `json:"elapsed_ms"`
 }
 
 // newResult converts an assignment of the model (x[node][merged type], nodes

@@ -185,8 +185,11 @@ func valueUnit(vals []float64) (num, den float64) {
 
 // Limits of the rational value unit (valueUnit).
 const (
-	maxUnitDenominator = 1 << 30
-	unitTolerance      = 1e-11
+	// a decimal unit of up to 6 digits (weights such as 0.1 or 0.000125)
+	maxUnitDenominator = 1_000_000
+	// the rounding error of v_i = Σ_p w_p·R[i,p] in float64 is a few
+	// 1e-16 relative; a value further from a multiple of 1/D is not one
+	unitTolerance = 1e-13
 )
 
 // rationalDenominator returns the smallest q ≤ maxUnitDenominator such that

@@ -40,13 +40,18 @@ func Families() []Family {
 		{"large", "400 nodes of 8 hardware classes × 20 types, 2 resources", 4, drawLarge},
 		{"zero-demand", "20-40 nodes, 3 resources, 30% of the demands 0, scarce supply (0.6-0.9 of the capacity)", 5, drawZeroDemand},
 		{"memory-only", "20-60 nodes, 10-30 types, one resource (memory in MB)", 6, drawMemoryOnly},
-		{"many-resources", "10-30 nodes, 6-12 types, 4-6 resources", 7, drawManyResources},
-		{"nearly-fits", "20-50 nodes, 10-20 small types whose total demand is 0.95-1.05 of the capacity", 8, drawNearlyFits},
-		{"tight", "10-30 nodes, 5-10 large types (20-60% of a node), twice more tasks than fit", 9, drawTight},
+		{"many-resources", "10-30 nodes, 6-12 types, 4-6 resources", 7, uniformFamily{resources: [2]int{4, 6},
+			nodes: [2]int{10, 30}, types: [2]int{6, 12}, capLo: 16, capHi: 64, demandLo: 1, demandHi: 8, supply: [2]float64{1.5, 1.5}}.draw},
+		{"nearly-fits", "20-50 nodes, 10-20 small types whose total demand is 0.95-1.05 of the capacity", 8, uniformFamily{weights: []float64{1, 1},
+			nodes: [2]int{20, 50}, types: [2]int{10, 20}, capLo: 32, capHi: 64, demandLo: 1, demandHi: 4, supply: [2]float64{0.95, 1.05}}.draw},
+		{"tight", "10-30 nodes, 5-10 large types (20-60% of a node), twice more tasks than fit", 9, uniformFamily{weights: []float64{1, 1},
+			nodes: [2]int{10, 30}, types: [2]int{5, 10}, capLo: 80, capHi: 100, demandLo: 16, demandHi: 48, supply: [2]float64{2, 2}}.draw},
 		{"huge-small", "20-50 nodes, 8-16 types: half huge (30-70% of a node), half small (1-5%)", 10, drawHugeSmall},
-		{"tiny-types", "10-30 nodes, 100-200 task types of tiny demands", 11, drawTinyTypes},
+		{"tiny-types", "10-30 nodes, 100-200 task types of tiny demands", 11, uniformFamily{weights: []float64{1, 1},
+			nodes: [2]int{10, 30}, types: [2]int{100, 200}, capLo: 32, capHi: 64, demandLo: 1, demandHi: 4, supply: [2]float64{1.5, 1.5}}.draw},
 		{"live-cluster", "20-60 nodes whose free capacity is 0 in some resource, task types larger than every node, some counts 0", 12, drawLiveCluster},
-		{"single-node", "one node, 10-40 types, 2-3 resources", 13, drawSingleNode},
+		{"single-node", "one node, 10-40 types, 2-3 resources", 13, uniformFamily{resources: [2]int{2, 3},
+			nodes: [2]int{1, 1}, types: [2]int{10, 40}, capLo: 100, capHi: 400, demandLo: 1, demandHi: 60, supply: [2]float64{1.5, 1.5}}.draw},
 	}
 }
 
@@ -69,8 +74,14 @@ func FamilyInstance(name string, seed uint64) (*Instance, error) {
 	return nil, fmt.Errorf("%w: unknown family %q (want one of %v)", ErrInvalidInstance, name, FamilyNames())
 }
 
-// between draws uniformly from [lo, hi].
-func between(rng *rand.Rand, lo, hi int) int { return lo + rng.IntN(hi-lo+1) }
+// between draws uniformly from [lo, hi] (lo itself, drawing nothing, when
+// hi = lo).
+func between(rng *rand.Rand, lo, hi int) int {
+	if hi == lo {
+		return lo
+	}
+	return lo + rng.IntN(hi-lo+1)
+}
 
 // between64 draws uniformly from [lo, hi].
 func between64(rng *rand.Rand, lo, hi int64) int64 { return lo + rng.Int64N(hi-lo+1) }
@@ -205,47 +216,6 @@ func drawMemoryOnly(rng *rand.Rand) *Instance {
 	return b.done()
 }
 
-func drawManyResources(rng *rand.Rand) *Instance {
-	k := between(rng, 4, 6)
-	b := &familyBuilder{}
-	lo, hi, dlo, dhi := make([]int64, k), make([]int64, k), make([]int64, k), make([]int64, k)
-	for p := range k {
-		lo[p], hi[p], dlo[p], dhi[p] = 16, 64, 1, 8
-	}
-	for range between(rng, 10, 30) {
-		b.node(uniformVec(rng, lo, hi))
-	}
-	for range between(rng, 6, 12) {
-		b.task(uniformVec(rng, dlo, dhi), 0)
-	}
-	b.counts(1.5)
-	return b.done()
-}
-
-func drawNearlyFits(rng *rand.Rand) *Instance {
-	b := &familyBuilder{in: Instance{Weights: []float64{1, 1}}}
-	for range between(rng, 20, 50) {
-		b.node(uniformVec(rng, []int64{32, 32}, []int64{64, 64}))
-	}
-	for range between(rng, 10, 20) {
-		b.task(uniformVec(rng, []int64{1, 1}, []int64{4, 4}), 0)
-	}
-	b.counts(0.95 + 0.1*rng.Float64())
-	return b.done()
-}
-
-func drawTight(rng *rand.Rand) *Instance {
-	b := &familyBuilder{in: Instance{Weights: []float64{1, 1}}}
-	for range between(rng, 10, 30) {
-		b.node(uniformVec(rng, []int64{80, 80}, []int64{100, 100}))
-	}
-	for range between(rng, 5, 10) {
-		b.task(uniformVec(rng, []int64{16, 16}, []int64{48, 48}), 0)
-	}
-	b.counts(2)
-	return b.done()
-}
-
 func drawHugeSmall(rng *rand.Rand) *Instance {
 	b := &familyBuilder{in: Instance{Weights: []float64{1, 1}}}
 	for range between(rng, 20, 50) {
@@ -260,18 +230,6 @@ func drawHugeSmall(rng *rand.Rand) *Instance {
 		}
 	}
 	b.counts(1.3)
-	return b.done()
-}
-
-func drawTinyTypes(rng *rand.Rand) *Instance {
-	b := &familyBuilder{in: Instance{Weights: []float64{1, 1}}}
-	for range between(rng, 10, 30) {
-		b.node(uniformVec(rng, []int64{32, 32}, []int64{64, 64}))
-	}
-	for range between(rng, 100, 200) {
-		b.task(uniformVec(rng, []int64{1, 1}, []int64{4, 4}), 0)
-	}
-	b.counts(1.5)
 	return b.done()
 }
 
@@ -303,17 +261,33 @@ func drawLiveCluster(rng *rand.Rand) *Instance {
 	return b.done()
 }
 
-func drawSingleNode(rng *rand.Rand) *Instance {
-	k := between(rng, 2, 3)
-	b := &familyBuilder{}
+// uniformFamily is a family whose nodes and task types draw every
+// resource uniformly from the same ranges.
+type uniformFamily struct {
+	weights            []float64 // nil: k resources of weight 1 (k from resources)
+	resources          [2]int    // k drawn from [lo, hi] when weights is nil
+	nodes, types       [2]int    // counts drawn from [lo, hi]
+	capLo, capHi       int64     // each capacity component
+	demandLo, demandHi int64     // each demand component
+	supply             [2]float64
+}
+
+func (f uniformFamily) draw(rng *rand.Rand) *Instance {
+	k := len(f.weights)
+	if k == 0 {
+		k = between(rng, f.resources[0], f.resources[1])
+	}
+	b := &familyBuilder{in: Instance{Weights: f.weights}}
 	lo, hi, dlo, dhi := make([]int64, k), make([]int64, k), make([]int64, k), make([]int64, k)
 	for p := range k {
-		lo[p], hi[p], dlo[p], dhi[p] = 100, 400, 1, 60
+		lo[p], hi[p], dlo[p], dhi[p] = f.capLo, f.capHi, f.demandLo, f.demandHi
 	}
-	b.node(uniformVec(rng, lo, hi))
-	for range between(rng, 10, 40) {
+	for range between(rng, f.nodes[0], f.nodes[1]) {
+		b.node(uniformVec(rng, lo, hi))
+	}
+	for range between(rng, f.types[0], f.types[1]) {
 		b.task(uniformVec(rng, dlo, dhi), 0)
 	}
-	b.counts(1.5)
+	b.counts(f.supply[0] + (f.supply[1]-f.supply[0])*rng.Float64())
 	return b.done()
 }

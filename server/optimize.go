@@ -119,12 +119,15 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 	if req.GetTimeLimitMs() < 0 {
 		return nil, invalid("time_limit_ms", req.GetTimeLimitMs(), "must be ≥ 0 (0: limits.max_solve_time)")
 	}
+	if g := req.GetGap(); math.IsNaN(g) || g < 0 || g >= 1 {
+		return nil, invalid("gap", g, "the relative tolerance must be in [0, 1)")
+	}
 	limit := s.limits.MaxSolveTime
 	if t := time.Duration(req.GetTimeLimitMs()) * time.Millisecond; t > 0 && t < limit {
 		limit = t
 	}
 	start := time.Now()
-	res, err := solver.Solve(ctx, in, method, solver.Options{TimeLimit: limit})
+	res, err := solver.Solve(ctx, in, method, solver.Options{TimeLimit: limit, Gap: req.GetGap()})
 	s.metrics.solverTime("ita-"+string(method), start)
 	if err != nil {
 		return nil, err
@@ -134,7 +137,8 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
 	return &optdv1.SolveInitialAssignmentResponse{Objective: res.Objective, Optimal: res.Optimal,
-		ResultJson: string(data), ElapsedMs: msSince(start)}, nil
+		ResultJson: string(data), ElapsedMs: msSince(start), UpperBound: res.UpperBound, Gap: res.Gap,
+		Stopped: string(res.Stats.Stopped)}, nil
 }
 
 // Simulate implements optd.v1.OptimizeService: the reduce-placement model of

@@ -80,6 +80,21 @@ func TestOptimizeService(t *testing.T) {
 		if r.GetObjective() != want.Objective || got.Objective != want.Objective {
 			t.Errorf("objective %v (json %v), want %v", r.GetObjective(), got.Objective, want.Objective)
 		}
+		if r.GetUpperBound() != got.UpperBound || r.GetGap() != got.Gap || r.GetUpperBound() < r.GetObjective() {
+			t.Errorf("upper_bound %v gap %v, json %v %v", r.GetUpperBound(), r.GetGap(), got.UpperBound, got.Gap)
+		}
+		// the exact method with a relative gap: within it of its proven bound
+		fam, _ := solver.FamilyInstance("hetero-3r", 1)
+		data, _ := json.Marshal(fam)
+		r, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{InstanceJson: string(data), Gap: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetUpperBound()-r.GetObjective() > 0.01*r.GetUpperBound() || (!r.GetOptimal() && r.GetStopped() != "gap") {
+			t.Errorf("gap 0.01: objective %v bound %v optimal %v stopped %q", r.GetObjective(), r.GetUpperBound(), r.GetOptimal(), r.GetStopped())
+		}
+		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, Gap: 1.5})
+		wantCode(t, err, codes.InvalidArgument, "gap")
 		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, Method: "magic"})
 		wantCode(t, err, codes.InvalidArgument, "magic")
 		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: "nope"})

@@ -2239,7 +2239,11 @@ type SolveInitialAssignmentRequest struct {
 	// method is "exact" (default), "per-node" or "ffd-dp".
 	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
 	// time_limit_ms bounds the exact search; 0 means the server's limit.
-	TimeLimitMs   int64 `protobuf:"varint,4,opt,name=time_limit_ms,json=timeLimitMs,proto3" json:"time_limit_ms,omitempty"`
+	TimeLimitMs int64 `protobuf:"varint,4,opt,name=time_limit_ms,json=timeLimitMs,proto3" json:"time_limit_ms,omitempty"`
+	// gap is the exact method's relative optimality tolerance in [0, 1)
+	// (`optd ita --gap`): it stops once (bound − objective) ≤ gap·bound.
+	// 0 (the default) proves the optimum.
+	Gap           float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2302,13 +2306,27 @@ func (x *SolveInitialAssignmentRequest) GetTimeLimitMs() int64 {
 	return 0
 }
 
+func (x *SolveInitialAssignmentRequest) GetGap() float64 {
+	if x != nil {
+		return x.Gap
+	}
+	return 0
+}
+
 type SolveInitialAssignmentResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Objective float64                `protobuf:"fixed64,1,opt,name=objective,proto3" json:"objective,omitempty"`
 	Optimal   bool                   `protobuf:"varint,2,opt,name=optimal,proto3" json:"optimal,omitempty"`
 	// result_json is the full result, exactly as `optd ita` prints it.
-	ResultJson    string  `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
-	ElapsedMs     float64 `protobuf:"fixed64,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	ResultJson string  `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	ElapsedMs  float64 `protobuf:"fixed64,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	// upper_bound is the best proven bound on the optimum (the objective
+	// when optimal) and gap = (upper_bound − objective)/upper_bound.
+	UpperBound float64 `protobuf:"fixed64,5,opt,name=upper_bound,json=upperBound,proto3" json:"upper_bound,omitempty"`
+	Gap        float64 `protobuf:"fixed64,6,opt,name=gap,proto3" json:"gap,omitempty"`
+	// stopped says why the solve ended early: "time_limit", "canceled",
+	// "gap"; empty when it finished.
+	Stopped       string `protobuf:"bytes,7,opt,name=stopped,proto3" json:"stopped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2369,6 +2387,27 @@ func (x *SolveInitialAssignmentResponse) GetElapsedMs() float64 {
 		return x.ElapsedMs
 	}
 	return 0
+}
+
+func (x *SolveInitialAssignmentResponse) GetUpperBound() float64 {
+	if x != nil {
+		return x.UpperBound
+	}
+	return 0
+}
+
+func (x *SolveInitialAssignmentResponse) GetGap() float64 {
+	if x != nil {
+		return x.Gap
+	}
+	return 0
+}
+
+func (x *SolveInitialAssignmentResponse) GetStopped() string {
+	if x != nil {
+		return x.Stopped
+	}
+	return ""
 }
 
 type BoundRequest struct {
@@ -3001,19 +3040,24 @@ const file_optd_proto_rawDesc = "" +
 	"\x15expected_optimal_cost\x18\x06 \x01(\x01H\x00R\x13expectedOptimalCost\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"elapsed_ms\x18\a \x01(\x01R\telapsedMsB\x18\n" +
-	"\x16_expected_optimal_cost\"\x9a\x01\n" +
+	"\x16_expected_optimal_cost\"\xac\x01\n" +
 	"\x1dSolveInitialAssignmentRequest\x12#\n" +
 	"\rinstance_json\x18\x01 \x01(\tR\finstanceJson\x12\x18\n" +
 	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\"\n" +
-	"\rtime_limit_ms\x18\x04 \x01(\x03R\vtimeLimitMs\"\x98\x01\n" +
+	"\rtime_limit_ms\x18\x04 \x01(\x03R\vtimeLimitMs\x12\x10\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\xe5\x01\n" +
 	"\x1eSolveInitialAssignmentResponse\x12\x1c\n" +
 	"\tobjective\x18\x01 \x01(\x01R\tobjective\x12\x18\n" +
 	"\aoptimal\x18\x02 \x01(\bR\aoptimal\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
 	"resultJson\x12\x1d\n" +
 	"\n" +
-	"elapsed_ms\x18\x04 \x01(\x01R\telapsedMs\"\xc7\x01\n" +
+	"elapsed_ms\x18\x04 \x01(\x01R\telapsedMs\x12\x1f\n" +
+	"\vupper_bound\x18\x05 \x01(\x01R\n" +
+	"upperBound\x12\x10\n" +
+	"\x03gap\x18\x06 \x01(\x01R\x03gap\x12\x18\n" +
+	"\astopped\x18\a \x01(\tR\astopped\"\xc7\x01\n" +
 	"\fBoundRequest\x12#\n" +
 	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x1a\n" +
 	"\bpolicies\x18\x02 \x03(\tR\bpolicies\x12\x16\n" +

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/optd/optd/policy"
 )
 
 // Metrics are the server's Prometheus metrics, on a registry of their own
@@ -23,6 +25,8 @@ type Metrics struct {
 	decisions *prometheus.CounterVec
 	// solver: optd_solver_duration_seconds{solver}.
 	solver *prometheus.HistogramVec
+	// vetoes: optd_heartbeat_vetoes_total{stage}.
+	vetoes *prometheus.CounterVec
 	// The store's write-ahead log and checkpoints (see store.Observer).
 	walSync, walGroup, checkpoint prometheus.Histogram
 }
@@ -46,6 +50,10 @@ func NewMetrics() *Metrics {
 			Help:    "Time spent in optimization (placement, thresholds, ita, simulate, bound).",
 			Buckets: prometheus.ExponentialBuckets(10e-6, 4, 14), // 10 µs … 11 min
 		}, []string{"solver"}),
+		vetoes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "optd_heartbeat_vetoes_total",
+			Help: "Heartbeat candidates a policy stage refused (a filter's veto, a speculation gate's), by stage.",
+		}, []string{"stage"}),
 		walSync: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "optd_store_wal_sync_seconds",
 			Help:    "Time to write and fdatasync one group of changes to the write-ahead log (the floor of a state-changing call's latency).",
@@ -62,7 +70,7 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16), // 100 µs … 3.3 s
 		}),
 	}
-	m.Registry.MustRegister(m.rpc, m.decisions, m.solver, m.walSync, m.walGroup, m.checkpoint,
+	m.Registry.MustRegister(m.rpc, m.decisions, m.solver, m.vetoes, m.walSync, m.walGroup, m.checkpoint,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -85,6 +93,15 @@ func (m *Metrics) observeRPC(method, code string, d time.Duration) {
 func (m *Metrics) decision(policy string) {
 	if m != nil {
 		m.decisions.WithLabelValues(policy).Inc()
+	}
+}
+
+// vetoed counts a heartbeat's vetoes by stage.
+func (m *Metrics) vetoed(vs []policy.Veto) {
+	if m != nil {
+		for _, v := range vs {
+			m.vetoes.WithLabelValues(v.Stage).Inc()
+		}
 	}
 }
 

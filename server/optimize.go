@@ -17,6 +17,7 @@ import (
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/sim"
 	"github.com/optd/optd/solver"
@@ -26,7 +27,7 @@ import (
 var _ optdv1.OptimizeServiceServer = (*OptimizeService)(nil)
 
 // defaultSimPolicies are simulated when a request names none.
-var defaultSimPolicies = []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon}
+var defaultSimPolicies = []string{placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon}
 
 // OptimizeService serves optd.v1.OptimizeService: stateless adapters to
 // packages thresholds, solver and sim. JSON inputs are decoded by the same

@@ -12,6 +12,7 @@ import (
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/sim"
 	"github.com/optd/optd/solver"
@@ -105,7 +106,7 @@ func TestOptimizeService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := []string{policy.NameGreedy, policy.NameRecedingHorizon}
+		names := []string{placement.NameGreedy, placement.NameRecedingHorizon}
 		r, err := ts.optimize.Simulate(ctx, &optdv1.SimulateRequest{ScenarioJson: string(sc), Policies: names})
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +146,7 @@ func TestOptimizeService(t *testing.T) {
 		}
 		m["jobs"], m["warmup_jobs"], m["replications"] = 400, 50, 2
 		sc, _ := json.Marshal(m)
-		policies := []string{policy.NameGreedy, bound.PolicyMDPOptimal}
+		policies := []string{placement.NameGreedy, bound.PolicyMDPOptimal}
 		stream, err := ts.optimize.Bound(ctx, &optdv1.BoundRequest{ScenarioJson: string(sc), Policies: policies})
 		if err != nil {
 			t.Fatal(err)

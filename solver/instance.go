@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Size limits of an Instance. They keep every sum of capacities and values
@@ -33,7 +35,7 @@ const (
 
 // ErrInvalidInstance is wrapped by every error that Validate and
 // DecodeInstance return for bad input.
-var ErrInvalidInstance = errors.New("solver: invalid instance")
+var ErrInvalidInstance = errkind.New(errkind.Invalid, "solver: invalid instance")
 
 // ValidationError says which field of an Instance is wrong, its value, and why.
 type ValidationError struct {

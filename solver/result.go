@@ -1,10 +1,11 @@
 package solver
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Method names one of the three assignment methods.
@@ -25,7 +26,7 @@ const (
 func Methods() []Method { return []Method{MethodExact, MethodPerNode, MethodFFDDP} }
 
 // ErrUnknownMethod is returned for a method name that is not one of Methods.
-var ErrUnknownMethod = errors.New("solver: unknown method")
+var ErrUnknownMethod = errkind.New(errkind.Invalid, "solver: unknown method")
 
 // ParseMethod checks a method name.
 func ParseMethod(s string) (Method, error) {

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Group commit.
@@ -37,10 +38,10 @@ import (
 
 // ErrAborted: an earlier change of the same cluster generation failed, so
 // this one was not written.
-var ErrAborted = errors.New("store: change aborted after an earlier change of the cluster failed")
+var ErrAborted = errkind.New(errkind.Internal, "store: change aborted after an earlier change of the cluster failed")
 
 // ErrClosed: the store is closed.
-var ErrClosed = errors.New("store: closed")
+var ErrClosed = errkind.New(errkind.Internal, "store: closed")
 
 // maxGroup bounds the changes of one transaction.
 const maxGroup = 1024
@@ -59,7 +60,7 @@ type pending struct {
 }
 
 func (c *Change) empty() bool {
-	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 && !c.TruncateLog && len(c.Log) == 0
+	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 && !c.TruncateLog && len(c.Log) == 0 && c.PolicyState == nil
 }
 
 // committer writes the queued changes, in order, a group per log record.
@@ -322,7 +323,7 @@ func (f bucketFacts) hasJob(id string) bool { return f.b.Bucket(bucketJobs).Get(
 func (f bucketFacts) hasEstimator() bool    { return f.b.Bucket(keyEstimator) != nil }
 
 // writeChange writes a checked change: deletes, then puts, then meta,
-// observations and the log.
+// observations, the policy state and the log.
 func writeChange(tx *bolt.Tx, id string, ch Change) error {
 	b := tx.Bucket(bucketClusters).Bucket([]byte(id))
 	jobs := b.Bucket(bucketJobs)
@@ -343,6 +344,11 @@ func writeChange(tx *bolt.Tx, id string, ch Change) error {
 	}
 	if len(ch.Observed) > 0 {
 		if err := appendObservations(b.Bucket(keyEstimator), ch.Observed); err != nil {
+			return err
+		}
+	}
+	if ch.PolicyState != nil {
+		if err := b.Put(keyPolicyState, ch.PolicyState); err != nil {
 			return err
 		}
 	}

@@ -12,21 +12,22 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/thresholds"
 )
 
 // Errors; match with errors.Is.
 var (
 	// ErrNotFound: no cluster (or job) with that id.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "store: not found")
 	// ErrExists: a cluster with that id already exists.
-	ErrExists = errors.New("store: already exists")
+	ErrExists = errkind.New(errkind.Conflict, "store: already exists")
 	// ErrLocked: another process holds the database file.
-	ErrLocked = errors.New("store: database is locked by another process")
+	ErrLocked = errkind.New(errkind.Internal, "store: database is locked by another process")
 	// ErrCorrupt: a stored record cannot be decoded.
-	ErrCorrupt = errors.New("store: corrupt record")
+	ErrCorrupt = errkind.New(errkind.Internal, "store: corrupt record")
 	// ErrFormat: the database was written by a newer optd.
-	ErrFormat = errors.New("store: unsupported database format")
+	ErrFormat = errkind.New(errkind.Internal, "store: unsupported database format")
 )
 
 // Cluster is a cluster's immutable description.
@@ -108,6 +109,9 @@ type State struct {
 	// Log is the cluster's event log in order (the heartbeat ledger's
 	// events; opaque to the store).
 	Log [][]byte
+	// PolicyState is the heartbeat policy's last snapshot (opaque to the
+	// store), nil if none was stored.
+	PolicyState []byte
 }
 
 // Change is one atomic change to a cluster's state.
@@ -129,6 +133,8 @@ type Change struct {
 	TruncateLog bool `json:"truncate_log,omitempty"`
 	// Log entries are appended to the event log.
 	Log [][]byte `json:"log,omitempty"`
+	// PolicyState, if not nil, replaces the heartbeat policy's snapshot.
+	PolicyState []byte `json:"policy_state,omitempty"`
 }
 
 var (
@@ -138,6 +144,7 @@ var (
 	keyCluster     = []byte("cluster")
 	keyMeta        = []byte("meta")
 	keyEstimator   = []byte("estimator")
+	keyPolicyState = []byte("policy_state")
 )
 
 // Store is an open database. Safe for concurrent use.
@@ -292,6 +299,9 @@ func (s *Store) Load(ctx context.Context, id string) (*State, error) {
 			if st.Estimator, err = loadEstimator(eb); err != nil {
 				return fmt.Errorf("cluster %q: %w", id, err)
 			}
+		}
+		if ps := b.Get(keyPolicyState); ps != nil {
+			st.PolicyState = slices.Clone(ps)
 		}
 		if lb := b.Bucket(bucketLog); lb != nil {
 			if err := lb.ForEach(func(_, v []byte) error {

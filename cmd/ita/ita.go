@@ -5,7 +5,6 @@ package ita
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/solver"
 )
 
@@ -50,7 +50,7 @@ func Default() Config {
 }
 
 // ErrUsage is wrapped by errors in the command line itself.
-var ErrUsage = errors.New("ita: usage")
+var ErrUsage = errkind.New(errkind.Invalid, "ita: usage")
 
 // NewCommand returns the `ita` command.
 func NewCommand(_ *cli.Env) *cobra.Command {

@@ -4,20 +4,24 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // Peer solvers run as separate processes on an LP file (CPLEX LP format):
-// `cbc` (Debian coinor-cbc) for integer programs and `glpsol` (glpk-utils)
-// for LPs. They are used only by the report, never at run time.
+// `cbc` (Debian coinor-cbc) and HiGHS (the highs npm package run by
+// Debian's nodejs, benchmarks/highs) for integer programs and `glpsol`
+// (glpk-utils) for LPs. They are used only by the report, never at run
+// time.
 
 // PeerResult is what a peer solver reported.
 type PeerResult struct {
@@ -33,26 +37,38 @@ type PeerResult struct {
 	Values map[string]float64
 	// Elapsed is the wall time of the process, file reading included.
 	Elapsed time.Duration
+	// SolveTime is the wall time the solver itself reports for reading
+	// and solving the model (CBC's "Total time … Wallclock seconds",
+	// HiGHS's solve() call), without the process start; 0 when unknown.
+	SolveTime time.Duration
 }
 
 // errPeerOutput is wrapped by every error about a peer's output.
 var errPeerOutput = errors.New("benchmarks: unreadable peer solver output")
 
-// runPeer runs bin with args and returns the wall time; a missing binary is
-// a *SkipError.
-func runPeer(ctx context.Context, bin string, args ...string) (time.Duration, error) {
+// runPeer runs bin with args and returns the wall time and the standard
+// output; a missing binary is a *SkipError.
+func runPeer(ctx context.Context, bin string, args ...string) (time.Duration, []byte, error) {
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return 0, Skipf("%s is not on PATH", bin)
+		return 0, nil, Skipf("%s is not on PATH", bin)
 	}
 	start := time.Now()
-	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
 	elapsed := time.Since(start)
 	if err != nil {
-		return elapsed, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, lastLines(string(out), 5))
+		return elapsed, nil, fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err,
+			lastLines(stdout.String()+stderr.String(), 5))
 	}
-	return elapsed, nil
+	return elapsed, stdout.Bytes(), nil
 }
+
+// cbcWallclock matches CBC's closing line "Total time (CPU seconds): x
+// (Wallclock seconds): y".
+var cbcWallclock = regexp.MustCompile(`Total time \(CPU seconds\):\s*\S+\s*\(Wallclock seconds\):\s*([0-9.eE+-]+)`)
 
 // RunCBC solves the integer program in lpFile with `cbc FILE -threads 1
 // [-sec S] -solve -solu OUT` (single-threaded, as optd's exact solver).
@@ -63,7 +79,7 @@ func RunCBC(ctx context.Context, lpFile string, limit time.Duration) (*PeerResul
 		args = append(args, "-sec", strconv.FormatFloat(limit.Seconds(), 'f', 3, 64))
 	}
 	args = append(args, "-solve", "-solu", sol)
-	elapsed, err := runPeer(ctx, "cbc", args...)
+	elapsed, out, err := runPeer(ctx, "cbc", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +93,56 @@ func RunCBC(ctx context.Context, lpFile string, limit time.Duration) (*PeerResul
 		return nil, err
 	}
 	r.Elapsed = elapsed
+	if m := cbcWallclock.FindSubmatch(out); m != nil {
+		if sec, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
+			r.SolveTime = time.Duration(sec * float64(time.Second))
+		}
+	}
 	return r, nil
+}
+
+// HiGHSScript is the script that runs HiGHS on an LP file (relative to the
+// module root, where the report runs); scripts/setup.sh --bench installs
+// its pinned highs package beside it.
+const HiGHSScript = "benchmarks/highs/solve.cjs"
+
+// errNoHiGHS says how to install the HiGHS peer.
+func errNoHiGHS() error {
+	if _, err := exec.LookPath("node"); err != nil {
+		return Skipf("node (Debian nodejs) is not on PATH; run scripts/setup.sh --bench")
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(HiGHSScript), "node_modules", "highs", "package.json")); err != nil {
+		return Skipf("the highs npm package is not installed in %s; run scripts/setup.sh --bench", filepath.Dir(HiGHSScript))
+	}
+	return nil
+}
+
+// RunHiGHS solves the integer program in lpFile with HiGHS (single
+// threaded WebAssembly, relative and absolute MIP gaps 0) and the time
+// limit: `node benchmarks/highs/solve.cjs FILE SECONDS`.
+func RunHiGHS(ctx context.Context, lpFile string, limit time.Duration) (*PeerResult, error) {
+	if err := errNoHiGHS(); err != nil {
+		return nil, err
+	}
+	sec := limit.Seconds()
+	if limit <= 0 {
+		sec = 1e9
+	}
+	elapsed, out, err := runPeer(ctx, "node", HiGHSScript, lpFile, strconv.FormatFloat(sec, 'f', 3, 64))
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Status    string             `json:"status"`
+		Objective float64            `json:"objective"`
+		Values    map[string]float64 `json:"values"`
+		Seconds   float64            `json:"seconds"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("%w: highs: %v: %q", errPeerOutput, err, lastLines(string(out), 2))
+	}
+	return &PeerResult{Status: res.Status, Optimal: res.Status == "Optimal", Objective: res.Objective,
+		Values: res.Values, Elapsed: elapsed, SolveTime: time.Duration(res.Seconds * float64(time.Second))}, nil
 }
 
 // ParseCBCSolution reads CBC's solution file: a header
@@ -122,7 +187,7 @@ func ParseCBCSolution(r io.Reader) (*PeerResult, error) {
 // RunGLPSOL solves the LP in lpFile with `glpsol --lp FILE -o OUT`.
 func RunGLPSOL(ctx context.Context, lpFile string) (*PeerResult, error) {
 	out := strings.TrimSuffix(lpFile, filepath.Ext(lpFile)) + ".glpk.txt"
-	elapsed, err := runPeer(ctx, "glpsol", "--lp", lpFile, "-o", out)
+	elapsed, _, err := runPeer(ctx, "glpsol", "--lp", lpFile, "-o", out)
 	if err != nil {
 		return nil, err
 	}

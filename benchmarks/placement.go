@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/search"
 	"github.com/optd/optd/sim"
@@ -96,7 +97,7 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 	return out, nil
 }
 
-// hindsightPerJob is the hindsight LP bound (search.HindsightBound over
+// hindsightPerJob is the hindsight LP bound (mdp.HindsightBoundOfRecords over
 // package mdp) on the total cost of the counted jobs of one replication,
 // divided by their number. Every policy of the replication saw these very
 // jobs, so the bound holds for each policy's realized mean cost,
@@ -111,7 +112,7 @@ func hindsightPerJob(ctx context.Context, recs []sim.JobRecord, slotCosts []floa
 	if len(counted) == 0 {
 		return 0, fmt.Errorf("no counted job")
 	}
-	total, err := search.HindsightBound(ctx, counted, slotCosts, classes)
+	total, err := mdp.HindsightBoundOfRecords(ctx, counted, slotCosts, classes)
 	return total / float64(len(counted)), err
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+
+	_ "github.com/optd/optd/policy/builtin" // every policy the sections name
 )
 
 // Groups of sections, in the order the report shows them.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -43,7 +44,7 @@ func fig9ScenarioK(k int, rho float64, jobs, warmup, reps int, seed uint64) (*si
 // plot: state-threshold, the family with the smallest gap to the bound at
 // its defaults beyond Fig. 9's range (placement-fig9-beyond), ahead of
 // receding-horizon and its knobs.
-const fig9SearchFamily = policy.NameStateThreshold
+const fig9SearchFamily = placement.NameStateThreshold
 
 // searchSeedOffset separates the job streams a search tunes on from the
 // replications the report evaluates on: the search simulates the same
@@ -64,7 +65,7 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 	jobs, warmup, reps := Pick(env, 2000, 50000), Pick(env, 200, 1000), Pick(env, 2, 10)
 	classes := Pick(env, 20, 100)
 	searchJobs, searchWarmup, searchReps, searchEvals := Pick(env, 1000, 20000), Pick(env, 100, 1000), Pick(env, 2, 4), Pick(env, 4, 40)
-	names := []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon}
+	names := []string{placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon}
 	t := newTable("ρ", "random", "greedy", "receding-horizon", searchedName, "hindsight LP", "empty cluster",
 		"RH saving vs random", "RH saving vs greedy", "search saving vs greedy", "largest possible saving vs greedy")
 	found := newTable("ρ", "best "+fig9SearchFamily+" parameters", "candidates", "search time", "objective: best / default (search jobs)")
@@ -74,7 +75,7 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 	bRand.name, bGreedy.name = "best bound vs random", "best bound vs greedy"
 	bRand.dashed, bGreedy.dashed = true, true
 	costs := map[string]*series{}
-	for _, n := range []string{policy.NameGreedy, policy.NameRecedingHorizon, searchedName, "best lower bound"} {
+	for _, n := range []string{placement.NameGreedy, placement.NameRecedingHorizon, searchedName, "best lower bound"} {
 		costs[n] = &series{name: n, dashed: n == "best lower bound"}
 	}
 	var events uint64
@@ -100,7 +101,7 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 			return nil, err
 		}
 		events += r.events
-		rnd, g, rh, opt := r.cost[policy.NameRandom], r.cost[policy.NameGreedy], r.cost[policy.NameRecedingHorizon], r.cost[searchedName]
+		rnd, g, rh, opt := r.cost[placement.NameRandom], r.cost[placement.NameGreedy], r.cost[placement.NameRecedingHorizon], r.cost[searchedName]
 		best := r.bests()
 		add := func(s *series, xs []float64) (m, h float64) {
 			m, h = sim.MeanCI95(xs)
@@ -113,8 +114,8 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 		mog, hog := add(&oGreedy, savings(g, opt))
 		add(&bRand, savings(rnd, best))
 		mbg, hbg := add(&bGreedy, savings(g, best))
-		add(costs[policy.NameGreedy], g)
-		add(costs[policy.NameRecedingHorizon], rh)
+		add(costs[placement.NameGreedy], g)
+		add(costs[placement.NameRecedingHorizon], rh)
 		add(costs[searchedName], opt)
 		add(costs["best lower bound"], best)
 		t.add(num(rho), ci(sim.MeanCI95(rnd)), ci(sim.MeanCI95(g)), ci(sim.MeanCI95(rh)), ci(sim.MeanCI95(opt)),
@@ -127,7 +128,7 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 		return nil, err
 	}
 	costPlot, err := linePlot("Mean fetching cost per job", "ρ (arrival rate, μ = 1)", "cost per job",
-		[]series{*costs[policy.NameGreedy], *costs[policy.NameRecedingHorizon], *costs[searchedName], *costs["best lower bound"]})
+		[]series{*costs[placement.NameGreedy], *costs[placement.NameRecedingHorizon], *costs[searchedName], *costs["best lower bound"]})
 	if err != nil {
 		return nil, err
 	}

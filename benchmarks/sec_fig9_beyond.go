@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -26,7 +27,7 @@ var fig9Beyond = []struct {
 func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	jobs, warmup, reps := Pick(env, 2000, 50000), Pick(env, 200, 1000), Pick(env, 2, 3)
 	classes := Pick(env, 20, 100)
-	names := slices.DeleteFunc(policy.PlacementNames(), func(n string) bool { return n == policy.NameRandom })
+	names := slices.DeleteFunc(policy.PlacementNames(), func(n string) bool { return n == placement.NameRandom })
 	head := []string{"K", "ρ"}
 	for _, n := range names {
 		head = append(head, n)
@@ -57,7 +58,7 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		for _, n := range names {
 			row = append(row, ci(sim.MeanCI95(gaps(r.cost[n], best)))+"%")
 		}
-		row = append(row, ci(sim.MeanCI95(savings(r.cost[policy.NameGreedy], r.cost[policy.NameRecedingHorizon])))+"%")
+		row = append(row, ci(sim.MeanCI95(savings(r.cost[placement.NameGreedy], r.cost[placement.NameRecedingHorizon])))+"%")
 		t.add(row...)
 	}
 	var b strings.Builder

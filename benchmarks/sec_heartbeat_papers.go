@@ -7,6 +7,10 @@ import (
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/filter"
+	"github.com/optd/optd/policy/sharing"
+	"github.com/optd/optd/policy/slots"
+	"github.com/optd/optd/policy/speculation"
 	"github.com/optd/optd/sim"
 )
 
@@ -64,7 +68,7 @@ func reduction(before, after float64) float64 { return 1 - after/before }
 func dynamicMRFig8(ctx context.Context, env *Env) (*Output, error) {
 	configs := Pick(env, []int{1, 6, 11}, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
 	seeds := Pick(env, 1, 3)
-	specs := []string{policy.NameMRv1Static, policy.NamePIDHSA, policy.NamePDDHSA}
+	specs := []string{slots.NameMRv1Static, slots.NamePIDHSA, slots.NamePDDHSA}
 	var b strings.Builder
 	var figs []Figure
 	for _, jobs := range Pick(env, []int{1}, []int{1, 5}) {
@@ -165,8 +169,8 @@ func stealingAndBASE(ctx context.Context, env *Env) (*Output, error) {
 	utils := []int{25, 50, 75, 90}
 	paper := map[int]string{25: "64%", 50: "32%", 75: "13%", 90: "6%"}
 	modes := Pick(env, []string{"even", "ltm"}, []string{"even", "fcm", "stlm", "ltlm", "stm", "ltm"})
-	const hadoop = "fifo+" + policy.NameLoadBalance
-	baseSpec := hadoop + "+" + policy.NameSpeculationHadoop
+	const hadoop = "fifo+" + filter.NameLoadBalance
+	baseSpec := hadoop + "+" + speculation.NameSpeculationHadoop
 	setups := []struct {
 		label    string
 		build    func(string) func() (*sim.ClusterScenario, error)
@@ -204,7 +208,7 @@ func stealingAndBASE(ctx context.Context, env *Env) (*Output, error) {
 				if mi > 0 && !st.allModes {
 					break
 				}
-				after, _, err := hbMean(ctx, env, build, hadoop+"+"+policy.NameResourceStealingPrefix+m+"+"+policy.NameSpeculationHadoop, seeds)
+				after, _, err := hbMean(ctx, env, build, hadoop+"+"+sharing.NameResourceStealingPrefix+m+"+"+speculation.NameSpeculationHadoop, seeds)
 				if err != nil {
 					return nil, err
 				}
@@ -233,7 +237,7 @@ func stealingAndBASE(ctx context.Context, env *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		mb, sb, err := hbMean(ctx, env, build, hadoop+"+"+policy.NameBASE, seeds)
+		mb, sb, err := hbMean(ctx, env, build, hadoop+"+"+speculation.NameBASE, seeds)
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +282,7 @@ func dynamicAdjustFig5(ctx context.Context, env *Env) (*Output, error) {
 	var b strings.Builder
 	for _, name := range []string{"dynamicadjust-invertedindex", "dynamicadjust-pagerank"} {
 		var m [3]float64
-		for k, spec := range []string{"fifo", "fifo+" + policy.NameLATE, "fifo+" + policy.NameDynamicAdjust} {
+		for k, spec := range []string{"fifo", "fifo+" + speculation.NameLATE, "fifo+" + sharing.NameDynamicAdjust} {
 			v, _, err := hbMean(ctx, env, builtin(name), spec, seeds)
 			if err != nil {
 				return nil, err
@@ -312,7 +316,7 @@ func sepbFig9(ctx context.Context, env *Env) (*Output, error) {
 			sc.Stragglers = []sim.Straggler{{Node: "slave1", Speed: 1.0 / 3}, {Node: "slave2", Speed: 1.0 / 3}}
 			return sc, nil
 		}
-		late, _, err := hbMean(ctx, env, build, policy.NamePIDHSA+"+"+policy.NameLATE, seeds)
+		late, _, err := hbMean(ctx, env, build, slots.NamePIDHSA+"+"+speculation.NameLATE, seeds)
 		if err != nil {
 			return nil, err
 		}
@@ -322,7 +326,7 @@ func sepbFig9(ctx context.Context, env *Env) (*Output, error) {
 				var sum float64
 				for s := range seeds {
 					sc, _ := build()
-					p, err := policy.NewPipeline(policy.NamePIDHSA+"+"+policy.NameSEPB, policy.HeartbeatConfig{Seed: env.Seed + uint64(s)})
+					p, err := policy.NewPipeline(slots.NamePIDHSA+"+"+speculation.NameSEPB, policy.HeartbeatConfig{Seed: env.Seed + uint64(s)})
 					if err != nil {
 						return nil, err
 					}

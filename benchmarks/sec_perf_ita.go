@@ -2,83 +2,110 @@ package benchmarks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/optd/optd/solver"
 )
 
-// namedInstance is an ITA instance of the comparison.
-type namedInstance struct {
-	name string
-	in   *solver.Instance
+// itaCase is one instance of the ITA comparison.
+type itaCase struct {
+	family string
+	seed   int
+	in     *solver.Instance
 }
 
-// itaInstances are the instances of the ITA comparison: the four HaSTE
-// tables, a random 20 nodes × 20 types × 2 resources instance and (full
-// mode) hard 3-resource instances: 40-50 heterogeneous nodes, 8-10 types,
-// capacities U{16..48}, 1.5 times more demand than capacity. All are drawn
-// from seeded PCG streams (seed, instance number).
-func itaInstances(env *Env) ([]namedInstance, error) {
-	var out []namedInstance
-	for _, n := range solver.BuiltinNames() {
+func (c itaCase) name() string { return fmt.Sprintf("%s-%d", c.family, c.seed) }
+
+// itaCases are the instances of the ITA comparison: the HaSTE tables and
+// every family of the robustness suite (solver.Families) with seeds
+// 0..FamilySeeds−1 (quick mode: seed 0 only).
+func itaCases(env *Env) ([]itaCase, error) {
+	var out []itaCase
+	for i, n := range solver.BuiltinNames() {
 		in, err := solver.BuiltinInstance(n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, namedInstance{n, in})
+		out = append(out, itaCase{"haste-tables", i, in})
 	}
-	rng := rand.New(rand.NewPCG(env.Seed, 20))
-	in, err := solver.RandomInstance(rng, solver.RandomSpec{Nodes: 20, Types: 20, Resources: 2})
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, namedInstance{"random-20x20x2", in})
-	for i := range Pick(env, 0, 3) {
-		rng := rand.New(rand.NewPCG(env.Seed, 100+uint64(i)))
-		in, err := solver.RandomInstance(rng, solver.RandomSpec{
-			Nodes: 40 + rng.IntN(11), Types: 8 + rng.IntN(3), Resources: 3,
-			CapMin: 16, CapMax: 48, DemandMaxFrac: 0.5, Supply: 1.5,
-		})
-		if err != nil {
-			return nil, err
+	for _, f := range solver.Families() {
+		for seed := range Pick(env, 1, solver.FamilySeeds) {
+			out = append(out, itaCase{f.Name, seed, f.Instance(uint64(seed))})
 		}
-		out = append(out, namedInstance{fmt.Sprintf("hard%d-%dx%dx3", i, len(in.Nodes), len(in.Tasks)), in})
 	}
 	return out, nil
 }
 
-// cbcObjective recomputes the objective of CBC's integer solution from its
-// x_j_i values (so that it compares exactly, not through CBC's printed
+// peerObjective recomputes the objective of a peer's integer solution from
+// its x_j_i values (so that it compares exactly, not through printed
 // decimals).
-func cbcObjective(in *solver.Instance, r *PeerResult) (float64, error) {
+func peerObjective(in *solver.Instance, r *PeerResult) (float64, error) {
 	var obj float64
 	for name, v := range r.Values {
 		var j, i int
 		if _, err := fmt.Sscanf(name, "x_%d_%d", &j, &i); err != nil || i < 0 || i >= len(in.Tasks) {
-			return 0, fmt.Errorf("cbc: unexpected column %q", name)
+			return 0, fmt.Errorf("unexpected column %q", name)
 		}
 		obj += math.Round(v) * in.Value(i)
 	}
 	return obj, nil
 }
 
-// perfITA times optd's exact ITA solver against `cbc -threads 1` on the same
-// instances (the compact integer program of solver.WriteLP), both with the
-// same time limit, in the same run.
+// itaRun is one solver's outcome on one instance.
+type itaRun struct {
+	proven    bool
+	seconds   float64 // optd: mean over repeated runs; peers: the solver's own time
+	objective float64 // the incumbent (at the limit when not proven)
+	status    string
+}
+
+// itaRow is one instance's outcomes: optd, CBC, HiGHS.
+type itaRow struct {
+	c               itaCase
+	optd, cbc, hgs  itaRun
+	bound           float64 // optd's proven bound
+	haveCBC, haveHS bool
+}
+
+// fasterPeer returns the time of the faster peer that proved the optimum
+// and whether one did.
+func (r itaRow) fasterPeer() (float64, bool) {
+	t, ok := math.Inf(1), false
+	if r.haveCBC && r.cbc.proven {
+		t, ok = math.Min(t, r.cbc.seconds), true
+	}
+	if r.haveHS && r.hgs.proven {
+		t, ok = math.Min(t, r.hgs.seconds), true
+	}
+	return t, ok
+}
+
+// perfITA runs optd's exact ITA, `cbc -threads 1` and HiGHS (WebAssembly,
+// single-threaded) on every instance of the robustness suite in the same
+// run, with the same time limit, and reports per family the proven counts,
+// the time distributions and the incumbents at the limit, and per
+// instance optd's time against the faster peer. Where two solvers prove an
+// optimum their objectives must agree exactly, and no peer may find a
+// solution above optd's proven bound: either is an error of the section.
 func perfITA(ctx context.Context, env *Env) (*Output, error) {
 	if env.Machine.CBC == "" {
-		return nil, Skipf("cbc (Debian coinor-cbc) is not on PATH")
+		return nil, Skipf("cbc (Debian coinor-cbc) is not on PATH; run scripts/setup.sh --bench")
 	}
-	limit := Pick(env, time.Second, 60*time.Second)
-	minTime := Pick(env, 100*time.Millisecond, 2*time.Second)
-	insts, err := itaInstances(env)
+	if err := errNoHiGHS(); err != nil {
+		return nil, err
+	}
+	limit := Pick(env, time.Second, 10*time.Second)
+	minTime := Pick(env, 20*time.Millisecond, 100*time.Millisecond)
+	cases, err := itaCases(env)
 	if err != nil {
 		return nil, err
 	}
@@ -87,84 +114,280 @@ func perfITA(ctx context.Context, env *Env) (*Output, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	t := newTable("instance", "nodes × types × resources", "exact", "proven", "cbc -threads 1", "proven", "same optimum", "cbc time / exact time")
+	var rows []itaRow
 	var bench []BenchResult
-	var ratios []float64
-	var open []string // instances where one solver hit the limit
-	for _, ni := range insts {
-		lpFile := filepath.Join(dir, ni.name+".lp")
-		if err := writeFileWith(lpFile, func(w io.Writer) error { return solver.WriteLP(w, ni.in) }); err != nil {
-			return nil, err
-		}
-		var ex *solver.Result
-		be, err := Measure(ctx, "ITA/instance="+ni.name+"/solver=exact", minTime, 1000, func(ctx context.Context) ([]Metric, error) {
-			var err error
-			ex, err = solver.Exact(ctx, ni.in, solver.Options{TimeLimit: limit})
-			if err != nil {
-				return nil, err
-			}
-			return []Metric{{Value: ex.Objective, Unit: "objective"}, {Value: b2f(ex.Optimal), Unit: "proven"}}, nil
-		})
+	for _, c := range cases {
+		row, br, err := runITACase(ctx, env, dir, c, limit, minTime)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", c.name(), err)
 		}
-		var cb *PeerResult
-		var cbObj float64
-		bc, err := Measure(ctx, "ITA/instance="+ni.name+"/solver=cbc", minTime, 1000, func(ctx context.Context) ([]Metric, error) {
-			var err error
-			if cb, err = RunCBC(ctx, lpFile, limit); err != nil {
-				return nil, err
-			}
-			if cbObj, err = cbcObjective(ni.in, cb); err != nil {
-				return nil, err
-			}
-			return []Metric{{Value: cbObj, Unit: "objective"}, {Value: b2f(cb.Optimal), Unit: "proven"}}, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		same := "–"
-		if ex.Optimal && cb.Optimal {
-			if cbObj != ex.Objective {
-				return nil, fmt.Errorf("%s: exact proved %v optimal, cbc proved %v", ni.name, ex.Objective, cbObj)
-			}
-			same = "yes"
-		}
-		if cbObj > ex.UpperBound+1e-9 {
-			return nil, fmt.Errorf("%s: cbc found %v above exact's proven bound %v", ni.name, cbObj, ex.UpperBound)
-		}
-		ratio := bc.Seconds() / be.Seconds()
-		cell := fmt.Sprintf("%.3g×", ratio)
-		switch {
-		case ex.Optimal && cb.Optimal:
-			ratios = append(ratios, ratio)
-		case !ex.Optimal:
-			cell += " (exact hit the limit)"
-			open = append(open, fmt.Sprintf("%s (exact: %s, proven bound %s; cbc: %s, %s)", ni.name,
-				num(ex.Objective), num(ex.UpperBound), num(cbObj), cb.Status))
-		default:
-			cell += " (cbc hit the limit)"
-			open = append(open, fmt.Sprintf("%s (exact: %s proven; cbc: %s, %s)", ni.name, num(ex.Objective), num(cbObj), cb.Status))
-		}
-		t.add(ni.name, fmt.Sprintf("%d × %d × %d", len(ni.in.Nodes), len(ni.in.Tasks), ni.in.Resources()),
-			ms(be.Seconds()), ex.Optimal, ms(bc.Seconds()), cb.Optimal, same, cell)
-		bench = append(bench, be, bc)
-		env.Logf("%s: exact %.3g s, cbc %.3g s", ni.name, be.Seconds(), bc.Seconds())
+		rows = append(rows, row)
+		bench = append(bench, br...)
+		env.Logf("%s: optd %.3gs (%v), cbc %.3gs (%v), highs %.3gs (%v)", c.name(),
+			row.optd.seconds, row.optd.proven, row.cbc.seconds, row.cbc.proven, row.hgs.seconds, row.hgs.proven)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Each instance is solved by optd's exact branch and bound (in process) and by CBC %s single-threaded "+
-		"(`cbc FILE -threads 1 -sec %g -solve`, a separate process reading the LP file that solver.WriteLP writes) with "+
-		"the same time limit of %s; times are means over repeated runs of at least %s each (process start and file "+
-		"reading included for CBC). Objectives are compared exactly where both proved optimality.\n\n",
-		env.Machine.CBC, limit.Seconds(), limit, minTime)
-	b.WriteString(t.String())
-	if len(ratios) > 0 {
-		fmt.Fprintf(&b, "\nGeometric mean of cbc time / exact time over the %d instances both proved: **%.1f×**.\n", len(ratios), geomean(ratios))
-	}
-	if len(open) > 0 {
-		fmt.Fprintf(&b, "\nNot proven within %s by one of the two: %s.\n", limit, strings.Join(open, "; "))
-	}
+	fmt.Fprintf(&b, "Every instance of the robustness suite (`solver.Families`: %d families, seeds 0–%d, drawn from seeded PCG "+
+		"streams; plus the four HaSTE tables) is solved in the same run by optd's exact method (in process), by CBC %s "+
+		"(`cbc FILE -threads 1 -sec %g -solve`) and by HiGHS %s (the `highs` npm package, WebAssembly, single-threaded, "+
+		"run by Node.js %s with `mip_rel_gap = mip_abs_gap = 0`), each with the time limit %s and one thread, on the "+
+		"same compact integer program (`solver.WriteLP`). optd's time is the mean of repeated runs of at least %s; the "+
+		"peers' times are their own (CBC's wall clock, HiGHS's `solve()` call), which leaves out their process start "+
+		"and so favours them. The machine is shared: times are noisy; ratios within one run are what compares.\n\n",
+		len(solver.Families()), Pick(env, 0, solver.FamilySeeds-1), env.Machine.CBC, limit.Seconds(), highsVersion(), nodeVersion(ctx),
+		limit, minTime)
+	b.WriteString(itaFamilyTable(rows, limit))
+	b.WriteString(itaSummary(rows, limit))
 	return &Output{Markdown: b.String(), Bench: bench}, nil
+}
+
+// runITACase solves one instance with the three solvers and checks their
+// agreement.
+func runITACase(ctx context.Context, env *Env, dir string, c itaCase, limit, minTime time.Duration) (itaRow, []BenchResult, error) {
+	row := itaRow{c: c}
+	lpFile := filepath.Join(dir, c.name()+".lp")
+	if err := writeFileWith(lpFile, func(w io.Writer) error { return solver.WriteLP(w, c.in) }); err != nil {
+		return row, nil, err
+	}
+	var ex *solver.Result
+	be, err := Measure(ctx, "ITA/instance="+c.name()+"/solver=optd", minTime, 1000, func(ctx context.Context) ([]Metric, error) {
+		var err error
+		ex, err = solver.Exact(ctx, c.in, solver.Options{TimeLimit: limit})
+		if err != nil {
+			return nil, err
+		}
+		return []Metric{{Value: ex.Objective, Unit: "objective"}, {Value: b2f(ex.Optimal), Unit: "proven"}}, nil
+	})
+	if err != nil {
+		return row, nil, err
+	}
+	row.optd = itaRun{proven: ex.Optimal, seconds: be.Seconds(), objective: ex.Objective, status: string(ex.Stats.Stopped)}
+	row.bound = ex.UpperBound
+	bench := []BenchResult{be}
+	peer := func(name string, run func(context.Context, string, time.Duration) (*PeerResult, error)) (itaRun, error) {
+		r, err := run(ctx, lpFile, limit)
+		if err != nil {
+			return itaRun{}, err
+		}
+		obj, err := peerObjective(c.in, r)
+		if err != nil {
+			return itaRun{}, fmt.Errorf("%s: %w", name, err)
+		}
+		sec := r.SolveTime.Seconds()
+		if sec == 0 {
+			sec = r.Elapsed.Seconds()
+		}
+		out := itaRun{proven: r.Optimal, seconds: sec, objective: obj, status: r.Status}
+		if out.proven && ex.Optimal && !sameObjective(obj, ex.Objective) {
+			return out, fmt.Errorf("optd proved %v optimal, %s proved %v", ex.Objective, name, obj)
+		}
+		if obj > ex.UpperBound+1e-6*math.Max(1, ex.UpperBound) {
+			return out, fmt.Errorf("%s found %v above optd's proven bound %v", name, obj, ex.UpperBound)
+		}
+		bench = append(bench, BenchResult{Name: "ITA/instance=" + c.name() + "/solver=" + name, N: 1, NsPerOp: sec * 1e9,
+			Metrics: []Metric{{Value: obj, Unit: "objective"}, {Value: b2f(out.proven), Unit: "proven"}}})
+		return out, nil
+	}
+	if row.cbc, err = peer("cbc", RunCBC); err != nil {
+		return row, nil, err
+	}
+	row.haveCBC = true
+	if row.hgs, err = peer("highs", RunHiGHS); err != nil {
+		return row, nil, err
+	}
+	row.haveHS = true
+	return row, bench, nil
+}
+
+// sameObjective compares two proven optima (sums of task values) up to
+// floating-point rounding.
+func sameObjective(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// itaFamilyTable is the per-family table: proven counts, median and
+// maximum times, and the incumbents where a solver stopped at the limit.
+func itaFamilyTable(rows []itaRow, limit time.Duration) string {
+	t := newTable("family", "instances", "optd proven", "optd median / max", "CBC proven", "CBC median / max",
+		"HiGHS proven", "HiGHS median / max", "where a solver stopped: optd's incumbent vs CBC / HiGHS (≥, <)",
+		"optd ≤ faster peer", "faster peer / optd (geo. mean)")
+	var families []string
+	for _, r := range rows {
+		if !slices.Contains(families, r.c.family) {
+			families = append(families, r.c.family)
+		}
+	}
+	for _, fam := range families {
+		var fr []itaRow
+		for _, r := range rows {
+			if r.c.family == fam {
+				fr = append(fr, r)
+			}
+		}
+		stat := func(get func(itaRow) itaRun) (int, string) {
+			var ts []float64
+			proven := 0
+			for _, r := range fr {
+				ts = append(ts, get(r).seconds)
+				if get(r).proven {
+					proven++
+				}
+			}
+			slices.Sort(ts)
+			return proven, fmt.Sprintf("%s / %s", secs(ts[len(ts)/2]), secs(ts[len(ts)-1]))
+		}
+		po, to := stat(func(r itaRow) itaRun { return r.optd })
+		pc, tc := stat(func(r itaRow) itaRun { return r.cbc })
+		ph, th := stat(func(r itaRow) itaRun { return r.hgs })
+		var geCBC, ltCBC, geHS, ltHS, faster, compared int
+		var ratios []float64
+		for _, r := range fr {
+			// where optd or the peer stopped at the limit
+			if !r.optd.proven || !r.cbc.proven {
+				if r.optd.objective >= r.cbc.objective-1e-9 {
+					geCBC++
+				} else {
+					ltCBC++
+				}
+			}
+			if !r.optd.proven || !r.hgs.proven {
+				if r.optd.objective >= r.hgs.objective-1e-9 {
+					geHS++
+				} else {
+					ltHS++
+				}
+			}
+			if ratio, ok := itaRatio(r, limit); ok {
+				ratios = append(ratios, ratio)
+				compared++
+				if ratio >= 1 {
+					faster++
+				}
+			}
+		}
+		inc := "–"
+		if geCBC+ltCBC+geHS+ltHS > 0 {
+			inc = fmt.Sprintf("CBC %d ≥, %d < / HiGHS %d ≥, %d <", geCBC, ltCBC, geHS, ltHS)
+		}
+		geo := "–"
+		if len(ratios) > 0 {
+			geo = fmt.Sprintf("%.3g×", geomean(ratios))
+		}
+		t.add(fam, len(fr), fmt.Sprintf("%d", po), to, fmt.Sprintf("%d", pc), tc, fmt.Sprintf("%d", ph), th, inc,
+			fmt.Sprintf("%d of %d", faster, compared), geo)
+	}
+	return t.String()
+}
+
+// itaRatio is the faster peer's time over optd's on an instance that some
+// solver proved: a peer that stopped at the limit counts with the limit
+// (a lower bound on its time), and so does optd. ok is false when no
+// solver proved the instance.
+func itaRatio(r itaRow, limit time.Duration) (float64, bool) {
+	peer, ok := r.fasterPeer()
+	if !ok {
+		if !r.optd.proven {
+			return 0, false
+		}
+		peer = limit.Seconds()
+	}
+	optd := r.optd.seconds
+	if !r.optd.proven {
+		optd = math.Max(optd, limit.Seconds())
+	}
+	return peer / optd, true
+}
+
+// itaSummary states each target of the comparison with the instances
+// that miss it.
+func itaSummary(rows []itaRow, limit time.Duration) string {
+	var b strings.Builder
+	proven, within1 := 0, 0
+	var notProven, slower, worse []string
+	var ratios []float64
+	for _, r := range rows {
+		if r.optd.proven {
+			proven++
+			if r.optd.seconds <= 1 {
+				within1++
+			}
+		} else {
+			notProven = append(notProven, fmt.Sprintf("%s (incumbent %s, bound %s; CBC %s, HiGHS %s)", r.c.name(),
+				objNum(r.optd.objective), objNum(r.bound), peerCell(r.cbc), peerCell(r.hgs)))
+		}
+		if ratio, ok := itaRatio(r, limit); ok {
+			ratios = append(ratios, ratio)
+			if ratio < 1 {
+				peer, _ := r.fasterPeer()
+				slower = append(slower, fmt.Sprintf("%s (optd %s, faster peer %s)", r.c.name(), secs(r.optd.seconds), secs(peer)))
+			}
+		}
+		for _, p := range []struct {
+			name string
+			run  itaRun
+		}{{"CBC", r.cbc}, {"HiGHS", r.hgs}} {
+			if (!p.run.proven || !r.optd.proven) && r.optd.objective < p.run.objective-1e-9 {
+				worse = append(worse, fmt.Sprintf("%s (optd %s < %s %s)", r.c.name(), objNum(r.optd.objective), p.name, objNum(p.run.objective)))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nProven optimal by optd: **%d of %d** within %s, %d within 1 s. ", proven, len(rows), limit, within1)
+	if len(ratios) > 0 {
+		fmt.Fprintf(&b, "Geometric mean of (faster peer's time / optd's time) over the %d instances some solver proved "+
+			"(a solver stopped by the limit counted at the limit): **%.3g×**; optd was at least as fast as the faster "+
+			"peer on %d of them.\n", len(ratios), geomean(ratios), len(ratios)-len(slower))
+	}
+	list := func(title string, items []string) {
+		if len(items) > 0 {
+			fmt.Fprintf(&b, "\n%s (%d): %s.\n", title, len(items), strings.Join(items, "; "))
+		}
+	}
+	list("Not proven by optd within the limit", notProven)
+	list("Slower than the faster peer", slower)
+	list("Incumbent below a peer's where one stopped", worse)
+	return b.String()
+}
+
+// peerCell describes a peer's outcome briefly.
+func peerCell(r itaRun) string {
+	if r.proven {
+		return "proved " + objNum(r.objective)
+	}
+	return "stopped at " + objNum(r.objective)
+}
+
+// objNum formats an objective with 10 significant digits, enough to tell
+// apart values one unit (e.g. 0.1) apart.
+func objNum(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+
+// secs formats seconds with 3 significant digits.
+func secs(s float64) string {
+	if s < 1 {
+		return ms(s)
+	}
+	return fmt.Sprintf("%.3g s", s)
+}
+
+// highsVersion is the version of the installed highs npm package.
+func highsVersion() string {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(HiGHSScript), "node_modules", "highs", "package.json"))
+	if err != nil {
+		return "(unknown version)"
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(data, &v) != nil || v.Version == "" {
+		return "(unknown version)"
+	}
+	return v.Version
+}
+
+// nodeVersion is `node --version`.
+func nodeVersion(ctx context.Context) string {
+	_, out, err := runPeer(ctx, "node", "--version")
+	if err != nil {
+		return "(unknown version)"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // b2f is 1 for true and 0 for false.

@@ -10,6 +10,7 @@ import (
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 	"github.com/optd/optd/thresholds"
 )
@@ -26,7 +27,7 @@ func perfSim(ctx context.Context, env *Env) (*Output, error) {
 	minTime := Pick(env, 100*time.Millisecond, 3*time.Second)
 	t := newTable("policy", "jobs per run", "time per run", "events/s", "jobs/s")
 	var bench []BenchResult
-	for _, name := range []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon, policy.NameRollingHorizon} {
+	for _, name := range []string{placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon, placement.NameRollingHorizon} {
 		r, err := Measure(ctx, fmt.Sprintf("Sim/policy=%s/slots=1000/jobs=%d", name, jobs), minTime, 1000, func(ctx context.Context) ([]Metric, error) {
 			p, err := policy.NewPlacement(name, policy.PlacementConfig{Seed: env.Seed})
 			if err != nil {
@@ -167,7 +168,7 @@ func perfMDP(ctx context.Context, env *Env) (*Output, error) {
 			return nil, err
 		}
 		t.add(sz.slots, sz.k, sz.maxR, sz.waiting, sol.States, ms(r.Seconds()), sol.Optimal,
-			sol.PolicyCosts[policy.NameGreedy], sol.PolicyCosts[policy.NameRandom])
+			sol.PolicyCosts[placement.NameGreedy], sol.PolicyCosts[placement.NameRandom])
 		bench = append(bench, r)
 		env.Logf("slots %d K %d: %d states in %.3g s", sz.slots, sz.k, sol.States, r.Seconds())
 		if r.Seconds() > budget.Seconds() {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -58,11 +58,11 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 		return nil, Skipf("trace data directory %s is absent (see data/README.md)", env.DataDir)
 	}
 	jobs, reps, classes := Pick(env, 1000, 0), Pick(env, 1, 5), Pick(env, 20, 100)
-	names := []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon, policy.NameRollingHorizon}
+	names := []string{placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon, placement.NameRollingHorizon}
 	t := newTable("trace", "jobs used", "policy", "mean cost per job", "gap to best bound")
 	var cats []string
 	var values [][]float64
-	members := []string{policy.NameGreedy, policy.NameRecedingHorizon, policy.NameRollingHorizon, "best lower bound"}
+	members := []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameRollingHorizon, "best lower bound"}
 	for _, tr := range placementTraces {
 		path, err := filepath.Abs(filepath.Join(env.DataDir, tr.file))
 		if err != nil {

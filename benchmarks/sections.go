@@ -20,7 +20,7 @@ func Sections() []Section {
 		{Name: "sepb-fig9", Title: "DynamicMR: SEPB over percentageOfJobsCheckedForPendingTasks (Tang et al., TCC 2014, Fig. 9)", Group: GroupReproduction, Run: sepbFig9},
 		{Name: "stealing-base", Title: "Resource stealing and BASE (Guo et al., Cluster 2012, Figs. 2-3)", Group: GroupReproduction, Run: stealingAndBASE},
 		{Name: "dynamicadjust", Title: "DynamicAdjust on skewed jobs (Liu et al., IEICE 2016, Fig. 5)", Group: GroupReproduction, Run: dynamicAdjustFig5},
-		{Name: "perf-ita", Title: "ITA: optd exact vs `cbc -threads 1`", Group: GroupPerformance, Run: perfITA},
+		{Name: "perf-ita", Title: "ITA: optd exact vs `cbc -threads 1` and HiGHS on the robustness suite", Group: GroupPerformance, Run: perfITA},
 		{Name: "perf-lp", Title: "LP: optd's Clp binding vs `glpsol`", Group: GroupPerformance, Run: perfLP},
 		{Name: "perf-grpc", Title: "gRPC: PlaceReduces and Heartbeat vs a bare grpc-go server under ghz", Group: GroupPerformance, Run: perfGRPC},
 		{Name: "perf-sim", Title: "Simulator throughput", Group: GroupPerformance, Run: perfSim},

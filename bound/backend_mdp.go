@@ -6,7 +6,6 @@ import (
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
-	"github.com/optd/optd/search"
 	"github.com/optd/optd/sim"
 )
 
@@ -17,9 +16,9 @@ type mdpBackend struct{}
 func DefaultBackend() Backend { return mdpBackend{} }
 
 func (mdpBackend) SolvePlacement(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (*MDPSolution, bool, error) {
-	m := mdp.PlacementModel{
-		SlotCosts: s.SlotCosts, K: s.K, Lambda: s.ArrivalRate, Mu: s.ServiceRate,
-		MaxWaiting: s.MaxWaiting, Workload: s.Workload,
+	m, err := mdp.ModelOf(s)
+	if err != nil {
+		return nil, false, err
 	}
 	sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{Bins: bins, MaxStates: maxStates, Progress: progress})
 	if errors.Is(err, mdp.ErrTooLarge) {
@@ -35,7 +34,7 @@ func (mdpBackend) SolvePlacement(ctx context.Context, s *sim.Scenario, bins, max
 }
 
 func (mdpBackend) HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error) {
-	return search.HindsightBound(ctx, jobs, slotCosts, maxClasses)
+	return mdp.HindsightBoundOfRecords(ctx, jobs, slotCosts, maxClasses)
 }
 
 func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) float64 {

@@ -7,7 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/optd/optd/internal/errkind"
+	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/builtin" // every placement policy --policies may name
 	"github.com/optd/optd/sim"
 )
 
@@ -35,7 +38,7 @@ var (
 
 // ErrInvalidRequest is wrapped by every error about the request itself
 // (names, numbers, shards), as opposed to the scenario or the solvers.
-var ErrInvalidRequest = errors.New("invalid bound request")
+var ErrInvalidRequest = errkind.New(errkind.Invalid, "invalid bound request")
 
 // requestError prints its message alone and unwraps to ErrInvalidRequest.
 type requestError struct{ msg string }
@@ -219,15 +222,9 @@ func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings,
 	}
 	info := &MDPInfo{}
 	f.MDP = info
-	switch {
-	case s.Trace != nil:
-		info.Skipped = "a trace scenario has no MDP"
-	case !s.SlotsExplicit:
-		info.Skipped = "slots are drawn from a law; the MDP needs slots.costs"
-	case s.MaxWaiting < 0:
-		info.Skipped = "max_waiting is unlimited; the MDP needs a finite waiting room"
-	}
-	if info.Skipped != "" {
+	var no *mdp.NoModelError
+	if _, err := mdp.ModelOf(s); errors.As(err, &no) {
+		info.Skipped = no.Reason
 		return f, nil, nil
 	}
 	if mdpProgress == nil {

@@ -22,8 +22,8 @@ type Applied struct {
 // order, refusing those that do not fit the ledger's state (the count is
 // returned; a refused action changes nothing). Grants beyond a request last
 // one heartbeat: every attempt on the node is reset to its request before
-// the Adjust actions are applied, after all the others. The rules are the
-// cluster simulator's (sim.clusterSim.apply).
+// the Adjust actions are applied, after all the others. The cluster
+// simulator carries out exactly the applied actions, in this order.
 func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied []Applied, rejected int, err error) {
 	n := l.nodeAt[id]
 	if n == nil {
@@ -254,17 +254,6 @@ func (l *Ledger) CheckHeartbeat(id string, now float64, running []Status, finish
 	return nil
 }
 
-// Report records node id's report of its running attempts' progress. An
-// attempt of another node, or one not running, is an error and nothing is
-// recorded.
-func (l *Ledger) Report(id string, statuses []Status) error {
-	if err := l.CheckHeartbeat(id, 0, statuses, nil, nil); err != nil {
-		return err
-	}
-	l.report(statuses)
-	return nil
-}
-
 // report records checked statuses.
 func (l *Ledger) report(statuses []Status) {
 	for _, s := range statuses {
@@ -289,8 +278,8 @@ func validPhase(t models.TaskType, p models.Phase) bool {
 // task's other attempts are killed, and, when it was the stage's last task,
 // the next stage starts or the job leaves the active set. observe (if not
 // nil) is called after the completion is counted and before the stage
-// changes, with the cluster's view and the attempt's, as the simulator calls
-// the pipeline's observers.
+// changes, with the cluster's view and the attempt's: how the pipeline's
+// observers learn of completions (see Scheduler.Heartbeat).
 func (l *Ledger) Finish(now float64, id int, observe func(c *policy.ClusterView, a *policy.AttemptView, durationS float64)) (jobDone bool, err error) {
 	at := l.attempt[id]
 	if at == nil {

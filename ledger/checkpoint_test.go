@@ -125,9 +125,11 @@ func (d *driver) step(t *testing.T) {
 	case len(running) > 0:
 		// A progress report: soft state, no event.
 		at := d.l.attempt[running[0]]
-		if err := d.l.Report(at.node.id, []Status{{Attempt: at.id, Phase: at.task.typ.Phases()[0], Progress: 0.5}}); err != nil {
+		st := []Status{{Attempt: at.id, Phase: at.task.typ.Phases()[0], Progress: 0.5}}
+		if err := d.l.CheckHeartbeat(at.node.id, 0, st, nil, nil); err != nil {
 			t.Fatal(err)
 		}
+		d.l.report(st)
 	}
 	if ev != nil {
 		d.events = append(d.events, *ev)

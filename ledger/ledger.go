@@ -1,10 +1,10 @@
 package ledger
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 )
@@ -13,11 +13,11 @@ import (
 var (
 	// ErrInvalid: a submission, report or event is malformed (the error
 	// names the field and value).
-	ErrInvalid = errors.New("ledger: invalid input")
+	ErrInvalid = errkind.New(errkind.Invalid, "ledger: invalid input")
 	// ErrUnknown: no such node, job or running attempt.
-	ErrUnknown = errors.New("ledger: unknown")
+	ErrUnknown = errkind.New(errkind.NotFound, "ledger: unknown")
 	// ErrExists: a job with that id is already active.
-	ErrExists = errors.New("ledger: already exists")
+	ErrExists = errkind.New(errkind.Conflict, "ledger: already exists")
 )
 
 // Config is the cluster a ledger records.

@@ -168,9 +168,10 @@ func TestViewsStayAsReturned(t *testing.T) {
 	}
 	want := snapshot(v1)
 	ap, _, _ := l.Apply("a", 1, []policy.Action{start("j", models.MapTask, 0)})
-	if err := l.Report("a", []Status{{Attempt: ap[0].Attempt, Phase: models.PhaseMap, Progress: 0.5}}); err != nil {
+	if err := l.CheckHeartbeat("a", 0, []Status{{Attempt: ap[0].Attempt, Phase: models.PhaseMap, Progress: 0.5}}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
+	l.report([]Status{{Attempt: ap[0].Attempt, Phase: models.PhaseMap, Progress: 0.5}})
 	v2 := l.View(2)
 	if snapshot(v1) != want {
 		t.Fatal("an earlier view changed")

@@ -7,10 +7,11 @@ import (
 	"github.com/optd/optd/policy"
 )
 
-// Scheduler couples a cluster's ledger with its heartbeat pipeline: the
-// decisions optd's Heartbeat RPC serves. The pipeline's own state (HaSTE's
-// initial assignment, learned estimates, DHSA's counters) lives in memory
-// only; the ledger's is made durable through Events.
+// Scheduler couples a cluster's ledger with its heartbeat pipeline: the one
+// path every heartbeat decision takes, whether optd's Heartbeat RPC serves
+// it, the cluster simulator runs it in process, or `optd replay` drives a
+// server with it. The ledger's state is made durable through Events, the
+// pipeline's learned state through Snapshot.
 type Scheduler struct {
 	Ledger *Ledger
 	Pipe   *policy.Pipeline
@@ -34,10 +35,21 @@ type Decision struct {
 	// Rejected counts the actions the pipeline decided and the ledger
 	// refused, plus those the pipeline dropped itself.
 	Rejected int
+	// Vetoes are the candidates the pipeline's filters and gates refused,
+	// with their reasons.
+	Vetoes []policy.Veto
 	// JobsDone are the jobs whose last task one of Finished completed.
 	JobsDone []string
 	// Events are the changes to make durable, in order.
 	Events []Event
+}
+
+// Submit makes a job active and returns the event that records it.
+func (s *Scheduler) Submit(spec JobSpec) (Event, error) {
+	if err := s.Ledger.Submit(spec); err != nil {
+		return Event{}, err
+	}
+	return Event{Submit: &spec}, nil
 }
 
 // Heartbeat records a node's heartbeat (completions, then failures, then
@@ -83,15 +95,14 @@ func (s *Scheduler) Heartbeat(ctx context.Context, b Beat) (*Decision, error) {
 		return d, fmt.Errorf("policy %q: initial assignment: %w", s.Pipe.Spec(), err)
 	}
 	granting := l.Granting(b.Node)
-	dropped := s.Pipe.Rejected
-	actions := s.Pipe.Heartbeat(c, NodeView(c, b.Node))
-	applied, rejected, err := l.Apply(b.Node, b.NowS, actions)
+	pd := s.Pipe.Heartbeat(c, c.Node(b.Node))
+	applied, rejected, err := l.Apply(b.Node, b.NowS, pd.Actions)
 	if err != nil {
 		return nil, err // unreachable: the node exists
 	}
-	d.Applied, d.Rejected = applied, rejected+s.Pipe.Rejected-dropped
-	if len(actions) > 0 || granting {
-		d.Events = append(d.Events, Event{Heartbeat: &HeartbeatEvent{Node: b.Node, NowS: b.NowS, Actions: Records(actions)}})
+	d.Applied, d.Rejected, d.Vetoes = applied, rejected+pd.Dropped, pd.Vetoes
+	if len(pd.Actions) > 0 || granting {
+		d.Events = append(d.Events, Event{Heartbeat: &HeartbeatEvent{Node: b.Node, NowS: b.NowS, Actions: Records(pd.Actions)}})
 	}
 	return d, nil
 }

@@ -34,16 +34,6 @@ func (l *Ledger) View(now float64) *policy.ClusterView {
 	return c
 }
 
-// NodeView returns node id's view in c (nil if none).
-func NodeView(c *policy.ClusterView, id string) *policy.NodeView {
-	for _, n := range c.Nodes {
-		if n.ID == id {
-			return n
-		}
-	}
-	return nil
-}
-
 func (l *Ledger) nodeView(n *node) *policy.NodeView {
 	o := n.used(l.dims)
 	nv := &policy.NodeView{ID: n.id, Rack: n.rack, Capacity: n.capacity, MapSlots: n.mapSlots, ReduceSlots: n.reduceSlots,

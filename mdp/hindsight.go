@@ -4,18 +4,18 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/solver/lp"
 )
 
 // ErrInfeasibleTrace is returned when jobs in service at the same time need
 // more reducers than there are slots: no placement of the trace exists.
-var ErrInfeasibleTrace = errors.New("mdp: trace needs more slots than the cluster has")
+var ErrInfeasibleTrace = errkind.New(errkind.Precondition, "mdp: trace needs more slots than the cluster has")
 
 // TraceJob is a job of a sampled trace: in service during [Start, End),
 // holding R slots and fetching Y per reducer (cost Y·Σ of its slots' costs).

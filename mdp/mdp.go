@@ -2,26 +2,27 @@ package mdp
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Sentinel errors of the package. Errors wrap them with %w.
 var (
 	// ErrInvalidMDP is wrapped by every error about a malformed MDP, policy or
 	// option.
-	ErrInvalidMDP = errors.New("mdp: invalid input")
+	ErrInvalidMDP = errkind.New(errkind.Invalid, "mdp: invalid input")
 	// ErrNotConverged is returned when an iterative method reaches its
 	// iteration limit before its tolerance.
-	ErrNotConverged = errors.New("mdp: not converged")
+	ErrNotConverged = errkind.New(errkind.Internal, "mdp: not converged")
 	// ErrMultichain is returned when a policy's chain has more than one
 	// recurrent class, so that its average cost depends on the initial state.
-	ErrMultichain = errors.New("mdp: the chain is not unichain")
+	ErrMultichain = errkind.New(errkind.Internal, "mdp: the chain is not unichain")
 	// ErrTooLarge is returned when a model has more states than
 	// SolveOptions.MaxStates (or an MDP more than the dense limit of a method).
-	ErrTooLarge = errors.New("mdp: too many states")
+	ErrTooLarge = errkind.New(errkind.Invalid, "mdp: too many states")
 )
 
 // probSumTolerance is how far from 1 the transition probabilities of one action

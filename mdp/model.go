@@ -2,16 +2,16 @@ package mdp
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/models"
 )
 
 // ErrInvalidModel is wrapped by every *ModelError.
-var ErrInvalidModel = errors.New("mdp: invalid placement model")
+var ErrInvalidModel = errkind.New(errkind.Invalid, "mdp: invalid placement model")
 
 // ModelError reports an invalid PlacementModel, SolveOptions or trace: the
 // field (with its CONTRACTS §4 JSON name where it has one), its value and

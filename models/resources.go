@@ -1,11 +1,12 @@
 package models
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Sentinels of the domain types. Every validation error of a cluster, job,
@@ -15,10 +16,10 @@ import (
 //
 // (sentinel, field path, offending value, reason). Test with errors.Is.
 var (
-	ErrInvalidResources = errors.New("models: invalid resources")
-	ErrInvalidCluster   = errors.New("models: invalid cluster")
-	ErrInvalidJob       = errors.New("models: invalid job")
-	ErrInvalidTask      = errors.New("models: invalid task")
+	ErrInvalidResources = errkind.New(errkind.Invalid, "models: invalid resources")
+	ErrInvalidCluster   = errkind.New(errkind.Invalid, "models: invalid cluster")
+	ErrInvalidJob       = errkind.New(errkind.Invalid, "models: invalid job")
+	ErrInvalidTask      = errkind.New(errkind.Invalid, "models: invalid task")
 )
 
 // domainIssue is a validation failure before it is wrapped in a sentinel:

@@ -2,16 +2,17 @@ package models
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // ErrInvalidWorkload is the sentinel wrapped by every error about a workload
 // specification (CONTRACTS §1) or about the arguments of a law's constructor.
 // Test with errors.Is; get the field with errors.As(err, new(*ValidationError)).
-var ErrInvalidWorkload = errors.New("models: invalid workload")
+var ErrInvalidWorkload = errkind.New(errkind.Invalid, "models: invalid workload")
 
 // ValidationError says which field of a workload is wrong, with its value and why.
 //

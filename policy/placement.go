@@ -1,5 +1,13 @@
 package policy
 
+import (
+	"fmt"
+	"math"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/thresholds"
+)
+
 // Slot is a free reduce slot offered to a placement decision.
 type Slot struct {
 	// Index identifies the slot in its cluster (stable across decisions).
@@ -28,6 +36,20 @@ type PlacementRequest struct {
 	Held [][]int
 }
 
+// Check validates the parts of a request every policy relies on
+// (ErrInvalidRequest): R ≥ 1, at least R free slots, X finite and ≥ 0.
+func (req *PlacementRequest) Check() error {
+	switch {
+	case req.R < 1:
+		return fmt.Errorf("%w: R = %d, must be ≥ 1", ErrInvalidRequest, req.R)
+	case len(req.Free) < req.R:
+		return fmt.Errorf("%w: %d free slots, job needs R = %d", ErrInvalidRequest, len(req.Free), req.R)
+	case !(req.X >= 0) || req.X > math.MaxFloat64:
+		return fmt.Errorf("%w: X = %v, must be finite and ≥ 0", ErrInvalidRequest, req.X)
+	}
+	return nil
+}
+
 // PlacementDecision is a policy's answer: which free slots, and why.
 type PlacementDecision struct {
 	// Positions are 0-based positions in PlacementRequest.Free, ascending,
@@ -47,3 +69,34 @@ type Placement interface {
 	Plugin
 	Place(req *PlacementRequest) (PlacementDecision, error)
 }
+
+// PlacementConfig configures a placement policy built by name. Zero values
+// mean the documented defaults; a policy ignores the fields it does not use.
+type PlacementConfig struct {
+	// Seed seeds the policy's own randomness ("random").
+	Seed uint64
+	// Window is ω, the size of the sliding window of Theorem 4's estimator
+	// ("receding-horizon", "rolling-horizon"); 0 means
+	// thresholds.DefaultWindow.
+	Window int
+	// Horizon is H, the number of future jobs the rolling policy looks
+	// ahead ("rolling-horizon"); 0 means thresholds.DefaultHorizon.
+	Horizon int
+	// Rolling holds the rolling policy's other settings (refresh rule,
+	// table options); its Horizon is overridden by Horizon when that is set.
+	Rolling thresholds.RollingConfig
+	// Params are the values of a parameterized family's parameters by name
+	// (see PlacementParams); absent ones take their defaults, and a name the
+	// family does not declare is ErrInvalidConfig. Where a parameter and a
+	// field above both set ω or H, the parameter wins.
+	Params map[string]float64
+	// Workload is the law of (X, R) when it is known. Families that would
+	// otherwise estimate it from a sliding window use it instead and are
+	// then stateless (the MDP can evaluate them exactly); nil means
+	// estimate.
+	Workload *models.Workload
+}
+
+// PlacementFactory builds a fresh placement policy (one per cluster or per
+// simulation replication).
+type PlacementFactory func(cfg PlacementConfig) (Placement, error)

@@ -5,10 +5,18 @@
 #   scripts/setup.sh          build and run: COIN-OR Clp (cgo), pkg-config, g++
 #   scripts/setup.sh --test   also the test peers: cbc (exact MIP oracle), glpsol, protoc,
 #                             python3-grpcio (the Python client example)
+#   scripts/setup.sh --bench  also what the benchmark report compares against: the test
+#                             peers, Debian's nodejs and npm, and the pinned highs npm
+#                             package (HiGHS compiled to WebAssembly) in benchmarks/highs
+#                             (never needed by scripts/test.sh or at run time)
 set -euo pipefail
 
 want_test=0
-[ "${1:-}" = "--test" ] && want_test=1
+want_bench=0
+case "${1:-}" in
+  --test) want_test=1 ;;
+  --bench) want_test=1; want_bench=1 ;;
+esac
 
 missing=()
 dpkg_has() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -23,6 +31,11 @@ if [ "$want_test" = 1 ]; then
   need protobuf-compiler
   need python3-grpcio      # the README's Python client (server/python_client_test.go)
   need python3-protobuf
+fi
+if [ "$want_bench" = 1 ]; then
+  # a node from elsewhere (e.g. NodeSource's nodejs, which bundles npm) will do
+  command -v node >/dev/null 2>&1 || need nodejs
+  command -v npm >/dev/null 2>&1 || need npm
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -40,5 +53,13 @@ if ! command -v go >/dev/null 2>&1; then
   else
     echo "setup: Go is not installed (https://go.dev/doc/install)" >&2
     exit 1
+  fi
+fi
+
+if [ "$want_bench" = 1 ]; then
+  bench_dir="$(cd "$(dirname "$0")/.." && pwd)/benchmarks/highs"
+  if [ ! -f "$bench_dir/node_modules/highs/package.json" ]; then
+    echo "setup: installing the highs npm package (benchmarks/highs/package-lock.json)" >&2
+    (cd "$bench_dir" && npm ci --no-audit --no-fund --silent)
   fi
 fi

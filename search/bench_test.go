@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 )
 
 // BenchmarkSearchFig9 times a CMA-ES search of state-threshold on the Fig. 9
@@ -26,7 +26,7 @@ func BenchmarkSearchFig9(b *testing.B) {
 		b.ReportAllocs()
 		var simulated int
 		for b.Loop() {
-			p := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold}
+			p := &PlacementProblem{Scenario: s, Family: placement.NameStateThreshold}
 			res, err := Run(context.Background(), p, Options{Evaluations: evals, Replications: reps, Validation: -1, Seed: 1})
 			if err != nil {
 				b.Fatal(err)

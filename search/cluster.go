@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/assign"
 	"github.com/optd/optd/sim"
 )
 
@@ -112,13 +113,11 @@ func PipelineParams(sc *sim.ClusterScenario, spec string) (*ClusterProblem, erro
 	withBeta := assignmentOf(spec) == "haste-a"
 	if withBeta {
 		for k, name := range hasteABeta {
-			sp = append(sp, Param{Name: name, Min: 0.01, Max: 1, Default: policy.DefaultBeta[k]})
+			sp = append(sp, policy.Param{Name: name, Min: 0.01, Max: 1, Default: assign.DefaultBeta[k]})
 		}
 	}
 	staged := len(sp)
-	for _, q := range pipe.Params() {
-		sp = append(sp, Param{Name: q.Name, Min: q.Min, Max: q.Max, Default: q.Default, Integer: q.Integer})
-	}
+	sp = append(sp, pipe.Params()...)
 	if err := sp.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", spec, err)
 	}

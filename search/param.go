@@ -1,33 +1,25 @@
 package search
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/optd/optd/internal/errkind"
+	"github.com/optd/optd/policy"
 )
 
 // ErrInvalid is wrapped by every error about a search's input (parameters,
 // options, --params).
-var ErrInvalid = errors.New("search: invalid input")
-
-// Param declares one parameter of a policy: its name, range, the value the
-// policy uses by default, the scale the optimizer explores it on and
-// whether it is an integer.
-type Param struct {
-	Name         string
-	Min, Max     float64
-	Default      float64
-	Log, Integer bool
-}
+var ErrInvalid = errkind.New(errkind.Invalid, "search: invalid input")
 
 // Space is the parameters of a problem. The optimizer works on the unit
 // cube [0, 1]^d; ToParams maps a point of it to parameter values (linear or
 // logarithmic in each coordinate, rounded for integers) and FromParams
 // back.
-type Space []Param
+type Space []policy.Param
 
 // Validate checks the declarations.
 func (sp Space) Validate() error {
@@ -38,7 +30,7 @@ func (sp Space) Validate() error {
 		switch {
 		case p.Name == "":
 			return fmt.Errorf("%w: parameter %d has no name", ErrInvalid, k)
-		case slices.ContainsFunc(sp[:k], func(q Param) bool { return q.Name == p.Name }):
+		case slices.ContainsFunc(sp[:k], func(q policy.Param) bool { return q.Name == p.Name }):
 			return fmt.Errorf("%w: parameter %s declared twice", ErrInvalid, p.Name)
 		case !(p.Min <= p.Max) || math.IsInf(p.Min, 0) || math.IsInf(p.Max, 0):
 			return fmt.Errorf("%w: parameter %s: range [%v, %v] is not a finite interval", ErrInvalid, p.Name, p.Min, p.Max)
@@ -133,7 +125,7 @@ func (sp Space) Restrict(spec string) (Space, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("%w: --params item %q: want name=lo:hi or name=value", ErrInvalid, item)
 		}
-		k := slices.IndexFunc(out, func(p Param) bool { return p.Name == name })
+		k := slices.IndexFunc(out, func(p policy.Param) bool { return p.Name == name })
 		if k < 0 {
 			return nil, fmt.Errorf("%w: --params: unknown parameter %q (the policy has: %s)", ErrInvalid, name, strings.Join(sp.Names(), ", "))
 		}

@@ -3,11 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -55,11 +55,7 @@ func SpaceOf(family string) (Space, error) {
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("%w: placement policy %q has no parameters to search", ErrInvalid, family)
 	}
-	sp := make(Space, len(specs))
-	for k, p := range specs {
-		sp[k] = Param{Name: p.Name, Min: p.Min, Max: p.Max, Default: p.Default, Log: p.Log, Integer: p.Integer}
-	}
-	return sp, nil
+	return Space(specs), nil
 }
 
 // Space implements Problem.
@@ -165,7 +161,7 @@ func (p *PlacementProblem) LowerBounds(ctx context.Context, rep int) (map[string
 	if !p.Bounds {
 		return nil, nil
 	}
-	res, err := p.run(ctx, policy.Greedy{}, rep, true)
+	res, err := p.run(ctx, placement.Greedy{}, rep, true)
 	if err != nil {
 		return nil, err
 	}
@@ -179,56 +175,10 @@ func (p *PlacementProblem) LowerBounds(ctx context.Context, rep int) (map[string
 			jobs = append(jobs, j)
 		}
 	}
-	total, err := HindsightBound(ctx, jobs, p.Scenario.SlotCosts, p.HindsightClasses)
+	total, err := mdp.HindsightBoundOfRecords(ctx, jobs, p.Scenario.SlotCosts, p.HindsightClasses)
 	if err != nil {
 		return nil, err
 	}
 	out[BoundHindsight] = total / float64(res.Counted)
 	return out, nil
-}
-
-// HindsightBound is the total-cost lower bound of the offline LP over the
-// given jobs, each holding its slots during [Start, End)
-// (mdp.HindsightBound; with maxClasses > 0 and more distinct slot costs
-// than that, mdp.HindsightBoundCoarse with maxClasses classes rounded
-// down). A job with zero work holds its slots for no time: leaving it out
-// of the LP relaxes the LP, and it costs at least Y·(sum of its R cheapest
-// slots), which is added, so the sum is still a bound.
-func HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error) {
-	tj := make([]mdp.TraceJob, 0, len(jobs))
-	var sorted []float64
-	extra := 0.0
-	for _, j := range jobs {
-		if j.End > j.Start {
-			tj = append(tj, mdp.TraceJob{Start: j.Start, End: j.End, Y: j.Y(), R: j.R})
-			continue
-		}
-		if sorted == nil {
-			sorted = slices.Sorted(slices.Values(slotCosts))
-		}
-		sum := 0.0
-		for _, c := range sorted[:j.R] {
-			sum += c
-		}
-		extra += j.Y() * sum
-	}
-	if len(tj) == 0 {
-		return extra, nil
-	}
-	var lb float64
-	var err error
-	if maxClasses > 0 && distinct(slotCosts) > maxClasses {
-		lb, err = mdp.HindsightBoundCoarse(ctx, tj, slotCosts, maxClasses)
-	} else {
-		lb, err = mdp.HindsightBound(ctx, tj, slotCosts)
-	}
-	if err != nil {
-		return math.NaN(), err
-	}
-	return lb + extra, nil
-}
-
-func distinct(xs []float64) int {
-	s := slices.Sorted(slices.Values(xs))
-	return len(slices.Compact(s))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -22,10 +23,6 @@ func loadScenario(t *testing.T, name string) *sim.Scenario {
 
 func loadScenarioB(name string) (*sim.Scenario, error) { return sim.LoadScenario("testdata/" + name) }
 
-func exactModel(s *sim.Scenario) mdp.PlacementModel {
-	return mdp.PlacementModel{SlotCosts: s.SlotCosts, K: s.K, Lambda: s.ArrivalRate, Mu: s.ServiceRate, MaxWaiting: s.MaxWaiting, Workload: s.Workload}
-}
-
 // TestPlacementMetricIsTheSimulation: the metric of the default parameters
 // is the simulated mean cost of the family built by name, the same as a
 // reference of that name, and the lower bounds never exceed any policy's
@@ -33,7 +30,7 @@ func exactModel(s *sim.Scenario) mdp.PlacementModel {
 func TestPlacementMetricAndBounds(t *testing.T) {
 	s := loadScenario(t, "mdp-small.json")
 	s.Jobs, s.WarmupJobs = 1500, 100
-	p := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Refs: []string{"greedy", "receding-horizon", "random"}, Bounds: true}
+	p := &PlacementProblem{Scenario: s, Family: placement.NameStateThreshold, Refs: []string{"greedy", "receding-horizon", "random"}, Bounds: true}
 	if err := p.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +42,7 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := p.ReferenceMetric(ctx, policy.NameStateThreshold, rep)
+		ref, err := p.ReferenceMetric(ctx, placement.NameStateThreshold, rep)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,11 +83,11 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 			}
 		}
 	}
-	bad := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Refs: []string{"state-threshold:nope=1"}}
+	bad := &PlacementProblem{Scenario: s, Family: placement.NameStateThreshold, Refs: []string{"state-threshold:nope=1"}}
 	if err := bad.Check(); err == nil {
 		t.Error("a reference with an unknown parameter passed Check")
 	}
-	if _, err := SpaceOf(policy.NameGreedy); err == nil {
+	if _, err := SpaceOf(placement.NameGreedy); err == nil {
 		t.Error("greedy has a search space")
 	}
 }
@@ -102,13 +99,16 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 // tuned policy agrees with its exact cost within the 95% interval.
 func TestExactSearchClosesTheGap(t *testing.T) {
 	s := loadScenario(t, "mdp-small.json")
-	m := exactModel(s)
+	m, err := mdp.ModelOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prob := &ExactPlacementProblem{Model: m, Family: policy.NameStateThreshold}
+	prob := &ExactPlacementProblem{Model: m, Family: placement.NameStateThreshold}
 	sp, err := prob.Space().Restrict("window=200,free-fraction=1")
 	if err != nil {
 		t.Fatal(err)
@@ -137,14 +137,14 @@ func TestExactSearchClosesTheGap(t *testing.T) {
 	}
 	closed := (sol.PolicyCosts["greedy"] - best) / (sol.PolicyCosts["greedy"] - sol.Optimal)
 	t.Logf("optimum %.4g, greedy %.4g, defaults %.4g, tuned %.4g: %.1f%% of the greedy → optimum gap closed (%s)",
-		sol.Optimal, sol.PolicyCosts["greedy"], def, best, 100*closed, policy.FormatPlacementSpec(policy.NameStateThreshold, res.Params))
+		sol.Optimal, sol.PolicyCosts["greedy"], def, best, 100*closed, policy.FormatPlacementSpec(placement.NameStateThreshold, res.Params))
 	if closed < 0.5 {
 		t.Errorf("the tuned family closes only %.1f%% of the gap", 100*closed)
 	}
 	// Second method: simulate the tuned rule (known law, so the same
 	// stationary rule the MDP evaluated).
 	s.Jobs = 6000
-	sim := &PlacementProblem{Scenario: s, Family: policy.NameStateThreshold, Params: sp, Config: policy.PlacementConfig{Workload: s.Workload}}
+	sim := &PlacementProblem{Scenario: s, Family: placement.NameStateThreshold, Params: sp, Config: policy.PlacementConfig{Workload: s.Workload}}
 	xs := make([]float64, s.Replications)
 	x := make([]float64, len(sp))
 	for k, p := range sp {

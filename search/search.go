@@ -15,6 +15,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
+
+	_ "github.com/optd/optd/policy/builtin" // every policy a search may name
 )
 
 // Methods of Options.Method.

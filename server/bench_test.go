@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
 )
@@ -18,7 +19,7 @@ import (
 // job (not timed) so the occupancy stays constant.
 func BenchmarkPlaceReduces(b *testing.B) {
 	for _, slots := range []int{1000, 10000} {
-		for _, pol := range []string{policy.NameGreedy, policy.NameRecedingHorizon} {
+		for _, pol := range []string{placement.NameGreedy, placement.NameRecedingHorizon} {
 			b.Run(fmt.Sprintf("slots=%d/policy=%s", slots, pol), func(b *testing.B) { benchPlace(b, slots, pol) })
 		}
 	}
@@ -84,7 +85,7 @@ func BenchmarkPlacementDecision(b *testing.B) {
 			for i := range costs {
 				costs[i] = float64(i%97) + 1
 			}
-			c, err := clusterFromRequest(costsCluster("b", policy.NameRecedingHorizon, costs...), DefaultLimits())
+			c, err := clusterFromRequest(costsCluster("b", placement.NameRecedingHorizon, costs...), DefaultLimits())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -112,6 +112,13 @@ func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntr
 // read queues a barrier, so that it never returns state that is not yet
 // durable), releases the lock, waits until the store has it on disk and
 // only then returns the response.
+//
+// The cache's one invalidation rule: fn returns an error with a nil change
+// when it failed before changing anything (validation), and with a non-nil
+// change (dirty, or the change it was building) when it failed after it
+// began changing the in-memory cluster; the cluster is then dropped and
+// the next call reloads its durable state. A failed commit drops it too
+// (broken, see acquire).
 func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e *clusterEntry) (T, *store.Change, error)) (T, error) {
 	var zero T
 	e, release, err := s.acquire(ctx, id)
@@ -120,6 +127,9 @@ func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e 
 	}
 	resp, ch, err := fn(e)
 	if err != nil {
+		if ch != nil {
+			e.c = nil
+		}
 		release()
 		return zero, err
 	}
@@ -196,15 +206,15 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 		ch := &store.Change{}
 		if c.sched != nil {
 			spec, err := jobSpec(req, c.st.Cluster.Heartbeat, s.limits)
-			if err == nil {
-				err = c.sched.Ledger.Submit(spec)
-			}
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := c.logChange(ch, ledger.Event{Submit: &spec}); err != nil {
-				e.c = nil
+			ev, err := c.sched.Submit(spec)
+			if err != nil {
 				return nil, nil, err
+			}
+			if err := c.logChange(ch, ev); err != nil {
+				return nil, ch, err
 			}
 		}
 		meta := c.st.Meta
@@ -265,17 +275,14 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 	d, err := c.policy.Place(preq)
 	s.metrics.solverTime("placement", start)
 	if err != nil {
-		e.c = nil // the policy may have observed the job: reload its state
-		return nil, nil, err
+		return nil, dirty, err // the policy may have observed the job
 	}
 	if err := checkPositions(d.Positions, job.Reduces, len(free)); err != nil {
-		e.c = nil
-		return nil, nil, err
+		return nil, dirty, err
 	}
 	observed, err := observedSince(c.policy, seen)
 	if err != nil {
-		e.c = nil
-		return nil, nil, err
+		return nil, dirty, err
 	}
 	job.Placed, job.DataMB = true, req.GetDataMb()
 	job.Slots = make([]int, len(d.Positions))
@@ -328,8 +335,7 @@ func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishe
 				return nil, nil, err
 			}
 			if err := c.logChange(ch, ledger.Event{Remove: req.GetJobId()}); err != nil {
-				e.c = nil
-				return nil, nil, err
+				return nil, ch, err
 			}
 		}
 		freed := len(c.st.Jobs[i].Slots)

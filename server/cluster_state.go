@@ -89,8 +89,10 @@ type cluster struct {
 	// seenOffset is the stored estimator's Seen minus the observations
 	// replayed into the fresh policy on load, so that Seen survives restarts.
 	seenOffset int64
-	// sched decides heartbeats (nil: the cluster has no heartbeat policy).
-	sched *ledger.Scheduler
+	// sched decides heartbeats (nil: the cluster has no heartbeat policy);
+	// policyState is its pipeline's snapshot as last stored or queued.
+	sched       *ledger.Scheduler
+	policyState []byte
 	// checkpointBytes is the size of the event log's first entry (its
 	// checkpoint, after the first compaction) and logBytes that of the
 	// entries after it (see logChange).
@@ -119,7 +121,7 @@ func loadCluster(st *store.State) (*cluster, error) {
 			c.logBytes += len(e)
 		}
 	}
-	st.Log = nil // replayed into the ledger
+	st.Log, c.policyState, st.PolicyState = nil, st.PolicyState, nil // replayed into the ledger and the pipeline
 	if e, ok := p.(estimated); ok && st.Estimator != nil {
 		if _, err := thresholds.RestoreEstimator(*st.Estimator); err != nil {
 			return nil, fmt.Errorf("cluster %q: stored estimator: %w", st.Cluster.ID, err)

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 )
 
@@ -19,7 +19,7 @@ func TestClusterLifecycle(t *testing.T) {
 	ts := startServer(t, "", Options{}, nil)
 	ctx := ctxT(t)
 	costs := []float64{5, 1, 4, 2, 3, 9}
-	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c1", policy.NameGreedy, costs...)); err != nil {
+	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c1", placement.NameGreedy, costs...)); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range []string{"j1", "j2"} {
@@ -39,7 +39,7 @@ func TestClusterLifecycle(t *testing.T) {
 	if got := slotCosts(p1); !slices.Equal(got, []float64{1, 2}) {
 		t.Errorf("j1 slots cost %v, want the two cheapest [1 2]", got)
 	}
-	if p1.GetPolicy() != policy.NameGreedy || p1.GetReason() == "" || p1.GetFetchCost() != 5*(1+2) {
+	if p1.GetPolicy() != placement.NameGreedy || p1.GetReason() == "" || p1.GetFetchCost() != 5*(1+2) {
 		t.Errorf("j1 decision = %v", p1)
 	}
 	p2, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j2", DataMb: 4, Reduces: 3})
@@ -94,7 +94,7 @@ func TestRecedingHorizonEstimator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.GetPolicy() != policy.NameRecedingHorizon || p.Threshold == nil {
+		if p.GetPolicy() != placement.NameRecedingHorizon || p.Threshold == nil {
 			t.Errorf("%s: %v", j.id, p)
 		}
 	}
@@ -129,7 +129,7 @@ func wantCode(t *testing.T, err error, code codes.Code, msg string) {
 func TestBadInputs(t *testing.T) {
 	ts := startServer(t, "", Options{Token: "s3cret", Limits: Limits{MaxRequestBytes: 2048, MaxSlots: 50, MaxJobs: 3}}, nil)
 	ctx := metadata.AppendToOutgoingContext(ctxT(t), "authorization", "Bearer s3cret")
-	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", policy.NameGreedy, 1, 2, 3)); err != nil {
+	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", placement.NameGreedy, 1, 2, 3)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1}); err != nil {
@@ -262,7 +262,7 @@ func TestEstimatorSurvivesRestart(t *testing.T) {
 	ctx := ctxT(t)
 	dir := t.TempDir()
 	restarted, steady := startServer(t, dir, Options{}, nil), startServer(t, "", Options{}, nil)
-	req := costsCluster("rh", policy.NameRecedingHorizon, 1, 2, 3, 4, 5, 6, 7, 8)
+	req := costsCluster("rh", placement.NameRecedingHorizon, 1, 2, 3, 4, 5, 6, 7, 8)
 	req.Policy.Window = 3
 	for _, ts := range []*testServer{restarted, steady} {
 		if _, err := ts.cluster.RegisterCluster(ctx, req); err != nil {

@@ -10,30 +10,21 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/optd/optd/bound"
-	"github.com/optd/optd/ledger"
-	"github.com/optd/optd/mdp"
-	"github.com/optd/optd/models"
-	"github.com/optd/optd/policy"
-	"github.com/optd/optd/sim"
-	"github.com/optd/optd/solver"
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/solver/lp"
-	"github.com/optd/optd/store"
-	"github.com/optd/optd/thresholds"
 )
 
 // Error classes of the services. Handlers return plain Go errors wrapping
-// one of these (or a package's sentinel); [statusOf] maps them to gRPC codes.
+// one of these or a package's sentinel; every sentinel of the module carries
+// an errkind.Kind, and [statusOf] maps the kind to a gRPC code.
 var (
 	// ErrInvalid: a request field is invalid (see *FieldError).
-	ErrInvalid = errors.New("invalid argument")
+	ErrInvalid = errkind.New(errkind.Invalid, "invalid argument")
 	// ErrPrecondition: the request is valid but the state forbids it now
 	// (not enough free slots, job already placed).
-	ErrPrecondition = errors.New("failed precondition")
+	ErrPrecondition = errkind.New(errkind.Precondition, "failed precondition")
 	// ErrExhausted: a per-cluster capacity limit is reached.
-	ErrExhausted = errors.New("resource exhausted")
-	// ErrUnimplemented: the RPC is declared but not served yet.
-	ErrUnimplemented = errors.New("unimplemented")
+	ErrExhausted = errkind.New(errkind.Exhausted, "resource exhausted")
 )
 
 // FieldError names a request field, its value and what is wrong with it.
@@ -47,43 +38,34 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s = %v: %s", e.Field, e.Value, e.Reason)
 }
 
-// Unwrap makes errors.Is(err, ErrInvalid) hold.
+// Unwrap makes errors.Is(err, ErrInvalid) hold (and so its kind).
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 func invalid(field string, value any, format string, args ...any) error {
 	return &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
 
-// invalidSentinels are the packages' input-validation errors.
-var invalidSentinels = []error{
-	ErrInvalid,
-	models.ErrInvalidWorkload, models.ErrInvalidCluster, models.ErrInvalidJob,
-	models.ErrInvalidResources, models.ErrInvalidTask,
-	solver.ErrInvalidInstance, solver.ErrUnknownInstance, solver.ErrUnknownMethod,
-	lp.ErrInvalidInput,
-	sim.ErrInvalidScenario, sim.ErrInvalidModel,
-	thresholds.ErrJobs, thresholds.ErrWorkload, thresholds.ErrTooLarge,
-	thresholds.ErrSlotCosts, thresholds.ErrJob, thresholds.ErrEstimator,
-	policy.ErrUnknownPolicy, policy.ErrInvalidConfig, policy.ErrInvalidRequest,
-	mdp.ErrInvalidMDP, mdp.ErrTooLarge, mdp.ErrInvalidModel,
-	bound.ErrInvalidRequest, ledger.ErrInvalid, store.ErrInvalid,
-}
-
-// preconditionSentinels are infeasibility errors: valid input that cannot
-// be served in the current state.
-var preconditionSentinels = []error{
-	ErrPrecondition, lp.ErrInfeasible, thresholds.ErrNoFreeSlots, mdp.ErrInfeasibleTrace,
+// kindCodes maps each kind of error to its gRPC code.
+var kindCodes = map[errkind.Kind]codes.Code{
+	errkind.Invalid:      codes.InvalidArgument,
+	errkind.NotFound:     codes.NotFound,
+	errkind.Conflict:     codes.AlreadyExists,
+	errkind.Precondition: codes.FailedPrecondition,
+	errkind.Exhausted:    codes.ResourceExhausted,
+	errkind.Unavailable:  codes.Unavailable,
+	errkind.DataLoss:     codes.DataLoss,
 }
 
 // statusOf is the one place that maps a handler's error to a gRPC status,
-// as OpenFGA's pkg/server/errors does: validation → InvalidArgument (the
-// message names the field and value), not found → NotFound, duplicate →
-// AlreadyExists, infeasible → FailedPrecondition, limits and a store
-// read-only for lack of disk space → ResourceExhausted, a failed store →
-// Unavailable (restart optd), damaged stored data → DataLoss,
-// context → Canceled/DeadlineExceeded, anything else → Internal with a
-// generic message, the cause going only to the log. A status error (from
-// grpc itself or an interceptor) passes through unchanged.
+// as OpenFGA's pkg/server/errors does: by the error's kind (validation →
+// InvalidArgument, the message naming the field and value; not found →
+// NotFound; duplicate → AlreadyExists; infeasible → FailedPrecondition;
+// limits and a store read-only for lack of disk space → ResourceExhausted;
+// a failed store → Unavailable, restart optd; damaged stored data →
+// DataLoss), context → Canceled/DeadlineExceeded, and
+// anything else → Internal with a generic message, the cause going only to
+// the log. A status error (from grpc itself or an interceptor) passes
+// through unchanged.
 func statusOf(ctx context.Context, log *slog.Logger, method string, err error) error {
 	if err == nil {
 		return nil
@@ -105,33 +87,11 @@ func codeOf(ctx context.Context, err error) codes.Code {
 		return codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, lp.ErrTimeLimit) && ctx.Err() != nil:
 		return codes.DeadlineExceeded
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, ledger.ErrUnknown):
-		return codes.NotFound
-	case errors.Is(err, store.ErrExists), errors.Is(err, ledger.ErrExists):
-		return codes.AlreadyExists
-	case errors.Is(err, ErrExhausted), errors.Is(err, store.ErrReadOnly):
-		return codes.ResourceExhausted
-	case errors.Is(err, store.ErrFailed):
-		return codes.Unavailable
-	case errors.Is(err, store.ErrCorrupt):
-		return codes.DataLoss
-	case errors.Is(err, ErrUnimplemented):
-		return codes.Unimplemented
-	case isAny(err, preconditionSentinels):
-		return codes.FailedPrecondition
-	case isAny(err, invalidSentinels):
-		return codes.InvalidArgument
+	}
+	if c, ok := kindCodes[errkind.Of(err)]; ok {
+		return c
 	}
 	return codes.Internal
-}
-
-func isAny(err error, targets []error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }
 
 // mapUnary and mapStream apply statusOf to every handler's error; they are

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/builtin" // every policy a cluster may name
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
 )
@@ -20,6 +22,10 @@ import (
 // noChange is the change of a call that changed nothing durable and whose
 // answer does not depend on changes still being committed (see change).
 var noChange = &store.Change{}
+
+// dirty is the change of a call that failed after it began changing the
+// cluster in memory: change drops the cluster, to be reloaded.
+var dirty = &store.Change{}
 
 // defaultSlowStart is Hadoop's mapreduce.job.reduce.slowstart.completedmaps.
 const defaultSlowStart = 0.05
@@ -128,7 +134,25 @@ func newScheduler(st *store.State) (*ledger.Scheduler, error) {
 			return nil, fmt.Errorf("%w: cluster %q: event %d of its log: %w", store.ErrCorrupt, st.Cluster.ID, i, err)
 		}
 	}
+	if err := pipe.Restore(st.PolicyState); err != nil {
+		return nil, fmt.Errorf("%w: cluster %q: heartbeat policy state: %w", store.ErrCorrupt, st.Cluster.ID, err)
+	}
 	return &ledger.Scheduler{Ledger: l, Pipe: pipe}, nil
+}
+
+// policyChange puts the pipeline's snapshot in ch if it differs from the
+// last one stored or queued: a heartbeat may teach the pipeline something
+// (a delay clock, a phase track, the ITA plan) without changing the ledger,
+// and a restarted server must decide as this one would.
+func (c *cluster) policyChange(ch *store.Change) error {
+	data, err := c.sched.Pipe.Snapshot()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(data, c.policyState) {
+		ch.PolicyState, c.policyState = data, data
+	}
+	return nil
 }
 
 // Event-log compaction: the cluster's event log is replaced by a
@@ -285,6 +309,15 @@ func actionProto(a ledger.Applied, names models.ResourceNames) *optdv1.Action {
 	return out
 }
 
+// vetoProto converts a veto.
+func vetoProto(v policy.Veto) *optdv1.Veto {
+	out := &optdv1.Veto{Stage: v.Stage, Kind: v.Kind.String(), JobId: v.Job, Task: int32(v.Task), SourceAttemptId: int64(v.Attempt), Reason: v.Reason}
+	if v.Type.Valid() {
+		out.TaskType = v.Type.String()
+	}
+	return out
+}
+
 // Heartbeat implements optd.v1.ClusterService: the node's completions,
 // failures and progress are recorded, then (unless report_only) the
 // cluster's heartbeat policy decides the node's actions. Everything the call
@@ -313,22 +346,33 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 		s.metrics.solverTime("heartbeat", start)
 		if err != nil {
 			if d != nil {
-				e.c = nil // partly applied: reload from the store
+				return nil, dirty, err // partly applied
 			}
 			return nil, nil, err
 		}
-		if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 {
+		s.metrics.vetoed(d.Vetoes)
+		resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
+		if req.GetExplain() {
+			for _, v := range d.Vetoes {
+				resp.Vetoes = append(resp.Vetoes, vetoProto(v))
+			}
+		}
+		ch := &store.Change{}
+		if err := e.c.policyChange(ch); err != nil {
+			return nil, dirty, err
+		}
+		if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 && ch.PolicyState == nil {
+			if len(resp.Vetoes) > 0 {
+				return resp, nil, nil // a read: the reasons tell of state that must be durable first
+			}
 			// Nothing to do and nothing changed (progress is soft state):
 			// the answer is right whatever becomes of the changes other
 			// calls are still committing, so it need not wait for them.
-			return &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected)}, noChange, nil
+			return resp, noChange, nil
 		}
-		ch := &store.Change{}
 		if err := e.c.logChange(ch, d.Events...); err != nil {
-			e.c = nil
-			return nil, nil, err
+			return nil, dirty, err
 		}
-		resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
 		names := e.c.st.Cluster.Heartbeat.Resources
 		for _, a := range d.Applied {
 			resp.Actions = append(resp.Actions, actionProto(a, names))

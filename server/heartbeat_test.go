@@ -323,3 +323,74 @@ func stateJSON(c *cluster) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// TestHeartbeatExplains: a heartbeat whose only candidates delay scheduling
+// skips starts nothing and, asked to explain, says so (stage, job, task,
+// reason); not asked, it sends no vetoes; either way the vetoes are
+// counted in optd_heartbeat_vetoes_total.
+func TestHeartbeatExplains(t *testing.T) {
+	m := NewMetrics()
+	ts := startServer(t, "", Options{Metrics: m}, nil)
+	ctx := ctxT(t)
+	if _, err := ts.cluster.RegisterCluster(ctx, hbCluster("e", "fifo+delay-scheduling")); err != nil {
+		t.Fatal(err)
+	}
+	job := hbJob("e", "j1")
+	job.Reduces, job.Stages[0].Reduces = 0, 0 // maps only: every candidate has input
+	if _, err := ts.cluster.SubmitJob(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	// Node b holds neither map's input (a and c do): both candidates are
+	// rack-local or off-rack, and the job has not waited.
+	r, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "e", NodeId: "b", NowS: at(1), Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.GetActions()) != 0 || len(r.GetVetoes()) != 1 {
+		t.Fatalf("actions %v, vetoes %v: want no start and one veto", r.GetActions(), r.GetVetoes())
+	}
+	v := r.GetVetoes()[0]
+	if v.GetStage() != "delay-scheduling" || v.GetKind() != "start" || v.GetJobId() != "j1" || v.GetTaskType() != "map" || !strings.Contains(v.GetReason(), "skip j1") {
+		t.Fatalf("veto %v", v)
+	}
+	r, err = ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "e", NodeId: "b", NowS: at(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.GetVetoes()) != 0 || len(r.GetActions()) != 0 {
+		t.Fatalf("without explain: vetoes %v, actions %v", r.GetVetoes(), r.GetActions())
+	}
+	if got := counter(t, m, "optd_heartbeat_vetoes_total", "stage", "delay-scheduling"); got != 2 {
+		t.Fatalf("optd_heartbeat_vetoes_total{stage=delay-scheduling} = %v, want 2", got)
+	}
+	// After W1 = 5 s of waiting the rack-local map starts.
+	r, err = ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "e", NodeId: "b", NowS: at(7), Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.GetActions()) != 1 || r.GetActions()[0].GetLocality() != "rack_local" {
+		t.Fatalf("after the wait: actions %v, vetoes %v", r.GetActions(), r.GetVetoes())
+	}
+}
+
+// counter reads a counter of m with the given label.
+func counter(t *testing.T, m *Metrics, name, label, value string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, c := range f.GetMetric() {
+			for _, l := range c.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return c.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

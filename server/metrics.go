@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/optd/optd/policy"
 	"github.com/optd/optd/store"
 )
 
@@ -26,6 +27,8 @@ type Metrics struct {
 	decisions *prometheus.CounterVec
 	// solver: optd_solver_duration_seconds{solver}.
 	solver *prometheus.HistogramVec
+	// vetoes: optd_heartbeat_vetoes_total{stage}.
+	vetoes *prometheus.CounterVec
 	// The store's log syncs (see store.Observer).
 	walSync, walGroup prometheus.Histogram
 	// store is the store whose condition the storage gauges report (nil:
@@ -52,6 +55,10 @@ func NewMetrics() *Metrics {
 			Help:    "Time spent in optimization (placement, thresholds, ita, simulate, bound).",
 			Buckets: prometheus.ExponentialBuckets(10e-6, 4, 14), // 10 µs … 11 min
 		}, []string{"solver"}),
+		vetoes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "optd_heartbeat_vetoes_total",
+			Help: "Heartbeat candidates a policy stage refused (a filter's veto, a speculation gate's), by stage.",
+		}, []string{"stage"}),
 		walSync: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "optd_store_wal_sync_seconds",
 			Help:    "Time to write and fdatasync one group of changes to the write-ahead log (the floor of a state-changing call's latency).",
@@ -63,7 +70,7 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 11), // 1 … 1024
 		}),
 	}
-	m.Registry.MustRegister(m.rpc, m.decisions, m.solver, m.walSync, m.walGroup,
+	m.Registry.MustRegister(m.rpc, m.decisions, m.solver, m.vetoes, m.walSync, m.walGroup,
 		m.storeGauge("optd_store_read_only", "1 while the store refuses changes for lack of disk space (they resume once space is freed), else 0.",
 			func(h store.Health, _ *store.Store) float64 { return boolGauge(h.ReadOnly) }),
 		m.storeGauge("optd_store_failed", "1 once a write or sync of the store failed (every call is refused until optd is restarted), else 0.",
@@ -126,6 +133,15 @@ func (m *Metrics) observeRPC(method, code string, d time.Duration) {
 func (m *Metrics) decision(policy string) {
 	if m != nil {
 		m.decisions.WithLabelValues(policy).Inc()
+	}
+}
+
+// vetoed counts a heartbeat's vetoes by stage.
+func (m *Metrics) vetoed(vs []policy.Veto) {
+	if m != nil {
+		for _, v := range vs {
+			m.vetoes.WithLabelValues(v.Stage).Inc()
+		}
 	}
 }
 

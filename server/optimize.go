@@ -17,6 +17,7 @@ import (
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/sim"
 	"github.com/optd/optd/solver"
@@ -26,7 +27,7 @@ import (
 var _ optdv1.OptimizeServiceServer = (*OptimizeService)(nil)
 
 // defaultSimPolicies are simulated when a request names none.
-var defaultSimPolicies = []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon}
+var defaultSimPolicies = []string{placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon}
 
 // OptimizeService serves optd.v1.OptimizeService: stateless adapters to
 // packages thresholds, solver and sim. JSON inputs are decoded by the same
@@ -118,12 +119,15 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 	if req.GetTimeLimitMs() < 0 {
 		return nil, invalid("time_limit_ms", req.GetTimeLimitMs(), "must be ≥ 0 (0: limits.max_solve_time)")
 	}
+	if g := req.GetGap(); math.IsNaN(g) || g < 0 || g >= 1 {
+		return nil, invalid("gap", g, "the relative tolerance must be in [0, 1)")
+	}
 	limit := s.limits.MaxSolveTime
 	if t := time.Duration(req.GetTimeLimitMs()) * time.Millisecond; t > 0 && t < limit {
 		limit = t
 	}
 	start := time.Now()
-	res, err := solver.Solve(ctx, in, method, solver.Options{TimeLimit: limit})
+	res, err := solver.Solve(ctx, in, method, solver.Options{TimeLimit: limit, Gap: req.GetGap()})
 	s.metrics.solverTime("ita-"+string(method), start)
 	if err != nil {
 		return nil, err
@@ -133,7 +137,8 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
 	return &optdv1.SolveInitialAssignmentResponse{Objective: res.Objective, Optimal: res.Optimal,
-		ResultJson: string(data), ElapsedMs: msSince(start)}, nil
+		ResultJson: string(data), ElapsedMs: msSince(start), UpperBound: res.UpperBound, Gap: res.Gap,
+		Stopped: string(res.Stats.Stopped)}, nil
 }
 
 // Simulate implements optd.v1.OptimizeService: the reduce-placement model of

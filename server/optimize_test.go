@@ -12,6 +12,7 @@ import (
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/sim"
 	"github.com/optd/optd/solver"
@@ -79,6 +80,21 @@ func TestOptimizeService(t *testing.T) {
 		if r.GetObjective() != want.Objective || got.Objective != want.Objective {
 			t.Errorf("objective %v (json %v), want %v", r.GetObjective(), got.Objective, want.Objective)
 		}
+		if r.GetUpperBound() != got.UpperBound || r.GetGap() != got.Gap || r.GetUpperBound() < r.GetObjective() {
+			t.Errorf("upper_bound %v gap %v, json %v %v", r.GetUpperBound(), r.GetGap(), got.UpperBound, got.Gap)
+		}
+		// the exact method with a relative gap: within it of its proven bound
+		fam, _ := solver.FamilyInstance("hetero-3r", 1)
+		data, _ := json.Marshal(fam)
+		r, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{InstanceJson: string(data), Gap: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetUpperBound()-r.GetObjective() > 0.01*r.GetUpperBound() || (!r.GetOptimal() && r.GetStopped() != "gap") {
+			t.Errorf("gap 0.01: objective %v bound %v optimal %v stopped %q", r.GetObjective(), r.GetUpperBound(), r.GetOptimal(), r.GetStopped())
+		}
+		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, Gap: 1.5})
+		wantCode(t, err, codes.InvalidArgument, "gap")
 		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, Method: "magic"})
 		wantCode(t, err, codes.InvalidArgument, "magic")
 		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: "nope"})
@@ -90,7 +106,7 @@ func TestOptimizeService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := []string{policy.NameGreedy, policy.NameRecedingHorizon}
+		names := []string{placement.NameGreedy, placement.NameRecedingHorizon}
 		r, err := ts.optimize.Simulate(ctx, &optdv1.SimulateRequest{ScenarioJson: string(sc), Policies: names})
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +146,7 @@ func TestOptimizeService(t *testing.T) {
 		}
 		m["jobs"], m["warmup_jobs"], m["replications"] = 400, 50, 2
 		sc, _ := json.Marshal(m)
-		policies := []string{policy.NameGreedy, bound.PolicyMDPOptimal}
+		policies := []string{placement.NameGreedy, bound.PolicyMDPOptimal}
 		stream, err := ts.optimize.Bound(ctx, &optdv1.BoundRequest{ScenarioJson: string(sc), Policies: policies})
 		if err != nil {
 			t.Fatal(err)

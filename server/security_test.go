@@ -21,7 +21,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 )
 
@@ -97,7 +97,7 @@ func TestTLSAndMTLS(t *testing.T) {
 			ts := startServer(t, "", Options{TLS: cfg}, client)
 			ctx := ctxT(t)
 			waitServing(t, ts.conn)
-			if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", policy.NameGreedy, 1, 2)); err != nil {
+			if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", placement.NameGreedy, 1, 2)); err != nil {
 				t.Fatalf("with a valid client: %v", err)
 			}
 			if !mtls {
@@ -120,7 +120,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	m := NewMetrics()
 	ts := startServer(t, "", Options{Metrics: m}, nil)
 	ctx := ctxT(t)
-	ts.cluster.RegisterCluster(ctx, costsCluster("c", policy.NameGreedy, 1, 2))
+	ts.cluster.RegisterCluster(ctx, costsCluster("c", placement.NameGreedy, 1, 2))
 	ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1})
 	ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c", JobId: "j", DataMb: 1})
 	mctx, cancel := context.WithCancel(ctx)

@@ -39,15 +39,16 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/store"
 )
 
 // Errors returned by New and Run; match them with errors.Is.
 var (
 	// ErrOptions wraps an invalid Options field.
-	ErrOptions = errors.New("server: invalid options")
+	ErrOptions = errkind.New(errkind.Invalid, "server: invalid options")
 	// ErrSelfCheck wraps a failed startup self-check (see *SelfCheckError).
-	ErrSelfCheck = errors.New("server: self-check failed")
+	ErrSelfCheck = errkind.New(errkind.Internal, "server: self-check failed")
 )
 
 // SelfCheck is one startup check; Run reports SERVING only after every check

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -13,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
 )
@@ -57,7 +59,7 @@ func storeServer(t *testing.T, fs vfs.FS, o store.Options) (*testServer, *Metric
 	}
 	m := NewMetrics()
 	ts := serveStore(t, st, t.TempDir(), Options{Metrics: m}, nil)
-	if _, err := ts.cluster.RegisterCluster(ctxT(t), costsCluster("c", policy.NameGreedy, 1, 2)); err != nil {
+	if _, err := ts.cluster.RegisterCluster(ctxT(t), costsCluster("c", placement.NameGreedy, 1, 2)); err != nil {
 		t.Fatal(err)
 	}
 	return ts, m
@@ -129,9 +131,38 @@ func TestFailedSyncStopsServing(t *testing.T) {
 	waitHealth(t, ts, healthpb.HealthCheckResponse_NOT_SERVING)
 	_, err = ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "c"})
 	wantCode(t, err, codes.Unavailable, "restart")
-	_, err = ts.cluster.RegisterCluster(ctx, costsCluster("d", policy.NameGreedy, 1))
+	_, err = ts.cluster.RegisterCluster(ctx, costsCluster("d", placement.NameGreedy, 1))
 	wantCode(t, err, codes.Unavailable, "")
 	if g := gauge(t, m, "optd_store_failed"); g != 1 {
 		t.Errorf("optd_store_failed = %v after the failure", g)
+	}
+}
+
+// TestStoreErrorCodes: the store's errors reach clients by their kind: a
+// store read-only for lack of space is ResourceExhausted, a failed one
+// Unavailable, damaged data DataLoss (each with the store's message, which
+// says what to do), a locked or newer data directory Internal (the cause
+// only in the log); wrapping does not change the code.
+func TestStoreErrorCodes(t *testing.T) {
+	damage := &store.DamageError{File: "state/000002.log", Offset: 40, Reason: "checksum mismatch"}
+	for _, tc := range []struct {
+		err  error
+		code codes.Code
+		msg  string
+	}{
+		{store.ErrNotFound, codes.NotFound, "not found"},
+		{store.ErrExists, codes.AlreadyExists, "already exists"},
+		{store.ErrInvalid, codes.InvalidArgument, "invalid"},
+		{store.ErrReadOnly, codes.ResourceExhausted, "read-only"},
+		{store.ErrFailed, codes.Unavailable, "storage failed"},
+		{store.ErrCorrupt, codes.DataLoss, "damaged"},
+		{damage, codes.DataLoss, "state/000002.log"},
+		{store.ErrLocked, codes.Internal, "internal error"},
+		{store.ErrFormat, codes.Internal, "internal error"},
+		{store.ErrAborted, codes.Internal, "internal error"},
+	} {
+		for _, err := range []error{tc.err, fmt.Errorf("cluster %q: %w", "c", tc.err)} {
+			wantCode(t, statusOf(t.Context(), slog.New(slog.DiscardHandler), "/m", err), tc.code, tc.msg)
+		}
 	}
 }

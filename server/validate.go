@@ -5,7 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
 )
@@ -20,7 +20,7 @@ const (
 )
 
 // defaultPolicy is the placement policy of a cluster registered without one.
-const defaultPolicy = policy.NameRecedingHorizon
+const defaultPolicy = placement.NameRecedingHorizon
 
 // checkID: non-empty, at most maxIDBytes bytes of UTF-8 without control
 // characters.

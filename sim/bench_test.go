@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 )
 
 // BenchmarkFig9 simulates one replication of the paper's Fig. 9 setting
@@ -15,7 +16,7 @@ func BenchmarkFig9(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{policy.NameGreedy, policy.NameRecedingHorizon, policy.NameRandom} {
+	for _, name := range []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameRandom} {
 		b.Run("policy="+name+"/slots=1000/jobs=50000", func(b *testing.B) {
 			b.ReportAllocs()
 			var events uint64

@@ -3,7 +3,8 @@ package sim
 import (
 	"testing"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/sharing"
+	"github.com/optd/optd/policy/speculation"
 )
 
 // BenchmarkSimulateTable5AddOns simulates HaSTE's Table 5 scenario under
@@ -12,8 +13,8 @@ import (
 // (BenchmarkSimulateTable5/policy=fifo), in simulated events per second.
 func BenchmarkSimulateTable5AddOns(b *testing.B) {
 	var specs []string
-	for _, addOn := range []string{policy.NameSpeculationHadoop, policy.NameLATE, policy.NameSEPB, policy.NameBASE,
-		policy.NameResourceStealingPrefix + "even", policy.NameResourceStealingPrefix + "ltm", policy.NameDynamicAdjust} {
+	for _, addOn := range []string{speculation.NameSpeculationHadoop, speculation.NameLATE, speculation.NameSEPB, speculation.NameBASE,
+		sharing.NameResourceStealingPrefix + "even", sharing.NameResourceStealingPrefix + "ltm", sharing.NameDynamicAdjust} {
 		specs = append(specs, "fifo+"+addOn)
 	}
 	benchTable5(b, specs)

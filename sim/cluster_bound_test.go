@@ -12,6 +12,9 @@ import (
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/sharing"
+	"github.com/optd/optd/policy/slots"
+	"github.com/optd/optd/policy/speculation"
 )
 
 // boundSlack is the floating-point rounding a simulated time may show
@@ -80,7 +83,7 @@ func boundSpecs() []string {
 	for _, a := range policy.AddOnNames() {
 		specs = append(specs, "fair+"+a)
 	}
-	return append(specs, policy.NamePIDHSA+"+"+policy.NameSEPB)
+	return append(specs, slots.NamePIDHSA+"+"+speculation.NameSEPB)
 }
 
 // TestClusterLowerBoundBelowEveryPolicy: on small random scenarios (resource
@@ -154,7 +157,7 @@ func TestClusterLowerBoundTight(t *testing.T) {
 // bound with Sharing still holds.
 func TestClusterLowerBoundSharing(t *testing.T) {
 	sc := oneTaskScenario(100)
-	spec := "fifo+" + policy.NameResourceStealingPrefix + policy.StealEven.String()
+	spec := "fifo+" + sharing.NameResourceStealingPrefix + sharing.StealEven.String()
 	r := runCluster(t, sc, spec, 1)
 	plain, err := ClusterLowerBound(sc, ClusterBoundOptions{Seed: 1})
 	if err != nil {

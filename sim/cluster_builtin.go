@@ -1,14 +1,15 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // ErrUnknownScenario is returned by BuiltinCluster for an unknown name.
-var ErrUnknownScenario = errors.New("sim: unknown scenario")
+var ErrUnknownScenario = errkind.New(errkind.Invalid, "sim: unknown scenario")
 
 // builtinClusters are the named scenarios of CONTRACTS §5 (and a few
 // variants); each call builds a fresh scenario.

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,8 +41,8 @@ func runChecked(t *testing.T, sc *ClusterScenario, spec string) *ClusterResult {
 	if err != nil {
 		t.Fatalf("%s on %s: %v", spec, sc.Name, err)
 	}
-	if r.Rejected != 0 || p.Rejected != 0 {
-		t.Fatalf("%s on %s: %d actions rejected by the simulator, %d by the pipeline", spec, sc.Name, r.Rejected, p.Rejected)
+	if r.Rejected != 0 {
+		t.Fatalf("%s on %s: %d actions rejected (by the ledger or dropped by the pipeline)", spec, sc.Name, r.Rejected)
 	}
 	if len(r.Jobs) != len(sc.Jobs) {
 		t.Fatalf("%s: %d of %d jobs reported", spec, len(r.Jobs), len(sc.Jobs))
@@ -65,8 +66,8 @@ func TestHeartbeatAddOnsInSimulator(t *testing.T) {
 	for _, spec := range specs {
 		t.Run(spec, func(t *testing.T) {
 			r := runChecked(t, stragglerScenario(), spec)
-			if p, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{}); p.NeedsProgress() && spec != "fifo+dynamic-adjust" &&
-				!strings.Contains(spec, "stealing") && r.Speculative.Launched == 0 {
+			speculates := slices.ContainsFunc([]string{"speculation-hadoop", "late", "sepb", "base"}, func(s string) bool { return slices.Contains(strings.Split(spec, "+"), s) })
+			if speculates && !strings.Contains(spec, "stealing") && r.Speculative.Launched == 0 {
 				t.Fatalf("%s launched no copy with a node at a fifth of the speed", spec)
 			}
 		})

@@ -30,6 +30,10 @@ type ClusterResult struct {
 	// task that could not start).
 	Events   uint64 `json:"events"`
 	Rejected int    `json:"rejected_actions"`
+	// Vetoes are the candidates the policy's filters and gates refused,
+	// counted by stage, job and task type (only with
+	// ClusterOptions.Explain).
+	Vetoes []VetoCount `json:"vetoes,omitempty"`
 	// Series is the utilization time series (see WriteCSV); not in JSON.
 	Series *UtilizationSeries `json:"-"`
 }
@@ -296,7 +300,10 @@ func (s *clusterSim) result() *ClusterResult {
 	m := s.met
 	end := s.eng.Now()
 	m.advance(s, end)
-	r := &ClusterResult{Utilization: map[string]float64{}, Speculative: m.spec, Events: s.eng.Processed(), Rejected: s.rejected + s.pipeRejected()}
+	r := &ClusterResult{Utilization: map[string]float64{}, Speculative: m.spec, Events: s.eng.Processed(), Rejected: s.rejected}
+	if s.opt.Explain {
+		r.Vetoes = s.vetoes.list()
+	}
 	span := end - m.startT
 	for k, n := range m.names {
 		if span > 0 {

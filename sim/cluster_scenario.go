@@ -12,7 +12,7 @@ import (
 // ClusterScenario is a heartbeat-scheduling experiment (CONTRACTS §5): a
 // cluster of nodes (resource vectors, MRv1 typed slots or both) in racks,
 // and a batch or stream of MapReduce jobs. It is plain data; RunCluster
-// simulates it under a policy.Pipeline. Build one with the built-in
+// simulates it under a policy.Pipeline (or a ControlPlane). Build one with the built-in
 // constructors (BuiltinCluster), DecodeClusterScenario (JSON) or by hand,
 // and call Validate (the simulator does).
 //

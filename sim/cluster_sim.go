@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -14,11 +15,11 @@ import (
 
 // ErrStalled is returned when a cluster run stops making progress (nothing
 // running, nothing left to arrive, and no task started for StallS).
-var ErrStalled = errors.New("sim: cluster run stalled")
+var ErrStalled = errkind.New(errkind.Internal, "sim: cluster run stalled")
 
 // ErrInvariant is returned by a run with ClusterOptions.CheckInvariants when
 // the simulator's state breaks one (a simulator bug).
-var ErrInvariant = errors.New("sim: invariant violated")
+var ErrInvariant = errkind.New(errkind.Internal, "sim: invariant violated")
 
 // StallS is how long a run may go without starting or finishing a task
 // while nothing runs before it fails with ErrStalled.
@@ -45,17 +46,21 @@ type ClusterOptions struct {
 	// Progress, if set, is called with the fraction of jobs finished
 	// whenever a job finishes.
 	Progress func(done, total int)
-	// Scheduler, if set, decides every heartbeat in place of the pipeline
-	// (which RunCluster then takes as nil): see Scheduler.
-	Scheduler Scheduler
+	// ControlPlane, if set, is the scheduler of the run in place of the
+	// pipeline in process (which RunCluster then takes as nil): see
+	// ControlPlane.
+	ControlPlane ControlPlane
+	// Explain collects every heartbeat's vetoes into ClusterResult.Vetoes.
+	Explain bool
 }
 
 // clusterSim is one run.
 type clusterSim struct {
-	sc      *ClusterScenario
-	opt     ClusterOptions
-	pipe    *policy.Pipeline
-	remote  Scheduler
+	sc  *ClusterScenario
+	opt ClusterOptions
+	// ctl decides every heartbeat; who names it in errors.
+	ctl     ControlPlane
+	who     string
 	ctx     context.Context
 	eng     *Engine
 	dims    int
@@ -68,18 +73,13 @@ type clusterSim struct {
 	attempt map[int]*simAttempt
 	racks   []models.Rack
 	slots   bool // slot-based cluster
-	// led is the scheduler's record of the cluster (package ledger): the
-	// policies' views, the rules every action is checked against and the
-	// attempt ids. The simulator adds what a scheduler does not know: the
-	// work of every task and attempt, and time.
-	led *ledger.Ledger
 
 	finished      int
 	completed     int // successful task completions, all stages
 	lastProgressS float64
 	pendingSubmit int
-	initialized   bool
 	rejected      int
+	vetoes        vetoLog
 	err           error
 	// replicas[job][stage][map] are the nodes holding the map's block.
 	replicas [][][][]int
@@ -89,16 +89,17 @@ type clusterSim struct {
 
 // RunCluster simulates the scenario under the pipeline until every job has
 // finished, and returns the metrics. The pipeline must be fresh (its stages
-// keep state). A run is a deterministic function of the scenario, the
-// pipeline and the seed. With opt.Scheduler set, pipe must be nil: the
-// scheduler decides.
+// keep state); it decides through a ledger.Scheduler, the path optd's
+// Heartbeat RPC takes. A run is a deterministic function of the scenario,
+// the pipeline and the seed. With opt.ControlPlane set, pipe must be nil:
+// the control plane decides.
 func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) (*ClusterResult, error) {
 	sc := scenario.withDefaults()
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	if (pipe == nil) == (opt.Scheduler == nil) {
-		return nil, errors.New("sim: RunCluster needs exactly one of a pipeline and a ClusterOptions.Scheduler")
+	if (pipe == nil) == (opt.ControlPlane == nil) {
+		return nil, errors.New("sim: RunCluster needs exactly one of a pipeline and a ClusterOptions.ControlPlane")
 	}
 	s, err := newClusterSim(sc, pipe, opt)
 	if err != nil {
@@ -140,7 +141,7 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 			}
 		}
 		if s.pendingSubmit == 0 && s.finished < len(s.jobs) && s.runningCount() == 0 && ev.Time-s.lastProgressS > StallS {
-			return nil, fmt.Errorf("%w at %.1f s: nothing has run for %d s under policy %q (%d jobs unfinished)", ErrStalled, ev.Time, StallS, s.policyName(), len(s.jobs)-s.finished)
+			return nil, fmt.Errorf("%w at %.1f s: nothing has run for %d s under policy %q (%d jobs unfinished)", ErrStalled, ev.Time, StallS, s.who, len(s.jobs)-s.finished)
 		}
 	}
 	if opt.CheckInvariants {
@@ -152,18 +153,20 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 }
 
 func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) (*clusterSim, error) {
-	led, err := ledger.New(sc.LedgerConfig())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
-	}
 	s := &clusterSim{
-		sc: sc, opt: opt, pipe: pipe, remote: opt.Scheduler, eng: NewEngine(),
+		sc: sc, opt: opt, ctl: opt.ControlPlane, who: "the control plane", eng: NewEngine(),
 		dims:    len(sc.Cluster.Resources),
 		vcores:  sc.Cluster.Resources.Index(models.ResourceVCores),
 		nodeAt:  map[string]*simNode{},
 		attempt: map[int]*simAttempt{},
 		racks:   sc.Cluster.Racks(),
-		led:     led,
+	}
+	if pipe != nil {
+		led, err := ledger.New(sc.LedgerConfig())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidScenario, err)
+		}
+		s.ctl, s.who = inProcess{&ledger.Scheduler{Ledger: led, Pipe: pipe}}, pipe.Spec()
 	}
 	s.total = sc.Cluster.TotalCapacity()
 	speed := map[string]float64{}
@@ -258,20 +261,16 @@ func (s *clusterSim) submit(ctx context.Context, j *simJob) error {
 	s.active = append(s.active, j)
 	s.startStage(j)
 	s.lastProgressS = s.eng.Now()
-	spec := s.jobSpec(j)
-	if err := s.led.Submit(spec); err != nil {
+	if err := s.ctl.Submit(ctx, s.jobSpec(j)); err != nil {
 		return fmt.Errorf("sim: job %s: %w", j.spec.ID, err)
-	}
-	if s.remote != nil {
-		return s.remote.JobSubmitted(ctx, s.eng.Now(), spec)
 	}
 	return nil
 }
 
 func (s *clusterSim) runningCount() int { return len(s.attempt) }
 
-// heartbeat takes node n's progress report, asks the pipeline (or the
-// remote scheduler) for the node's actions and applies them.
+// heartbeat sends node n's heartbeat with its progress report to the
+// control plane and carries out its decision.
 func (s *clusterSim) heartbeat(ctx context.Context, n *simNode) error {
 	now := s.eng.Now()
 	s.eng.Schedule(now+s.sc.HeartbeatS, evHeartbeat, n.idx)
@@ -282,50 +281,39 @@ func (s *clusterSim) heartbeat(ctx context.Context, n *simNode) error {
 	for i, at := range n.running {
 		running[i] = at.report(now)
 	}
-	if err := s.led.Report(n.id, running); err != nil {
-		return fmt.Errorf("sim: heartbeat of node %s: %w", n.id, err)
+	d, err := s.ctl.Heartbeat(ctx, ledger.Beat{Node: n.id, NowS: now, Running: running})
+	if err != nil {
+		return fmt.Errorf("sim: heartbeat of node %q at %v s: %w", n.id, now, err)
 	}
-	if s.remote != nil {
-		return s.remoteHeartbeat(ctx, n, running)
-	}
-	c := s.led.View(now)
-	if !s.initialized {
-		s.initialized = true
-		if err := s.pipe.Init(ctx, c); err != nil {
-			return fmt.Errorf("sim: policy %q: initial assignment: %w", s.pipe.Spec(), err)
-		}
-	}
-	s.apply(n, s.pipe.Heartbeat(c, ledger.NodeView(c, n.id)))
+	s.carryOut(n, d)
 	return nil
 }
 
-// apply checks a heartbeat's actions against the ledger, which applies
-// those that fit (a policy's mistake is counted in rejected), and carries
-// out the applied ones in order: slot changes, starts and kills, then the
-// grants (reset to the requests, as grants beyond a request last one
-// heartbeat, then the adjustments).
-func (s *clusterSim) apply(n *simNode, actions []policy.Action) []ledger.Applied {
+// carryOut carries out a heartbeat's applied actions in order (the
+// scheduler checked them against its ledger, with the simulator's rules):
+// slot changes, starts and kills, then the grants (reset to the requests,
+// as grants beyond a request last one heartbeat, then the adjustments).
+func (s *clusterSim) carryOut(n *simNode, d *ledger.Decision) {
 	now := s.eng.Now()
-	applied, rejected, err := s.led.Apply(n.id, now, actions)
-	if err != nil && s.err == nil {
-		s.err = err
+	s.rejected += d.Rejected
+	if s.opt.Explain {
+		s.vetoes.add(now, d.Vetoes)
 	}
-	s.rejected += rejected
 	var adjusts []ledger.Applied
-	for _, a := range applied {
+	for _, a := range d.Applied {
 		switch a.Kind {
 		case policy.ActionSlots:
 			n.mapSlots, n.reduceSlots = a.MapSlots, a.ReduceSlots
 		case policy.ActionStart, policy.ActionSpeculate:
 			s.launch(n, a)
 		case policy.ActionKill:
-			s.kill(a.Attempt)
+			s.kill(n, a.Attempt)
 		case policy.ActionAdjust:
 			adjusts = append(adjusts, a)
 		}
 	}
 	if s.dims == 0 {
-		return applied
+		return
 	}
 	for _, at := range n.running {
 		if !at.granted.Equal(at.requested) {
@@ -333,16 +321,29 @@ func (s *clusterSim) apply(n *simNode, actions []policy.Action) []ledger.Applied
 		}
 	}
 	for _, a := range adjusts {
-		s.setGrant(s.attempt[a.Attempt], a.Resources.Clone(), now)
+		at := s.attempt[a.Attempt]
+		if at == nil || at.node != n {
+			s.diverged(n, "adjust of attempt %d, which is not running on the node", a.Attempt)
+			continue
+		}
+		s.setGrant(at, a.Resources.Clone(), now)
 	}
-	return applied
 }
 
-// launch starts the attempt the ledger created for a Start or Speculate.
+// launch starts the attempt the scheduler created for a Start or
+// Speculate.
 func (s *clusterSim) launch(n *simNode, a ledger.Applied) {
 	now := s.eng.Now()
 	j := s.activeJob(a.Job)
+	if j == nil || !a.Type.Valid() || a.Task < 0 || a.Task >= len(j.tasks[a.Type-1]) || s.attempt[a.Attempt] != nil {
+		s.diverged(n, "%v of %s/%v#%d as attempt %d", a.Kind, a.Job, a.Type, a.Task, a.Attempt)
+		return
+	}
 	t := j.tasks[a.Type-1][a.Task]
+	if t.done || (a.Kind == policy.ActionStart) != (len(t.attempts) == 0) {
+		s.diverged(n, "%v of %s/%v#%d, which has %d attempts (done %v)", a.Kind, a.Job, a.Type, a.Task, len(t.attempts), t.done)
+		return
+	}
 	at := &simAttempt{id: a.Attempt, task: t, node: n, slot: a.Slot, startS: now, requested: a.Resources.Clone(), granted: a.Resources.Clone(),
 		speculative: a.Kind == policy.ActionSpeculate, lastS: now}
 	at.work = t.work
@@ -451,17 +452,9 @@ func (s *clusterSim) finish(at *simAttempt) {
 	j.done[k]++
 	j.durSum[k] += dur
 	s.lastProgressS = now
-	var observe func(*policy.ClusterView, *policy.AttemptView, float64)
-	if s.pipe != nil && s.pipe.HasObservers() {
-		observe = s.pipe.TaskFinished
-	}
-	if _, err := s.led.Finish(now, at.id, observe); err != nil && s.err == nil {
-		s.err = err
-	}
-	if s.remote != nil {
-		if err := s.remote.AttemptFinished(s.ctx, now, at.node.id, at.id); err != nil && s.err == nil {
-			s.err = err
-		}
+	// Reported at once, as Hadoop's out-of-band heartbeat does.
+	if _, err := s.ctl.Heartbeat(s.ctx, ledger.Beat{Node: at.node.id, NowS: now, Finished: []int{at.id}, ReportOnly: true}); err != nil && s.err == nil {
+		s.err = fmt.Errorf("sim: completion of attempt %d on node %q at %v s: %w", at.id, at.node.id, now, err)
 	}
 	if t.typ == models.MapTask && j.done[0] == len(j.tasks[0]) {
 		j.mapsDoneS = now
@@ -492,10 +485,8 @@ func (s *clusterSim) stageDone(j *simJob) {
 	}
 	j.finished, j.finishS = true, s.eng.Now()
 	s.finished++
-	if s.remote != nil {
-		if err := s.remote.JobFinished(s.ctx, j.finishS, j.spec.ID); err != nil && s.err == nil {
-			s.err = err
-		}
+	if err := s.ctl.JobFinished(s.ctx, j.finishS, j.spec.ID); err != nil && s.err == nil {
+		s.err = err
 	}
 	for i, a := range s.active {
 		if a == j {
@@ -508,10 +499,14 @@ func (s *clusterSim) stageDone(j *simJob) {
 	}
 }
 
-// kill stops an attempt the ledger killed; a task left without attempts
-// becomes pending.
-func (s *clusterSim) kill(id int) {
+// kill stops an attempt the scheduler killed; a task left without
+// attempts becomes pending.
+func (s *clusterSim) kill(n *simNode, id int) {
 	at := s.attempt[id]
+	if at == nil {
+		s.diverged(n, "kill of attempt %d, which is not running", id)
+		return
+	}
 	s.remove(at)
 	s.met.killed(at)
 	at.task.attempts = slices.DeleteFunc(at.task.attempts, func(o *simAttempt) bool { return o == at })

@@ -5,8 +5,8 @@
 //
 // Engine is a virtual clock and an indexed binary heap of events ordered by
 // (time, scheduling order), with cancel and reschedule by handle. It holds
-// no randomness and no model state, so that the reduce-placement queue here
-// and the cluster simulator of a later issue share it. Randomness comes from
+// no randomness and no model state, so that the reduce-placement queue and
+// the cluster simulator share it. Randomness comes from
 // seeded math/rand/v2 PCG streams (rng.go): one stream per source of
 // randomness, so runs are reproducible and policies compared with common
 // random numbers.
@@ -37,4 +37,16 @@
 // Every run records the service interval [Start, End), Y and R of each job,
 // which is what the hindsight lower bound of package mdp needs; those do not
 // depend on the policy, since placement does not change the queue.
+//
+// # The cluster simulator (cluster_*.go; CONTRACTS §5)
+//
+// Nodes with resource vectors or MRv1 typed slots run the map and reduce
+// tasks of a ClusterScenario (see its comment for the model). The
+// simulator knows what a scheduler does not, the work of every task and
+// time; what a scheduler knows and decides goes through a ControlPlane: in
+// process, a ledger.Scheduler with the policy.Pipeline under test, the
+// very path of optd's Heartbeat RPC; with `optd replay`, an optd server
+// over gRPC. The simulator tells it of submissions, heartbeats with
+// progress, completions and job ends, and carries out the actions of each
+// decision.
 package sim

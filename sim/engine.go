@@ -48,8 +48,8 @@ type slot struct {
 // allocates nothing.
 //
 // The engine holds no randomness and no model state; models (the placement
-// queue of this package, the cluster simulator of a later issue) drive it
-// with Schedule and Step. An Engine is not safe for concurrent use.
+// queue and the cluster simulator of this package) drive it with Schedule
+// and Step. An Engine is not safe for concurrent use.
 type Engine struct {
 	now       float64
 	heap      []int32 // slab indices, a binary min-heap by (time, seq)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -29,7 +29,7 @@ func TestFig9(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fs := registry(policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon)
+		fs := registry(placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon)
 		cost := map[string][]float64{}
 		var sr, sg, empty []float64
 		for rep := range s.Replications {
@@ -40,14 +40,14 @@ func TestFig9(t *testing.T) {
 			for n, res := range r.Results {
 				cost[n] = append(cost[n], res.MeanCost)
 			}
-			rh := r.Results[policy.NameRecedingHorizon].MeanCost
-			rnd, g := r.Results[policy.NameRandom].MeanCost, r.Results[policy.NameGreedy].MeanCost
+			rh := r.Results[placement.NameRecedingHorizon].MeanCost
+			rnd, g := r.Results[placement.NameRandom].MeanCost, r.Results[placement.NameGreedy].MeanCost
 			sr = append(sr, 100*(rnd-rh)/rnd)
 			sg = append(sg, 100*(g-rh)/g)
-			empty = append(empty, r.Results[policy.NameGreedy].EmptyClusterMean)
+			empty = append(empty, r.Results[placement.NameGreedy].EmptyClusterMean)
 		}
 		f := func(xs []float64) string { m, h := sim.MeanCI95(xs); return fmt.Sprintf("%.4g ± %.2g", m, h) }
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", rho, f(cost[policy.NameRandom]), f(cost[policy.NameGreedy]),
-			f(cost[policy.NameRecedingHorizon]), f(empty), f(sr), f(sg))
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", rho, f(cost[placement.NameRandom]), f(cost[placement.NameGreedy]),
+			f(cost[placement.NameRecedingHorizon]), f(empty), f(sr), f(sg))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
 
@@ -68,7 +69,7 @@ func TestSimulationMatchesMDP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs := registry(policy.NameGreedy, policy.NameRandom, policy.NameRecedingHorizon)
+			fs := registry(placement.NameGreedy, placement.NameRandom, placement.NameRecedingHorizon)
 			fs = append(fs, sim.NamedFactory{Name: "mdp-optimal", New: func(uint64) (policy.Placement, error) { return sol.Policy, nil }})
 			costs := map[string][]float64{}
 			for rep := range c.s.Replications {
@@ -81,7 +82,7 @@ func TestSimulationMatchesMDP(t *testing.T) {
 				}
 			}
 			exact := map[string]float64{"mdp-optimal": sol.Optimal}
-			for _, name := range []string{policy.NameGreedy, policy.NameRandom} {
+			for _, name := range []string{placement.NameGreedy, placement.NameRandom} {
 				v, err := mdp.EvaluatePolicy(ctx, pm(c.s), mustNew(t, name), mdp.SolveOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -98,7 +99,7 @@ func TestSimulationMatchesMDP(t *testing.T) {
 				}
 				t.Logf("%s: exact %.5g, simulated %.5g ± %.3g", name, v, m, h)
 			}
-			m, h := sim.MeanCI95(costs[policy.NameRecedingHorizon])
+			m, h := sim.MeanCI95(costs[placement.NameRecedingHorizon])
 			if m+ciFactor*h < sol.Optimal {
 				t.Errorf("receding-horizon %.5g ± %.3g below the optimum %.5g", m, h, sol.Optimal)
 			}
@@ -156,8 +157,8 @@ func TestHindsightBoundProperty(t *testing.T) {
 				t.Errorf("trial %d: hindsight bound %.6g > %s's cost %.6g", trial, lb, name, res.MeanCost)
 			}
 		}
-		if lb < r.Results[policy.NameGreedy].EmptyClusterMean*(1-1e-9) {
-			t.Errorf("trial %d: hindsight %.6g below the empty-cluster figure %.6g", trial, lb, r.Results[policy.NameGreedy].EmptyClusterMean)
+		if lb < r.Results[placement.NameGreedy].EmptyClusterMean*(1-1e-9) {
+			t.Errorf("trial %d: hindsight %.6g below the empty-cluster figure %.6g", trial, lb, r.Results[placement.NameGreedy].EmptyClusterMean)
 		}
 	}
 }

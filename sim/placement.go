@@ -3,24 +3,24 @@ package sim
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/policy"
 )
 
 // Errors of the placement model.
 var (
 	// ErrInvalidModel: a Model or RunOptions field is out of range.
-	ErrInvalidModel = errors.New("sim: invalid placement model")
+	ErrInvalidModel = errkind.New(errkind.Invalid, "sim: invalid placement model")
 	// ErrBadDecision: a policy returned a decision that is not exactly R
 	// distinct, ascending positions of the free list.
-	ErrBadDecision = errors.New("sim: invalid placement decision")
+	ErrBadDecision = errkind.New(errkind.Internal, "sim: invalid placement decision")
 	// ErrBadJob: the job source produced an invalid job (time going
 	// backwards, negative work or data, R out of range).
-	ErrBadJob = errors.New("sim: invalid job")
+	ErrBadJob = errkind.New(errkind.Invalid, "sim: invalid job")
 )
 
 // JobSpec is one job of the input stream of the placement model: when it

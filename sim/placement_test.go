@@ -12,6 +12,7 @@ import (
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 )
 
 // Tolerances.
@@ -202,7 +203,7 @@ func TestEqualCostsAllPoliciesEqual(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := r.Results[policy.NameGreedy].MeanCost
+		base := r.Results[placement.NameGreedy].MeanCost
 		for name, res := range r.Results {
 			if !scalar.EqualWithinAbsOrRel(res.MeanCost, base, exactTol, exactTol) {
 				t.Errorf("trial %d: %s costs %v, greedy %v", trial, name, res.MeanCost, base)
@@ -227,7 +228,7 @@ func TestKOneGreedyOptimal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := r.Results[policy.NameGreedy]
+		g := r.Results[placement.NameGreedy]
 		if !scalar.EqualWithinAbsOrRel(g.MeanCost, g.EmptyClusterMean, exactTol, exactTol) {
 			t.Errorf("trial %d: greedy %v, empty cluster %v", trial, g.MeanCost, g.EmptyClusterMean)
 		}
@@ -304,7 +305,7 @@ func TestCommonRandomNumbers(t *testing.T) {
 		s := smallScenario(t, rng)
 		var recs []*recorder
 		var fs []NamedFactory
-		for _, name := range []string{policy.NameRandom, policy.NameGreedy, policy.NameRecedingHorizon} {
+		for _, name := range []string{placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon} {
 			fs = append(fs, NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
 				p, err := policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
 				rec := &recorder{Placement: p, t: t, nSlots: len(s.SlotCosts), k: s.K}
@@ -321,12 +322,12 @@ func TestCommonRandomNumbers(t *testing.T) {
 				t.Fatalf("trial %d: %s saw a different job stream than %s", trial, rec.Name(), recs[0].Name())
 			}
 		}
-		if len(recs[0].seen) != r.Results[policy.NameRandom].Entered {
-			t.Errorf("trial %d: %d decisions for %d entered jobs", trial, len(recs[0].seen), r.Results[policy.NameRandom].Entered)
+		if len(recs[0].seen) != r.Results[placement.NameRandom].Entered {
+			t.Errorf("trial %d: %d decisions for %d entered jobs", trial, len(recs[0].seen), r.Results[placement.NameRandom].Entered)
 		}
 		// Service intervals do not depend on the policy.
 		m := s.Model()
-		for _, name := range []string{policy.NameGreedy, policy.NameRandom} {
+		for _, name := range []string{placement.NameGreedy, placement.NameRandom} {
 			res, err := m.Run(context.Background(), s.Source(0), mustPolicy(t, name, 1), RunOptions{Warmup: s.WarmupJobs, Record: true})
 			if err != nil {
 				t.Fatal(err)

@@ -11,11 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/models"
 )
 
 // ErrInvalidScenario is wrapped by every error about a scenario file.
-var ErrInvalidScenario = errors.New("sim: invalid scenario")
+var ErrInvalidScenario = errkind.New(errkind.Invalid, "sim: invalid scenario")
 
 // ScenarioError says which field of a scenario is wrong, its value and why.
 // Field is the JSON path ("max_jobs_in_service", "slots.cost.min",

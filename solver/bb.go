@@ -41,7 +41,7 @@ func (b *lagBound) term(t int, r []int64) float64 {
 	if b.tab == nil {
 		return 0
 	}
-	return b.tab.layer[t][b.tab.g.index(r)]
+	return b.tab.value(t, r)
 }
 
 // maxBounds is the largest number of Lagrangian bounds a search combines.
@@ -83,9 +83,9 @@ type search struct {
 	deadline  time.Time
 	nodeLimit int64
 	stopped   StopReason
-	progress  func(Progress)
-	start     time.Time
-	lastProg  time.Time
+	track     *tracker // progress of the whole solve, nil in sub-searches
+	gap       float64  // relative tolerance (Options.Gap)
+	gapOpen   float64  // the largest bound of a subtree pruned by the gap
 	candBufs  [][]cand
 
 	memo   *memo
@@ -110,7 +110,7 @@ func newSearch(ctx context.Context, m *model, nodes [][]int64, same []bool, supp
 	}
 	n := len(m.dem)
 	s := &search{m: m, nodes: nodes, same: same, supply: slices.Clone(supply), bounds: bounds,
-		total: len(nodes) * n, ctx: ctx, start: time.Now()}
+		total: len(nodes) * n, ctx: ctx, gapOpen: math.Inf(-1)}
 	s.resid = make([][]int64, len(nodes))
 	s.x = make([][]int, len(nodes))
 	s.best = make([][]int, len(nodes))
@@ -200,9 +200,9 @@ func (s *search) stop() bool {
 	case s.nodeLimit > 0 && s.explored >= s.nodeLimit:
 		s.stopped = StopNodeLimit
 	}
-	if s.progress != nil && now.Sub(s.lastProg) > 200*time.Millisecond {
-		s.lastProg = now
-		s.progress(Progress{NodesExplored: s.explored, Incumbent: s.bestVal, Elapsed: now.Sub(s.start)})
+	if s.track != nil {
+		s.track.live = s.explored
+		s.track.tick(false)
 	}
 	return s.stopped != ""
 }
@@ -214,15 +214,10 @@ func (s *search) bound(j, t, c int, val float64) float64 {
 	d := s.m.dem[t]
 	gain := val + float64(c)*s.m.val[t]
 	ub := math.Inf(1)
-	idxOld, idxNew := -1, -1
-	var lastGrid *grid
 	for b, lb := range s.bounds {
 		v := gain + s.piS[b] - float64(c)*lb.piOf(t) + s.sum[b]
 		if lb.tab != nil {
-			if g := lb.tab.g; g != lastGrid {
-				idxOld, idxNew, lastGrid = g.index(r), g.indexAfter(r, d, int64(c)), g
-			}
-			v += lb.tab.layer[t+1][idxNew] - lb.tab.layer[t][idxOld]
+			v += lb.tab.valueAfter(t+1, r, d, int64(c)) - lb.tab.value(t, r)
 		}
 		if v < ub {
 			ub = v
@@ -318,8 +313,9 @@ func (s *search) dfs(k int, val float64) float64 {
 					copy(s.best[j], s.x[j])
 				}
 				s.bestVal = val
-				if s.progress != nil {
-					s.progress(Progress{NodesExplored: s.explored, Incumbent: val, Elapsed: time.Since(s.start)})
+				if s.track != nil {
+					s.track.live = s.explored
+					s.track.incumbent(val)
 				}
 			}
 			s.unwind(mark)
@@ -342,7 +338,7 @@ func (s *search) dfs(k int, val float64) float64 {
 	const sortLimit = 64
 	if cmax < sortLimit {
 		for c := cmax; c >= 0; c-- {
-			if b := s.bound(j, t, c, val); s.m.canImprove(b, s.bestVal) {
+			if b := s.bound(j, t, c, val); s.open(b) {
 				cands = append(cands, cand{c, b})
 			}
 		}
@@ -370,7 +366,7 @@ func (s *search) dfs(k int, val float64) float64 {
 			open = math.Max(open, cd.bound)
 			continue
 		}
-		if !s.m.canImprove(cd.bound, s.bestVal) {
+		if !s.open(cd.bound) {
 			continue
 		}
 		s.decide(j, t, cd.c)
@@ -379,6 +375,21 @@ func (s *search) dfs(k int, val float64) float64 {
 	}
 	s.unwind(mark)
 	return open
+}
+
+// open reports whether a subtree of bound b must be explored: it may hold
+// a better solution than the incumbent, by more than the relative gap
+// tolerance (a subtree closed by the gap raises gapOpen, the bound the
+// search can then prove).
+func (s *search) open(b float64) bool {
+	if !s.m.canImprove(b, s.bestVal) {
+		return false
+	}
+	if withinGap(s.gap, b, s.bestVal) {
+		s.gapOpen = math.Max(s.gapOpen, b)
+		return false
+	}
+	return true
 }
 
 func (s *search) unwind(mark int) {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/floats/scalar"
 )
 
 // TestExactAgreesWithCBC solves random medium instances (up to 20 nodes,
@@ -75,5 +77,53 @@ func TestExactAgreesWithCBC(t *testing.T) {
 		agree, exactOpen, cbcOpen, limit, cbcTime.Round(time.Millisecond), exactTime.Round(time.Millisecond))
 	if agree < want {
 		t.Fatalf("only %d instances with both optima proven, want %d", agree, want)
+	}
+}
+
+// TestExactAgreesWithCBCOnSuite compares the exact method with CBC's
+// proven optima on a CI-sized subset of the robustness suite (the
+// families CBC proves within seconds, seeds 0 and 1); the benchmark report
+// compares optd, CBC and HiGHS on the whole suite. At least two thirds of
+// the instances must be proven by both, with equal objectives.
+func TestExactAgreesWithCBCOnSuite(t *testing.T) {
+	const limit = 10 * time.Second
+	families := []string{"identical", "zero-demand", "memory-only", "nearly-fits", "live-cluster", "single-node"}
+	dir := t.TempDir()
+	agree, total := 0, 0
+	for _, fam := range families {
+		for seed := range 2 {
+			in, err := FamilyInstance(fam, uint64(seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			total++
+			name := fmt.Sprintf("%s-%d", fam, seed)
+			ex, err := Exact(context.Background(), in, Options{TimeLimit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFeasible(t, in, ex)
+			cb, err := runCBC(context.Background(), dir, name, in, limit)
+			if err == errNoCBC {
+				t.Skip("cbc is not on PATH (Debian package coinor-cbc); skipping the CBC agreement test")
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if cb.objective > ex.UpperBound+objTol*max(1, ex.UpperBound) {
+				t.Fatalf("%s: cbc found %v above exact's proven bound %v", name, cb.objective, ex.UpperBound)
+			}
+			switch {
+			case !ex.Optimal || !cb.optimal:
+				t.Logf("%s: exact %v (optimal %v, bound %v), cbc %v (%s)", name, ex.Objective, ex.Optimal, ex.UpperBound, cb.objective, cb.status)
+			case !scalar.EqualWithinAbsOrRel(ex.Objective, cb.objective, objTol, objTol):
+				t.Fatalf("%s: exact proved %v, cbc proved %v", name, ex.Objective, cb.objective)
+			default:
+				agree++
+			}
+		}
+	}
+	if 3*agree < 2*total {
+		t.Fatalf("only %d of %d instances proven by both", agree, total)
 	}
 }

@@ -103,7 +103,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		for i := range u {
 			u[i] = m.val[i] - pi[i]
 		}
-		tab := buildTables(base.g, m.dem, u, countBounds(m.dem, m.supply, sorted))
+		tab := tablesOn(base.grids(), m.dem, u, countBounds(m.dem, m.supply, sorted))
 		L := 0.0
 		for i := range pi {
 			L += pi[i] * float64(m.supply[i])
@@ -160,7 +160,6 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 	if bestPi == nil {
 		return nil, st, errNoLPBound
 	}
-	st.LPBound = bestL
 	if y != nil {
 		xr := make([][]int, len(sorted))
 		for j := range xr {

@@ -82,7 +82,11 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		at := map[uint64]int{}
 		top := b.term(0, c)
 		mx := make([]int, len(f.types))
+		visited := 0
 		ok := enumeratePatterns(m, u, b.tab, c, top-budget, func(a []int, val float64) bool {
+			if visited++; visited&1023 == 0 && ctx.Err() != nil {
+				return false
+			}
 			dec := f.pack(a)
 			loss := math.Max(0, top-val)
 			if k, seen := at[dec]; seen {
@@ -123,6 +127,9 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 	}
 	future := make([][][]float64, len(nodes)+1)
 	for j := len(nodes); j >= 0; j-- {
+		if ctx.Err() != nil {
+			return 0, false
+		}
 		future[j] = make([][]float64, len(f.types))
 		for q, i := range f.types {
 			h := make([]float64, m.supply[i]+1)
@@ -166,6 +173,9 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 	for j := len(nodes); j >= 0; j-- {
 		future2[j] = make([][]float64, len(pairs))
 		for k, pr := range pairs {
+			if ctx.Err() != nil {
+				return 0, false
+			}
 			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
 			na := m.supply[f.types[pr.a]] + 1
 			h := make([]float64, na*pr.nb)
@@ -409,7 +419,7 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 	eps := boundTolerance * math.Max(1, math.Abs(minVal))
 	var rec func(i int, val float64) bool
 	rec = func(i int, val float64) bool {
-		if val+tab.layer[i][tab.g.index(r)] < minVal-eps {
+		if val+tab.value(i, r) < minVal-eps {
 			return true
 		}
 		if i == n {

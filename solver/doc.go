@@ -29,8 +29,17 @@
 //     (see perNodeAssign for why Algorithm 1 as printed is not exact).
 //   - ffd-dp: the FFD dot-product greedy with the fitness of Eq. 1.
 //
+// Every valid instance is accepted: capacities, demands and counts may be
+// 0; task types that demand nothing are spread over the nodes, and those
+// that fit no node are left out and listed in Result.Unplaced with the
+// reason. Result.UpperBound is the one best proven bound; Options.Gap is a
+// relative optimality tolerance and Options.Progress receives the
+// incumbent, bound, gap and nodes while the exact method runs.
+//
 // Built-in instances haste-table2 … haste-table5 reproduce the first batch
 // of map tasks of the paper's Tables 2-5 (see hasteTables); RandomInstance
-// draws seeded random instances; WriteLP writes the compact integer program
-// for CBC or glpsol.
+// draws seeded random instances and Families the robustness suite (13
+// families a scheduler meets, 10 seeds each) on which the benchmark report
+// compares the exact method with CBC and HiGHS; WriteLP writes the compact
+// integer program for CBC, HiGHS or glpsol.
 package solver

@@ -1,39 +1,53 @@
 package solver
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // defaultCellBudget bounds the cells of one capacity grid; a table set holds
-// (types+1) layers of that many float64 values.
+// (types+1) layers of that many float64 values per view.
 const defaultCellBudget = 1 << 18
 
-// maxTableFloats bounds the memory of one table set (32 MiB of float64).
-const maxTableFloats = 1 << 22
+// maxTableFloats bounds the memory of one table set (64 MiB of float64).
+const maxTableFloats = 1 << 23
 
-// grid is a capacity grid for the single-node knapsack DP. Resource p is
-// measured in units of q_p: a residual r maps to the cell ⌊r_p/q_p⌋ and a
-// demand d to ⌊d_p/q_p⌋.
+// grid is a capacity grid for the single-node knapsack DP over some of the
+// resources (res; all of them for a full grid). Resource res[p] is measured
+// in units of q_p: a residual r maps to the cell ⌊r_res[p]/q_p⌋ and a demand
+// d to ⌊d_res[p]/q_p⌋.
 //
-// When q_p is the GCD of all demands in resource p the map is exact:
+// When q_p is the GCD of all demands in the resource the map is exact:
 // Σ a_i d_ip ≤ r_p ⟺ Σ a_i (d_ip/q_p) ≤ ⌊r_p/q_p⌋. When the exact grid would
 // exceed the cell budget, q_p is coarsened; the map is then a relaxation
 // (Σ a_i ⌊d_ip/q⌋ ≤ Σ a_i d_ip/q ≤ r_p/q, and the left side is an integer),
-// so a DP over it still gives a valid upper bound, only a weaker one.
+// so a DP over it still gives a valid upper bound, only a weaker one. So is
+// a grid over a subset of the resources (the others are dropped).
 type grid struct {
-	k      int
+	k      int   // number of grid dimensions
+	res    []int // the resource of each dimension
 	q      []int64
-	ext    []int // cells per resource: ⌊Cmax_p/q_p⌋ + 1
-	stride []int // the last resource is contiguous
+	ext    []int // cells per dimension: ⌊Cmax_p/q_p⌋ + 1
+	stride []int // the last dimension is contiguous
 	cells  int
 	exact  bool
 }
 
-func newGrid(capMax []int64, dem [][]int64, budget int) *grid {
-	k := len(capMax)
-	g := &grid{k: k, q: make([]int64, k), ext: make([]int, k), stride: make([]int, k), exact: true}
-	for p := 0; p < k; p++ {
+// newGrid returns the grid over resources res (nil: all of capMax) with at
+// most budget cells.
+func newGrid(capMax []int64, dem [][]int64, res []int, budget int) *grid {
+	if res == nil {
+		res = make([]int, len(capMax))
+		for p := range res {
+			res[p] = p
+		}
+	}
+	k := len(res)
+	g := &grid{k: k, res: res, q: make([]int64, k), ext: make([]int, k), stride: make([]int, k), exact: true}
+	for p, rp := range res {
 		var d uint64
 		for _, dm := range dem {
-			d = gcd(d, uint64(dm[p]))
+			d = gcd(d, uint64(dm[rp]))
 		}
 		if d == 0 {
 			d = 1
@@ -43,8 +57,8 @@ func newGrid(capMax []int64, dem [][]int64, budget int) *grid {
 	for {
 		size := 1.0
 		widest := 0
-		for p := 0; p < k; p++ {
-			g.ext[p] = int(capMax[p]/g.q[p]) + 1
+		for p, rp := range res {
+			g.ext[p] = int(capMax[rp]/g.q[p]) + 1
 			size *= float64(g.ext[p])
 			if g.ext[p] > g.ext[widest] {
 				widest = p
@@ -64,11 +78,25 @@ func newGrid(capMax []int64, dem [][]int64, budget int) *grid {
 	return g
 }
 
+// exactCells returns the cells of the exact (GCD-reduced) grid over res,
+// +Inf beyond 2^62.
+func exactCells(capMax []int64, dem [][]int64, res []int) float64 {
+	size := 1.0
+	for _, rp := range res {
+		var d uint64
+		for _, dm := range dem {
+			d = gcd(d, uint64(dm[rp]))
+		}
+		size *= float64(capMax[rp]/int64(max(d, 1)) + 1)
+	}
+	return size
+}
+
 // index returns the cell of residual r.
 func (g *grid) index(r []int64) int {
 	c := 0
-	for p, x := range r {
-		c += int(x/g.q[p]) * g.stride[p]
+	for p, rp := range g.res {
+		c += int(r[rp]/g.q[p]) * g.stride[p]
 	}
 	return c
 }
@@ -76,28 +104,128 @@ func (g *grid) index(r []int64) int {
 // indexAfter returns the cell of r − c·d (which must be componentwise ≥ 0).
 func (g *grid) indexAfter(r, d []int64, c int64) int {
 	idx := 0
-	for p, x := range r {
-		idx += int((x-c*d[p])/g.q[p]) * g.stride[p]
+	for p, rp := range g.res {
+		idx += int((r[rp]-c*d[rp])/g.q[p]) * g.stride[p]
 	}
 	return idx
 }
 
-// tables holds, for one vector of item values u, the suffix DPs
+// tables holds, for one vector of item values u, the suffix DPs of one or
+// more views (grids over the resources)
 //
 //	layer[i][cell] = max Σ_{t≥i} u_t·a_t  s.t.  Σ_t a_t·⌊d_t/q⌋ ≤ cell, 0 ≤ a_t ≤ b_t,
 //
-// with types of u_t ≤ 0 left out (a_t = 0 is optimal for them). layer[n] = 0.
+// with types of u_t ≤ 0 left out (a_t = 0 is optimal for them); layer[n] = 0.
+// Each view is a relaxation of the single-node knapsack, so the smallest
+// of their values (value) is an upper bound too. One exact grid is one view;
+// when the exact grid exceeds the budget (many resources, wide capacities),
+// the coarsened full grid is joined by the exact grid of each resource
+// alone and of the pairs of resources that fit, which bound the knapsack
+// far better than the coarsened grid alone where a coarsened demand rounds
+// down to zero.
 type tables struct {
+	views []tableView
+}
+
+type tableView struct {
 	g     *grid
 	layer [][]float64
 }
 
-// buildTables fills the suffix DPs of a bounded multi-dimensional knapsack
-// with values u and count bounds b by binary splitting: b_t copies become
-// pseudo-items of 1, 2, 4, … copies, each a 0/1 item (O(cells·Σ log b_t)).
-func buildTables(g *grid, dem [][]int64, u []float64, b []int) *tables {
+// value returns the bound min over the views of layer[i][r].
+func (t *tables) value(i int, r []int64) float64 {
+	v := t.views[0].layer[i][t.views[0].g.index(r)]
+	for _, w := range t.views[1:] {
+		v = math.Min(v, w.layer[i][w.g.index(r)])
+	}
+	return v
+}
+
+// valueAfter returns value(i, r − c·d).
+func (t *tables) valueAfter(i int, r, d []int64, c int64) float64 {
+	v := t.views[0].layer[i][t.views[0].g.indexAfter(r, d, c)]
+	for _, w := range t.views[1:] {
+		v = math.Min(v, w.layer[i][w.g.indexAfter(r, d, c)])
+	}
+	return v
+}
+
+// newTables builds the tables of values u and count bounds b over grids for
+// capacities up to capMax, within maxTableFloats.
+func newTables(capMax []int64, dem [][]int64, u []float64, b []int) *tables {
+	return tablesOn(viewGrids(capMax, dem), dem, u, b)
+}
+
+// tablesOn builds the tables of values u over the grids of an existing
+// table set (e.g. the π = 0 tables), so that both cost the same memory.
+func tablesOn(grids []*grid, dem [][]int64, u []float64, b []int) *tables {
+	t := &tables{}
+	for _, g := range grids {
+		t.views = append(t.views, tableView{g: g, layer: buildLayers(g, dem, u, b)})
+	}
+	return t
+}
+
+// grids returns the grids of t's views.
+func (t *tables) grids() []*grid {
+	gs := make([]*grid, len(t.views))
+	for v, w := range t.views {
+		gs[v] = w.g
+	}
+	return gs
+}
+
+// viewGrids chooses the views: the exact full grid when it fits the cell
+// budget, otherwise the coarsened full grid, the grid of each resource
+// alone and those of the pairs of resources whose exact grid fits what is
+// left of the budget (largest first, so that the pairs that bound most
+// come first).
+func viewGrids(capMax []int64, dem [][]int64) []*grid {
 	n := len(dem)
-	t := &tables{g: g, layer: make([][]float64, n+1)}
+	budget := cellBudget(n)
+	full := newGrid(capMax, dem, nil, budget)
+	k := len(capMax)
+	if full.exact || k == 1 {
+		return []*grid{full}
+	}
+	grids := []*grid{full}
+	left := maxTableFloats/(n+1) - full.cells
+	for p := range k {
+		g := newGrid(capMax, dem, []int{p}, min(budget, max(64, left)))
+		grids = append(grids, g)
+		left -= g.cells
+	}
+	if k == 2 {
+		return grids
+	}
+	type pair struct {
+		p, q  int
+		cells float64
+	}
+	var pairs []pair
+	for p := range k {
+		for q := p + 1; q < k; q++ {
+			pairs = append(pairs, pair{p, q, exactCells(capMax, dem, []int{p, q})})
+		}
+	}
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmpFloat(b.cells, a.cells) })
+	for _, pr := range pairs {
+		if pr.cells <= float64(min(budget, left)) {
+			g := newGrid(capMax, dem, []int{pr.p, pr.q}, budget)
+			grids = append(grids, g)
+			left -= g.cells
+		}
+	}
+	return grids
+}
+
+// buildLayers fills the suffix DPs of a bounded multi-dimensional knapsack
+// over grid g with values u and count bounds b by binary splitting: b_t
+// copies become pseudo-items of 1, 2, 4, … copies, each a 0/1 item
+// (O(cells·Σ log b_t)).
+func buildLayers(g *grid, dem [][]int64, u []float64, b []int) [][]float64 {
+	n := len(dem)
+	t := &tableView{g: g, layer: make([][]float64, n+1)}
 	t.layer[n] = make([]float64, g.cells)
 	delta := make([]int, g.k)
 	for i := n - 1; i >= 0; i-- {
@@ -114,8 +242,8 @@ func buildTables(g *grid, dem [][]int64, u []float64, b []int) *tables {
 			}
 			rem -= m
 			fits := true
-			for p := range delta {
-				delta[p] = int(dem[i][p]/g.q[p]) * m
+			for p, rp := range g.res {
+				delta[p] = int(dem[i][rp]/g.q[p]) * m
 				if delta[p] >= g.ext[p] {
 					fits = false
 				}
@@ -136,7 +264,7 @@ func buildTables(g *grid, dem [][]int64, u []float64, b []int) *tables {
 		}
 		t.layer[i] = cur
 	}
-	return t
+	return t.layer
 }
 
 // pass applies one 0/1 item of coarse demand delta and value gain:

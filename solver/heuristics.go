@@ -112,8 +112,7 @@ func perNodeAssign(ctx context.Context, m *model, caps [][]int64, supply []int, 
 // baseTables returns the π = 0 tables over the grid of the largest capacity
 // in every resource, with count bounds from supply.
 func baseTables(m *model, caps [][]int64, supply []int) *tables {
-	g := newGrid(capMax(caps, m.k), m.dem, cellBudget(len(m.dem)))
-	return buildTables(g, m.dem, m.val, countBounds(m.dem, supply, caps))
+	return newTables(capMax(caps, m.k), m.dem, m.val, countBounds(m.dem, supply, caps))
 }
 
 func capMax(caps [][]int64, k int) []int64 {

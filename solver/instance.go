@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Size limits of an Instance. They keep every sum of capacities and values
@@ -33,7 +35,7 @@ const (
 
 // ErrInvalidInstance is wrapped by every error that Validate and
 // DecodeInstance return for bad input.
-var ErrInvalidInstance = errors.New("solver: invalid instance")
+var ErrInvalidInstance = errkind.New(errkind.Invalid, "solver: invalid instance")
 
 // ValidationError says which field of an Instance is wrong, its value, and why.
 type ValidationError struct {
@@ -155,9 +157,12 @@ func describeJSONError(err error) string {
 	return err.Error()
 }
 
-// Validate checks dimensions, signs, duplicate IDs, the size limits and that
-// every task type fits on at least one node (otherwise its demand is
-// infeasible). Errors are *ValidationError values naming the field.
+// Validate checks dimensions, signs, duplicate IDs and the size limits.
+// Zero is valid everywhere a quantity is: a capacity of 0 (a node whose
+// resource is used up), a demand of 0 (a resource the task does not use), a
+// count of 0 (no pending task of the type); so is a task type that fits no
+// node (the methods place none of it and say why in Result.Unplaced).
+// Errors are *ValidationError values naming the field.
 func (in *Instance) Validate() error {
 	if len(in.Nodes) == 0 {
 		return invalid("nodes", nil, "at least one node is required")
@@ -193,8 +198,8 @@ func (in *Instance) Validate() error {
 		}
 		for p, q := range v {
 			f := fmt.Sprintf("%s[%d]", field, p)
-			if q <= 0 {
-				return invalid(f, q, "must be a positive integer")
+			if q < 0 {
+				return invalid(f, q, "must be a non-negative integer")
 			}
 			if q > MaxQuantity {
 				return invalid(f, q, "larger than MaxQuantity = %d", MaxQuantity)
@@ -233,22 +238,11 @@ func (in *Instance) Validate() error {
 		if err := checkVector(fmt.Sprintf("tasks[%d].demand", i), t.Demand); err != nil {
 			return err
 		}
-		if t.Count <= 0 {
-			return invalid(fmt.Sprintf("tasks[%d].count", i), t.Count, "must be a positive integer")
+		if t.Count < 0 {
+			return invalid(fmt.Sprintf("tasks[%d].count", i), t.Count, "must be a non-negative integer")
 		}
 		if t.Count > MaxCount {
 			return invalid(fmt.Sprintf("tasks[%d].count", i), t.Count, "larger than MaxCount = %d", MaxCount)
-		}
-		fits := false
-		for _, n := range in.Nodes {
-			if fitsIn(t.Demand, n.Capacity) {
-				fits = true
-				break
-			}
-		}
-		if !fits {
-			return invalid(fmt.Sprintf("tasks[%d].demand", i), fmt.Sprint(t.Demand),
-				"infeasible demand: task %q is larger than every node in some resource", t.ID)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 const validJSON = `{"weights": [1, 1],
@@ -24,16 +25,17 @@ func TestDecodeInstanceErrors(t *testing.T) {
 		{"trailing data", validJSON + ` {}`, []string{"trailing data"}},
 		{"no nodes", `{"nodes": [], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes", "at least one node"}},
 		{"no tasks", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": []}`, []string{"tasks", "at least one task type"}},
-		{"zero capacity", `{"nodes": [{"id": "a", "capacity": [4, 0]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`, []string{"nodes[0].capacity[1] = 0", "positive"}},
+		{"negative capacity", `{"nodes": [{"id": "a", "capacity": [4, -3]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`, []string{"nodes[0].capacity[1] = -3", "non-negative"}},
 		{"negative demand", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [-1], "count": 1}]}`, []string{"tasks[0].demand[0] = -1"}},
-		{"zero count", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 0}]}`, []string{"tasks[0].count = 0"}},
+		{"negative count", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": -2}]}`, []string{"tasks[0].count = -2", "non-negative"}},
+		{"NaN weight", `{"weights": [NaN], "nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"invalid character"}},
+		{"negative weight", `{"weights": [-1], "nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"weights[0] = -1", "positive"}},
 		{"zero weight", `{"weights": [0], "nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"weights[0] = 0"}},
 		{"dimension mismatch", `{"nodes": [{"id": "a", "capacity": [4, 4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"tasks[0].demand", "want k = 2"}},
 		{"weights mismatch", `{"weights": [1], "nodes": [{"id": "a", "capacity": [4, 4]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`, []string{"nodes[0].capacity", "want k = 1"}},
 		{"duplicate node", `{"nodes": [{"id": "a", "capacity": [4]}, {"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[1].id", "duplicate"}},
 		{"duplicate task", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}, {"id": "t", "demand": [2], "count": 1}]}`, []string{"tasks[1].id", "duplicate"}},
 		{"empty id", `{"nodes": [{"id": "", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[0].id"}},
-		{"infeasible demand", `{"nodes": [{"id": "a", "capacity": [4, 4]}, {"id": "b", "capacity": [8, 2]}], "tasks": [{"id": "big", "demand": [5, 3], "count": 1}]}`, []string{"tasks[0].demand", "infeasible demand", `"big"`}},
 		{"count limit", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1000001}]}`, []string{"tasks[0].count", "MaxCount"}},
 		{"quantity limit", `{"nodes": [{"id": "a", "capacity": [1099511627777]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[0].capacity[0]", "MaxQuantity"}},
 		{"resource limit", `{"nodes": [{"id": "a", "capacity": [1,1,1,1,1,1,1,1,1]}], "tasks": [{"id": "t", "demand": [1,1,1,1,1,1,1,1,1], "count": 1}]}`, []string{"MaxResources"}},
@@ -71,7 +73,57 @@ func TestDecodeInstanceValid(t *testing.T) {
 	}
 }
 
+// TestEdgeInstancesAccepted solves the inputs a live cluster produces and
+// that earlier versions refused: zero capacities, zero demands, zero
+// counts, task types that fit no node, a single node, a single resource.
+func TestEdgeInstancesAccepted(t *testing.T) {
+	tests := []struct {
+		name, json string
+		objective  float64
+		unplaced   []string // task ids listed as fitting no node
+	}{
+		{"zero capacity", `{"nodes": [{"id": "a", "capacity": [4, 0]}, {"id": "b", "capacity": [2, 2]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 5}, {"id": "m", "demand": [1, 0], "count": 9}]}`, 2*2 + 4*1, nil},
+		{"zero demand", `{"nodes": [{"id": "a", "capacity": [4, 4, 4]}], "tasks": [{"id": "gpu-free", "demand": [2, 0, 1], "count": 3}, {"id": "nothing", "demand": [0, 0, 0], "count": 4}]}`, 2 * 3, nil},
+		{"zero count", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 0}, {"id": "u", "demand": [3], "count": 1}]}`, 3, nil},
+		{"fits no node", `{"nodes": [{"id": "a", "capacity": [4, 4]}, {"id": "b", "capacity": [8, 2]}], "tasks": [{"id": "big", "demand": [5, 3], "count": 1}, {"id": "huge", "demand": [9, 1], "count": 2}, {"id": "s", "demand": [1, 1], "count": 1}]}`, 2, []string{"big", "huge"}},
+		{"nothing fits", `{"nodes": [{"id": "a", "capacity": [0]}], "tasks": [{"id": "t", "demand": [1], "count": 3}]}`, 0, []string{"t"}},
+		{"single node single resource", `{"nodes": [{"id": "a", "capacity": [10]}], "tasks": [{"id": "t", "demand": [3], "count": 5}, {"id": "u", "demand": [4], "count": 1}]}`, 10, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := DecodeInstance(strings.NewReader(tc.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, method := range Methods() {
+				r, err := Solve(t.Context(), in, method, Options{})
+				if err != nil {
+					t.Fatalf("%s: %v", method, err)
+				}
+				checkFeasible(t, in, r)
+				if method == MethodExact && (!r.Optimal || r.Objective != tc.objective) {
+					t.Errorf("exact: objective %v optimal %v, want %v proven", r.Objective, r.Optimal, tc.objective)
+				}
+				var ids []string
+				for _, u := range r.Unplaced {
+					ids = append(ids, u.Task)
+					if u.Reason == "" || u.Count <= 0 {
+						t.Errorf("%s: unplaced %+v without reason or count", method, u)
+					}
+				}
+				if strings.Join(ids, ",") != strings.Join(tc.unplaced, ",") {
+					t.Errorf("%s: unplaced %v, want %v", method, ids, tc.unplaced)
+				}
+				if _, err := json.Marshal(r); err != nil {
+					t.Errorf("%s: result does not encode: %v", method, err)
+				}
+			}
+		})
+	}
+}
+
 func FuzzDecodeInstance(f *testing.F) {
+	f.Add(`{"nodes": [{"id": "a", "capacity": [4, 0]}], "tasks": [{"id": "t", "demand": [0, 0], "count": 3}, {"id": "u", "demand": [5, 1], "count": 0}]}`)
 	f.Add(validJSON)
 	f.Add(`{"nodes": [{"id": "a", "capacity": [6, 6]}, {"id": "b", "capacity": [3, 3]}], "tasks": [{"id": "big", "demand": [5, 5], "count": 1}, {"id": "small", "demand": [3, 3], "count": 2}]}`)
 	f.Add(`{"nodes": [], "tasks": [], "extra": 1}`)
@@ -99,13 +151,24 @@ func FuzzDecodeInstance(f *testing.F) {
 		if !bytes.Equal(b, b2) {
 			t.Fatalf("round trip changed %s into %s", b, b2)
 		}
-		// small instances solve with the cheap heuristic without panicking
+		// small instances solve without panicking: the cheap heuristic
+		// and (tiny ones) the exact method within a short limit
 		if len(in.Nodes)*len(in.Tasks) <= 64 {
 			r, err := FFDDP(t.Context(), in, Options{NoLP: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkFeasible(t, in, r)
+		}
+		if len(in.Nodes)*len(in.Tasks) <= 12 {
+			r, err := Exact(t.Context(), in, Options{TimeLimit: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFeasible(t, in, r)
+			if r.UpperBound < r.Objective {
+				t.Fatalf("bound %v below the objective %v", r.UpperBound, r.Objective)
+			}
 		}
 	})
 }

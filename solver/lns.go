@@ -50,6 +50,7 @@ type lns struct {
 	x        [][]int
 	val      float64
 	explored int64
+	track    *tracker // progress of the whole solve, or nil
 }
 
 func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]int, rng *rand.Rand) *lns {
@@ -78,7 +79,14 @@ func (l *lns) run(ctx context.Context, deadline time.Time, target float64) {
 		}
 		if l.step(ctx, deadline, l.pick(min(size, n))) {
 			stall = 0
+			if l.track != nil {
+				l.track.incumbent(l.val)
+			}
 			continue
+		}
+		if l.track != nil {
+			l.track.live = l.explored
+			l.track.tick(false)
 		}
 		stall++
 		if stall%(maxStall/(l.size-1)+1) == 0 && size < l.size {

@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -22,10 +23,20 @@ type model struct {
 	supply  []int     // s_i
 	members [][]int   // input task indices merged into each type, in input order
 	// unit is the granularity g of objective values: every Σ_i v_i·x_i is an
-	// integer multiple of g (0 when the values have no common dyadic unit).
-	unit float64
+	// integer multiple of g (0 when the values have no common unit);
+	// g = unitNum/unitDen exactly, which snap uses to print multiples of a
+	// decimal unit such as 0.1 without binary rounding error.
+	unit, unitNum, unitDen float64
+	// free are the input task types that demand nothing (value 0): they
+	// fit anywhere and are spread over the nodes outside the optimisation.
+	free []int
+	// unplaced are the input task types that fit no node, with the reason.
+	unplaced []Unplaced
 }
 
+// newModel builds the model of a validated instance. Task types with count
+// 0 are left out; so are those that fit no node (listed in unplaced) and
+// those that demand nothing (listed in free).
 func newModel(in *Instance) *model {
 	k := in.Resources()
 	w := make([]float64, k)
@@ -33,8 +44,20 @@ func newModel(in *Instance) *model {
 		w[p] = in.Weight(p)
 	}
 	m := &model{k: k, w: w}
+	caps := nodeCaps(in)
 	byDemand := map[string]int{}
 	for i, t := range in.Tasks {
+		if t.Count == 0 {
+			continue
+		}
+		if slices.Max(t.Demand) == 0 {
+			m.free = append(m.free, i)
+			continue
+		}
+		if why := fitsNoNode(t.Demand, caps); why != "" {
+			m.unplaced = append(m.unplaced, Unplaced{Task: t.ID, Count: t.Count, Reason: why})
+			continue
+		}
 		key := demandKey(t.Demand)
 		if mi, ok := byDemand[key]; ok {
 			m.supply[mi] += t.Count
@@ -64,8 +87,31 @@ func newModel(in *Instance) *model {
 	m.val = permute(m.val, perm)
 	m.supply = permute(m.supply, perm)
 	m.members = permute(m.members, perm)
-	m.unit = valueUnit(m.val)
+	m.unitNum, m.unitDen = valueUnit(m.val)
+	if m.unitDen > 0 {
+		m.unit = m.unitNum / m.unitDen
+	}
 	return m
+}
+
+// fitsNoNode returns why a task of demand d fits on no node of caps, or ""
+// when it fits on one.
+func fitsNoNode(d []int64, caps [][]int64) string {
+	for _, c := range caps {
+		if fitsIn(d, c) {
+			return ""
+		}
+	}
+	for p, q := range d {
+		largest := int64(0)
+		for _, c := range caps {
+			largest = max(largest, c[p])
+		}
+		if q > largest {
+			return fmt.Sprintf("demand[%d] = %d exceeds every node's capacity (largest %d)", p, q, largest)
+		}
+	}
+	return "every node lacks capacity in at least one resource"
 }
 
 func permute[T any](s []T, perm []int) []T {
@@ -87,10 +133,18 @@ func demandKey(d []int64) string {
 }
 
 // valueUnit returns the largest g such that every v_i is an integer multiple
-// of g, looking for g = G/2^e with integer G (values that are exact dyadic
-// rationals, e.g. weights 1 or 1/1024 with integer demands). It returns 0
-// when there is no such g below 2^53, in which case bounds are not rounded.
-func valueUnit(vals []float64) float64 {
+// of g. It first looks for g = G/2^e with integer G, exact in binary
+// floating point (weights 1 or 1/1024 with integer demands). Failing that
+// (a weight of 0.1 is not a binary fraction), it looks for a common
+// denominator D ≤ maxUnitDenominator such that every v_i·D is within
+// unitTolerance (relative) of an integer, and returns g = gcd(v_i·D)/D: the
+// instance's values are then the decimals the user wrote, up to floating
+// point rounding, and the optimum is exact for them. It returns 0 when there
+// is no such g, in which case bounds are not rounded.
+func valueUnit(vals []float64) (num, den float64) {
+	if len(vals) == 0 {
+		return 0, 0
+	}
 	for e := 0; e <= 40; e++ {
 		scale := math.Ldexp(1, e)
 		var g uint64
@@ -104,8 +158,66 @@ func valueUnit(vals []float64) float64 {
 			g = gcd(g, uint64(s))
 		}
 		if ok {
-			return float64(g) / scale
+			return float64(g), scale
 		}
+	}
+	d := uint64(1)
+	for _, v := range vals {
+		q := rationalDenominator(v)
+		if q == 0 {
+			return 0, 0
+		}
+		d = d / gcd(d, q) * q
+		if d > maxUnitDenominator {
+			return 0, 0
+		}
+	}
+	var g uint64
+	for _, v := range vals {
+		s := math.Round(v * float64(d))
+		if s <= 0 || s >= 1<<50 || math.Abs(v*float64(d)-s) > unitTolerance*s {
+			return 0, 0
+		}
+		g = gcd(g, uint64(s))
+	}
+	return float64(g), float64(d)
+}
+
+// Limits of the rational value unit (valueUnit).
+const (
+	// a decimal unit of up to 6 digits (weights such as 0.1 or 0.000125)
+	maxUnitDenominator = 1_000_000
+	// the rounding error of v_i = Σ_p w_p·R[i,p] in float64 is a few
+	// 1e-16 relative; a value further from a multiple of 1/D is not one
+	unitTolerance = 1e-13
+)
+
+// rationalDenominator returns the smallest q ≤ maxUnitDenominator such that
+// v·q is within unitTolerance (relative) of an integer, found from the
+// continued fraction of v, or 0.
+func rationalDenominator(v float64) uint64 {
+	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0
+	}
+	// convergents h/k of the continued fraction of v
+	h0, h1 := 0.0, 1.0
+	k0, k1 := 1.0, 0.0
+	x := v
+	for range 64 {
+		a := math.Floor(x)
+		h0, h1 = h1, a*h1+h0
+		k0, k1 = k1, a*k1+k0
+		if k1 > maxUnitDenominator {
+			return 0
+		}
+		if math.Abs(v*k1-h1) <= unitTolerance*math.Max(1, h1) {
+			return uint64(k1)
+		}
+		f := x - a
+		if f == 0 {
+			return uint64(k1)
+		}
+		x = 1 / f
 	}
 	return 0
 }
@@ -131,8 +243,17 @@ func (m *model) floorBound(b float64) float64 {
 	if m.unit <= 0 || math.IsInf(b, 0) {
 		return b
 	}
-	q := b / m.unit
-	return math.Floor(q+boundTolerance*math.Max(1, math.Abs(q))) * m.unit
+	q := b * m.unitDen / m.unitNum
+	return math.Floor(q+boundTolerance*math.Max(1, math.Abs(q))) * m.unitNum / m.unitDen
+}
+
+// snap returns the multiple of the value unit nearest to v (a sum of task
+// values), v itself when there is no unit.
+func (m *model) snap(v float64) float64 {
+	if m.unit <= 0 {
+		return v
+	}
+	return math.Round(v*m.unitDen/m.unitNum) * m.unitNum / m.unitDen
 }
 
 // canImprove reports whether a subtree with upper bound b may hold a
@@ -144,10 +265,14 @@ func (m *model) canImprove(b, inc float64) bool {
 	return b > inc+improveTolerance*math.Max(1, math.Abs(inc))
 }
 
-// maxFit returns how many tasks of demand d fit in residual r: min_p ⌊r_p/d_p⌋.
+// maxFit returns how many tasks of demand d fit in residual r:
+// min_p ⌊r_p/d_p⌋ over the resources with d_p > 0 (MaxInt64 when d = 0).
 func maxFit(d, r []int64) int64 {
 	f := int64(math.MaxInt64)
 	for p := range d {
+		if d[p] == 0 {
+			continue
+		}
 		if q := r[p] / d[p]; q < f {
 			f = q
 		}

@@ -1,10 +1,11 @@
 package solver
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Method names one of the three assignment methods.
@@ -25,7 +26,7 @@ const (
 func Methods() []Method { return []Method{MethodExact, MethodPerNode, MethodFFDDP} }
 
 // ErrUnknownMethod is returned for a method name that is not one of Methods.
-var ErrUnknownMethod = errors.New("solver: unknown method")
+var ErrUnknownMethod = errkind.New(errkind.Invalid, "solver: unknown method")
 
 // ParseMethod checks a method name.
 func ParseMethod(s string) (Method, error) {
@@ -45,13 +46,26 @@ const (
 	StopTimeLimit StopReason = "time_limit"
 	StopCanceled  StopReason = "canceled"
 	StopNodeLimit StopReason = "node_limit"
+	// StopGap: the incumbent is within Options.Gap of the proven bound.
+	StopGap StopReason = "gap"
 )
 
-// Progress is reported by long searches through Options.Progress.
+// Progress is what a running solve has proven so far, reported through
+// Options.Progress.
 type Progress struct {
+	Elapsed time.Duration
+	// Incumbent is the best objective found so far.
+	Incumbent float64
+	// Bound is the best proven upper bound on the optimum so far (+Inf
+	// before the first bound).
+	Bound float64
+	// Gap is (Bound − Incumbent)/Bound (+Inf before the first bound).
+	Gap float64
+	// NodesExplored counts the branch-and-bound nodes of every phase.
 	NodesExplored int64
-	Incumbent     float64 // best objective so far
-	Elapsed       time.Duration
+	// Phase names what the solver is doing: "heuristics", "lp",
+	// "improve", "search".
+	Phase string
 }
 
 // Options tunes a solve. The zero value means no time limit, no progress
@@ -61,9 +75,16 @@ type Options struct {
 	// then carries the best solution found, its proven bound and
 	// Optimal = false.
 	TimeLimit time.Duration
-	// Progress, if set, is called from the solving goroutine about every
-	// 200 ms and whenever the incumbent improves.
-	Progress func(Progress)
+	// Progress, if set, is called from the solving goroutine when a phase
+	// starts, whenever the incumbent improves and otherwise about every
+	// ProgressInterval (default 1 s).
+	Progress         func(Progress)
+	ProgressInterval time.Duration
+	// Gap is the relative optimality tolerance in [0, 1): the exact method
+	// stops once (bound − incumbent) ≤ Gap·bound. 0 (the default) proves
+	// the optimum; a result stopped by the gap has Optimal = false,
+	// Stats.Stopped = "gap" and its proven bound.
+	Gap float64
 	// NoLP disables the LP (column generation) bound; the search then uses
 	// the dynamic-programming bounds only.
 	NoLP bool
@@ -86,6 +107,14 @@ type NodeUtilization struct {
 	Fraction []float64 `json:"fraction"`
 }
 
+// Unplaced is a task type of which no task can be started because it fits
+// on no node (its demand exceeds every node's capacity in some resource).
+type Unplaced struct {
+	Task   string `json:"task"`
+	Count  int    `json:"count"`
+	Reason string `json:"reason"`
+}
+
 // Utilization of the solution: per resource over the whole cluster
 // (Σ_j used_jp / Σ_j C[j,p]) and per node.
 type Utilization struct {
@@ -100,9 +129,6 @@ type Stats struct {
 	NodesExplored int64 `json:"nodes_explored"`
 	// LPSolves counts LP solves (column generation master problems).
 	LPSolves int `json:"lp_solves"`
-	// LPBound is the LP relaxation bound of the pattern formulation
-	// (its Lagrangian value at the final duals); 0 when the LP was not run.
-	LPBound float64 `json:"lp_bound,omitempty"`
 	// Stopped says why the method stopped early, empty when it finished.
 	Stopped StopReason `json:"stopped,omitempty"`
 }
@@ -112,18 +138,22 @@ type Result struct {
 	Method Method `json:"method"`
 	// Objective is Σ_i Σ_j x_ij · Σ_p w_p·R[i,p] of Assignment.
 	Objective float64 `json:"objective"`
-	// UpperBound is a proven upper bound on the optimum: for exact the
-	// objective when Optimal; otherwise the best of the LP relaxation and
-	// dynamic-programming bounds (rounded down to the value unit).
+	// UpperBound is the best proven upper bound on the optimum, the only
+	// bound reported: the objective when Optimal; otherwise the smallest of
+	// the LP relaxation, dynamic-programming and search bounds (rounded
+	// down to the value unit).
 	UpperBound float64 `json:"upper_bound"`
 	// Optimal is true when Objective is proven equal to the optimum.
 	Optimal bool `json:"optimal"`
 	// Gap is (UpperBound − Objective)/UpperBound (0 when UpperBound is 0).
-	Gap         float64      `json:"gap"`
-	Assignment  []Assignment `json:"assignment"`
-	Utilization Utilization  `json:"utilization"`
-	Stats       Stats        `json:"stats"`
-	ElapsedMS   float64      `json:"elapsed_ms"`
+	Gap        float64      `json:"gap"`
+	Assignment []Assignment `json:"assignment"`
+	// Unplaced lists the task types that fit on no node, with the reason;
+	// none of their tasks is in Assignment.
+	Unplaced    []Unplaced  `json:"unplaced,omitempty"`
+	Utilization Utilization `json:"utilization"`
+	Stats       Stats       `json:"stats"`
+	ElapsedMS   float64     `json:"elapsed_ms"`
 }
 
 // newResult converts an assignment of the model (x[node][merged type], nodes
@@ -139,6 +169,11 @@ func newResult(in *Instance, m *model, method Method, x [][]int, ub float64) *Re
 	perNode := make([][]int, len(in.Nodes)) // [node][input task]
 	for j := range in.Nodes {
 		perNode[j] = make([]int, len(in.Tasks))
+		// types that demand nothing fit anywhere: spread them evenly
+		for _, i := range m.free {
+			c := in.Tasks[i].Count
+			perNode[j][i] = c/len(in.Nodes) + b2i(j < c%len(in.Nodes))
+		}
 		for t, c := range x[j] {
 			for _, orig := range m.members[t] {
 				if c == 0 {
@@ -172,7 +207,7 @@ func newResult(in *Instance, m *model, method Method, x [][]int, ub float64) *Re
 			if nu.Used[p] > node.Capacity[p] {
 				panic("solver: node over capacity")
 			}
-			nu.Fraction[p] = float64(nu.Used[p]) / float64(node.Capacity[p])
+			nu.Fraction[p] = fraction(nu.Used[p], node.Capacity[p])
 			total[p] += node.Capacity[p]
 			used[p] += nu.Used[p]
 		}
@@ -180,11 +215,29 @@ func newResult(in *Instance, m *model, method Method, x [][]int, ub float64) *Re
 	}
 	r.Utilization.Resources = make([]float64, k)
 	for p := range k {
-		r.Utilization.Resources[p] = float64(used[p]) / float64(total[p])
+		r.Utilization.Resources[p] = fraction(used[p], total[p])
 	}
-	r.UpperBound = math.Max(ub, r.Objective)
+	r.Unplaced = m.unplaced
+	r.Objective = m.snap(r.Objective)
+	r.UpperBound = math.Max(m.floorBound(ub), r.Objective)
 	if r.UpperBound > 0 {
 		r.Gap = (r.UpperBound - r.Objective) / r.UpperBound
 	}
 	return r
+}
+
+// fraction is used/capacity, 0 for a capacity of 0 (nothing of it can be
+// used).
+func fraction(used, capacity int64) float64 {
+	if capacity == 0 {
+		return 0
+	}
+	return float64(used) / float64(capacity)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

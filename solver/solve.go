@@ -3,6 +3,7 @@ package solver
 import (
 	"cmp"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -21,38 +22,52 @@ func Solve(ctx context.Context, in *Instance, method Method, opts Options) (*Res
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	if math.IsNaN(opts.Gap) || opts.Gap < 0 || opts.Gap >= 1 {
+		return nil, invalid("gap", opts.Gap, "the relative gap tolerance must be in [0, 1)")
+	}
+	if opts.TimeLimit < 0 {
+		return nil, invalid("time_limit", opts.TimeLimit, "must be ≥ 0 (0: no limit)")
+	}
 	start := time.Now()
 	if opts.TimeLimit > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
+		ctx, cancel = context.WithDeadline(ctx, start.Add(opts.TimeLimit))
 		defer cancel()
 	}
 	m := newModel(in)
 	caps := nodeCaps(in)
+	track := newTracker(m, start, opts)
 	var (
 		x     [][]int
 		ub    float64
 		stats Stats
 	)
-	switch method {
-	case MethodExact:
-		x, ub, stats = exactAssign(ctx, m, caps, opts)
-	case MethodPerNode:
+	switch {
+	case len(m.dem) == 0: // nothing to place: the empty assignment is optimal
+		x = make([][]int, len(caps))
+		for j := range x {
+			x[j] = []int{}
+		}
+	case method == MethodExact:
+		x, ub, stats = exactAssign(ctx, m, caps, opts, track)
+	case method == MethodPerNode:
 		base := baseTables(m, caps, m.supply)
 		deadline, _ := ctx.Deadline()
 		x, stats.NodesExplored, stats.Stopped = perNodeAssign(ctx, m, caps, m.supply, deadline, base)
 		ub, stats = heuristicBound(ctx, m, caps, x, base, opts, stats)
-	case MethodFFDDP:
+	case method == MethodFFDDP:
 		x = ffdAssign(m, caps, m.supply)
 		ub, stats = heuristicBound(ctx, m, caps, x, nil, opts, stats)
 	}
 	res := newResult(in, m, method, x, ub)
 	res.Stats = stats
-	res.Optimal = method == MethodExact && stats.Stopped == "" && !m.canImprove(res.UpperBound, res.Objective)
+	res.Optimal = (method == MethodExact || len(m.dem) == 0) && stats.Stopped == "" && !m.canImprove(res.UpperBound, res.Objective)
 	if res.Optimal {
 		res.UpperBound, res.Gap = res.Objective, 0
 	}
 	res.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
+	track.inc, track.bound, track.nodes, track.live = res.Objective, res.UpperBound, stats.NodesExplored, 0
+	track.setPhase("done")
 	return res, nil
 }
 
@@ -79,7 +94,7 @@ func heuristicBound(ctx context.Context, m *model, caps [][]int64, x [][]int, ba
 		base = baseTables(m, caps, m.supply)
 	}
 	bounds, lpStats := rootBounds(ctx, m, sorted, permuteRows(x, order), base, opts)
-	stats.LPSolves, stats.LPBound = lpStats.LPSolves, lpStats.LPBound
+	stats.LPSolves = lpStats.LPSolves
 	ub := math.Inf(1)
 	for _, b := range bounds {
 		ub = math.Min(ub, lagValue(b, sorted, m.supply))
@@ -127,7 +142,8 @@ func permuteRows(rows [][]int, order []int) [][]int {
 }
 
 // exactAssign solves the multiple multi-dimensional bounded knapsack to
-// optimality (or until ctx ends) and returns x in input node order.
+// optimality (or until ctx ends, or within opts.Gap) and returns x in
+// input node order, the best proven bound and the statistics.
 //
 // 1. Incumbent: the best of FFD-DP, per-node in input order and per-node
 // in search order (largest nodes first), plus the rounding of the LP,
@@ -138,11 +154,15 @@ func permuteRows(rows [][]int, order []int) [][]int {
 // Options.NoLP, π = the duals of the LP relaxation of the pattern
 // formulation, solved by column generation with solver/lp.
 // 3. Depth-first branch and bound (search), which stops as soon as no open
-// subtree can beat the incumbent by one value unit.
-func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options) ([][]int, float64, Stats) {
+// subtree can beat the incumbent by one value unit (or by the gap).
+//
+// Every phase checks ctx, whose deadline is the time limit; track reports
+// progress and holds the incumbent and the best proven bound.
+func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, track *tracker) ([][]int, float64, Stats) {
 	var stats Stats
 	deadline, _ := ctx.Deadline()
 	order, sorted, same := sortNodes(m, caps)
+	track.setPhase("heuristics")
 	base := baseTables(m, sorted, m.supply)
 
 	bestX := ffdAssign(m, caps, m.supply)
@@ -151,41 +171,68 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options) ([
 		if v := assignmentValue(m, x); v > bestVal {
 			bestX, bestVal = x, v
 		}
+		track.incumbent(bestVal)
 	}
+	tryIncumbent(bestX)
 	xp, ex, _ := perNodeAssign(ctx, m, caps, m.supply, deadline, base)
 	stats.NodesExplored += ex
 	tryIncumbent(xp)
 	xs, ex, _ := perNodeAssign(ctx, m, sorted, m.supply, deadline, base)
 	stats.NodesExplored += ex
 	tryIncumbent(unpermuteRows(xs, order))
+	track.addNodes(stats.NodesExplored)
 
+	track.setPhase("lp")
 	bounds, lpStats := rootBounds(ctx, m, sorted, permuteRows(bestX, order), base, opts)
-	stats.LPSolves, stats.LPBound = lpStats.LPSolves, lpStats.LPBound
+	stats.LPSolves = lpStats.LPSolves
 	if lpStats.rounded != nil {
 		tryIncumbent(unpermuteRows(lpStats.rounded, order))
 	}
 
 	s := newSearch(ctx, m, sorted, same, m.supply, bounds)
 	s.deadline = deadline
-	s.progress = opts.Progress
+	s.gap = opts.Gap
 	s.setIncumbent(permuteRows(bestX, order), bestVal)
 	result := func() [][]int { return unpermuteRows(s.best, order) }
 	root := m.floorBound(s.rootBound())
-	if !m.canImprove(root, s.bestVal) {
-		return result(), s.bestVal, stats
+	track.proven(root)
+	finish := func(ub float64) ([][]int, float64, Stats) {
+		stats.Stopped = s.stopped
+		if s.stopped == "" && ctx.Err() != nil {
+			stats.Stopped = stopReason(ctx)
+		}
+		if stats.Stopped == "" && m.canImprove(ub, s.bestVal) {
+			stats.Stopped = StopGap
+		}
+		return result(), math.Max(ub, s.bestVal), stats
 	}
-	root = improveAndProve(ctx, m, sorted, bounds, s, root, opts.Seed, deadline, &stats)
-	if !m.canImprove(root, s.bestVal) {
-		return result(), s.bestVal, stats
+	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
+		return finish(root)
 	}
+	track.setPhase("improve")
+	root = improveAndProve(ctx, m, sorted, bounds, s, root, opts.Seed, deadline, &stats, track)
+	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
+		return finish(root)
+	}
+	track.setPhase("search")
+	s.track = track
+	track.addNodes(0)
 	open := s.run()
 	stats.NodesExplored += s.explored
-	stats.Stopped = s.stopped
-	ub := s.bestVal
+	track.addNodes(s.explored)
+	ub := math.Max(s.bestVal, s.gapOpen)
 	if s.stopped != "" {
-		ub = math.Min(root, math.Max(s.bestVal, m.floorBound(open)))
+		ub = math.Max(ub, m.floorBound(open))
 	}
-	return result(), ub, stats
+	return finish(math.Min(root, ub))
+}
+
+// stopReason says why ctx ended.
+func stopReason(ctx context.Context) StopReason {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return StopTimeLimit
+	}
+	return StopCanceled
 }
 
 // improveAndProve alternates large neighbourhood search on the incumbent
@@ -197,25 +244,30 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options) ([
 // cheap DP steps (small budgets) come first and the expensive ones only
 // when the incumbent still falls short. It returns the bound; the
 // incumbent of s is updated in place.
-func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, s *search, root float64, seed uint64, deadline time.Time, stats *Stats) float64 {
+func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
 	var lb *lagBound // the LP duals' bound, the one the DP needs
 	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
 		lb = b
 	}
+	done := func() bool {
+		return !m.canImprove(root, s.bestVal) || withinGap(s.gap, root, s.bestVal) || ctx.Err() != nil
+	}
 	round := 0
 	improve := func() {
-		if round == lnsRounds || !m.canImprove(root, s.bestVal) {
+		if round == lnsRounds || done() {
 			return
 		}
 		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
 		l.size = lnsMaxSize + 2*round
+		l.track = track
 		round++
 		l.run(ctx, lnsDeadline(deadline), root)
 		stats.NodesExplored += l.explored
+		track.addNodes(l.explored)
 		s.setIncumbent(l.x, l.val)
 	}
 	improve()
-	for lb != nil && m.canImprove(root, s.bestVal) && ctx.Err() == nil {
+	for lb != nil && !done() {
 		// prove z ≤ target, one unit below the bound
 		target := s.bestVal
 		if m.unit > 0 {
@@ -227,12 +279,14 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		}
 		if ub = m.floorBound(ub); m.canImprove(ub, target) {
 			root = math.Min(root, ub) // a relaxed solution reaches ub
+			track.proven(root)
 			break
 		}
 		root = math.Min(root, target)
+		track.proven(root)
 		improve()
 	}
-	for round < lnsRounds && m.canImprove(root, s.bestVal) && ctx.Err() == nil {
+	for round < lnsRounds && !done() {
 		improve()
 	}
 	return root
@@ -284,7 +338,6 @@ func unpermuteRows(rows [][]int, order []int) [][]int {
 // lpStats reports what the LP bound computation did.
 type lpStats struct {
 	LPSolves int
-	LPBound  float64
 	rounded  [][]int // an assignment from rounding the LP (search node order), or nil
 }
 
@@ -299,6 +352,7 @@ func rootBounds(ctx context.Context, m *model, sorted [][]int64, incumbent [][]i
 			bounds = append(bounds, b)
 			st = s
 		}
+
 	}
 	return bounds, st
 }

@@ -3,13 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Group commit.
@@ -46,10 +47,10 @@ import (
 
 // ErrAborted: an earlier change of the same cluster generation failed, so
 // this one was not written.
-var ErrAborted = errors.New("store: change aborted after an earlier change of the cluster failed")
+var ErrAborted = errkind.New(errkind.Internal, "store: change aborted after an earlier change of the cluster failed")
 
 // ErrClosed: the store is closed.
-var ErrClosed = errors.New("store: closed")
+var ErrClosed = errkind.New(errkind.Internal, "store: closed")
 
 // maxGroup bounds the changes of one batch.
 const maxGroup = 1024

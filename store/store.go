@@ -3,36 +3,36 @@ package store
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/thresholds"
 )
 
 // Errors; match with errors.Is.
 var (
 	// ErrNotFound: no cluster (or job) with that id.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "store: not found")
 	// ErrExists: a cluster with that id already exists.
-	ErrExists = errors.New("store: already exists")
+	ErrExists = errkind.New(errkind.Conflict, "store: already exists")
 	// ErrInvalid: an id the store cannot hold (empty, or over 65535 bytes).
-	ErrInvalid = errors.New("store: invalid")
+	ErrInvalid = errkind.New(errkind.Invalid, "store: invalid")
 	// ErrLocked: another process holds the data directory.
-	ErrLocked = errors.New("store: the data directory is locked by another process")
+	ErrLocked = errkind.New(errkind.Internal, "store: the data directory is locked by another process")
 	// ErrCorrupt: stored data failed its checks (see *DamageError).
-	ErrCorrupt = errors.New("store: damaged data")
+	ErrCorrupt = errkind.New(errkind.DataLoss, "store: damaged data")
 	// ErrFormat: the data directory was written by a newer optd.
-	ErrFormat = errors.New("store: unsupported data format")
+	ErrFormat = errkind.New(errkind.Internal, "store: unsupported data format")
 	// ErrReadOnly: the store refuses changes for lack of disk space; it
 	// takes them again once space is freed. A refused change was not
 	// written.
-	ErrReadOnly = errors.New("store: read-only")
+	ErrReadOnly = errkind.New(errkind.Exhausted, "store: read-only")
 	// ErrFailed: a write or sync of the engine failed; the store refuses
 	// everything until optd is restarted. A change that got this error may
 	// or may not be durable.
-	ErrFailed = errors.New("store: storage failed")
+	ErrFailed = errkind.New(errkind.Unavailable, "store: storage failed")
 )
 
 // Cluster is a cluster's immutable description.

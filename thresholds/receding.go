@@ -1,13 +1,14 @@
 package thresholds
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // ErrEstimator: an invalid observation, window or snapshot.
-var ErrEstimator = errors.New("thresholds: invalid estimator input")
+var ErrEstimator = errkind.New(errkind.Invalid, "thresholds: invalid estimator input")
 
 // DefaultWindow is the default size ω of the sliding window of Theorem 4's
 // estimator.

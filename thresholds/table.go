@@ -2,32 +2,33 @@ package thresholds
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them.
 var (
 	// ErrJobs: the number of jobs K is not a positive integer.
-	ErrJobs = errors.New("thresholds: invalid number of jobs")
+	ErrJobs = errkind.New(errkind.Invalid, "thresholds: invalid number of jobs")
 	// ErrWorkload: the workload cannot be used (negative Y, infinite mean, …).
-	ErrWorkload = errors.New("thresholds: invalid workload")
+	ErrWorkload = errkind.New(errkind.Invalid, "thresholds: invalid workload")
 	// ErrTooLarge: the table would need more memory than the configured limit
 	// (the error is a *MemoryLimitError).
-	ErrTooLarge = errors.New("thresholds: table exceeds the memory limit")
+	ErrTooLarge = errkind.New(errkind.Invalid, "thresholds: table exceeds the memory limit")
 	// ErrNumerical: a threshold came out NaN or infinite (a bug or an input
 	// whose moments overflow float64).
-	ErrNumerical = errors.New("thresholds: non-finite threshold")
+	ErrNumerical = errkind.New(errkind.Internal, "thresholds: non-finite threshold")
 	// ErrSlotCosts: slot costs are missing or not finite.
-	ErrSlotCosts = errors.New("thresholds: invalid slot costs")
+	ErrSlotCosts = errkind.New(errkind.Invalid, "thresholds: invalid slot costs")
 	// ErrNoFreeSlots: fewer free slots than the job's reducers.
-	ErrNoFreeSlots = errors.New("thresholds: not enough free slots")
+	ErrNoFreeSlots = errkind.New(errkind.Precondition, "thresholds: not enough free slots")
 	// ErrJob: the arriving job (x, r) is invalid (x < 0, NaN, r < 1).
-	ErrJob = errors.New("thresholds: invalid job")
+	ErrJob = errkind.New(errkind.Invalid, "thresholds: invalid job")
 )
 
 // DefaultMaxTableBytes is the memory limit used when Options.MaxTableBytes is

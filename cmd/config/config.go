@@ -40,13 +40,14 @@ package config
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Keys of the settings, as written in a config file.
@@ -86,7 +87,7 @@ var (
 
 // ErrInvalid is wrapped by every error [Config.Verify] and [Load] return for a
 // bad value, file or key.
-var ErrInvalid = errors.New("config: invalid")
+var ErrInvalid = errkind.New(errkind.Invalid, "config: invalid")
 
 // Config is optd's effective configuration.
 type Config struct {
@@ -229,9 +230,6 @@ func (c Config) Verify() error {
 	if !oneOf(c.Log.Format, LogFormats) {
 		add(KeyLogFormat, c.Log.Format, "must be one of "+strings.Join(LogFormats, ", "))
 	}
-	if c.ShutdownTimeout <= 0 {
-		add(KeyShutdownTimeout, c.ShutdownTimeout.String(), "must be greater than 0")
-	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		add(KeyTLSKey, c.TLS.KeyFile, "tls.cert_file and tls.key_file must be given together")
 	}
@@ -243,17 +241,20 @@ func (c Config) Verify() error {
 			add(KeyMetricsListen, c.Metrics.Listen, reason)
 		}
 	}
-	for _, l := range []struct {
-		key string
-		v   int
-	}{{KeyMaxRequestBytes, c.Limits.MaxRequestBytes}, {KeyMaxSlots, c.Limits.MaxSlots},
-		{KeyMaxJobs, c.Limits.MaxJobs}, {KeyMaxTasks, c.Limits.MaxTasks}, {KeyMaxSimulatedJobs, c.Limits.MaxSimulatedJobs}} {
-		if l.v <= 0 {
-			add(l.key, strconv.Itoa(l.v), "must be greater than 0")
+	for _, s := range settings {
+		if !s.positive {
+			continue
 		}
-	}
-	if c.Limits.MaxSolveTime <= 0 {
-		add(KeyMaxSolveTime, c.Limits.MaxSolveTime.String(), "must be greater than 0")
+		switch p := s.field(&c).(type) {
+		case *int:
+			if *p <= 0 {
+				add(s.key, s.value(c), "must be greater than 0")
+			}
+		case *time.Duration:
+			if *p <= 0 {
+				add(s.key, s.value(c), "must be greater than 0")
+			}
+		}
 	}
 	if len(bad) == 0 {
 		return nil

@@ -453,3 +453,42 @@ func TestServerKeysLayers(t *testing.T) {
 		t.Errorf("max_slots: lots: err = %v, want one naming %s", err, KeyMaxSlots)
 	}
 }
+
+// TestDocTableMatchesSettings: the table of the package comment lists every
+// setting, in order, with its flag, environment variable and default, so
+// that the one settings table and its documentation cannot drift apart.
+func TestDocTableMatchesSettings(t *testing.T) {
+	src, err := os.ReadFile("config.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for _, line := range strings.Split(string(src), "\n") {
+		if f := strings.Fields(strings.TrimPrefix(line, "//\t")); strings.HasPrefix(line, "//\t") && len(f) >= 4 && strings.HasPrefix(f[1], "--") {
+			rows = append(rows, f)
+		}
+	}
+	if len(rows) != len(settings) {
+		t.Fatalf("the doc table has %d rows, there are %d settings", len(rows), len(settings))
+	}
+	d := Default()
+	for i, s := range settings {
+		row := rows[i]
+		if row[0] != s.key || row[1] != "--"+s.flag || row[2] != EnvVar(s.key) {
+			t.Errorf("row %d is %v, want %s --%s %s", i, row[:3], s.key, s.flag, EnvVar(s.key))
+		}
+		want, got := s.value(d), row[3]
+		if dur, ok := s.field(&d).(*time.Duration); ok {
+			if g, err := time.ParseDuration(got); err != nil || g != *dur {
+				t.Errorf("%s: documented default %q, the default is %v", s.key, got, *dur)
+			}
+			continue
+		}
+		if want == "" {
+			want = `""`
+		}
+		if got != want {
+			t.Errorf("%s: documented default %q, the default is %q", s.key, got, want)
+		}
+	}
+}

@@ -24,29 +24,36 @@ const FlagConfigFile = "config"
 // the extension).
 var FileExts = []string{".yaml", ".yml", ".json", ".toml"}
 
-// setting ties a key to its flag and its usage text; the environment variable
-// is derived from the key (see [EnvVar]).
+// setting is everything about one key but its name in a config file (the
+// Key constants) and its default (Default): its flag, its usage text,
+// the field of Config it sets (a *string, *int or *time.Duration, which
+// also makes its flag's and its value's type), whether it must be greater
+// than 0, and whether it is a flag of the server's commands. The
+// environment variable is derived from the key (see [EnvVar]).
 type setting struct {
 	key, flag, usage string
+	field            func(c *Config) any
+	positive         bool
+	server           bool
 }
 
 var settings = []setting{
-	{KeyListen, "listen", "gRPC listen address host:port"},
-	{KeyDataDir, "data-dir", "directory for the server's state (created if missing)"},
-	{KeyLogLevel, "log-level", "log level: " + strings.Join(LogLevels, ", ")},
-	{KeyLogFormat, "log-format", "log format on stderr: " + strings.Join(LogFormats, ", ")},
-	{KeyShutdownTimeout, "shutdown-timeout", "graceful shutdown limit before open calls are cancelled"},
-	{KeyTLSCert, "tls-cert", "PEM server certificate (with --tls-key: serve TLS)"},
-	{KeyTLSKey, "tls-key", "PEM private key of --tls-cert"},
-	{KeyTLSClientCA, "tls-client-ca", "PEM CA bundle: require client certificates signed by it (mTLS)"},
-	{KeyTokenFile, "token-file", "file holding the bearer token calls must carry (health checks exempt)"},
-	{KeyMetricsListen, "metrics-listen", "host:port of the Prometheus /metrics endpoint (empty: off)"},
-	{KeyMaxRequestBytes, "max-request-bytes", "largest request accepted, in bytes"},
-	{KeyMaxSlots, "max-slots", "most reduce slots (and nodes) per cluster"},
-	{KeyMaxJobs, "max-jobs", "most unfinished jobs per cluster"},
-	{KeyMaxTasks, "max-tasks", "most tasks of one job (all stages) on a heartbeat cluster"},
-	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time"},
-	{KeyMaxSimulatedJobs, "max-simulated-jobs", "most jobs × replications per simulation"},
+	{KeyListen, "listen", "gRPC listen address host:port", func(c *Config) any { return &c.Listen }, false, true},
+	{KeyDataDir, "data-dir", "directory for the server's state (created if missing)", func(c *Config) any { return &c.DataDir }, false, true},
+	{KeyLogLevel, "log-level", "log level: " + strings.Join(LogLevels, ", "), func(c *Config) any { return &c.Log.Level }, false, false},
+	{KeyLogFormat, "log-format", "log format on stderr: " + strings.Join(LogFormats, ", "), func(c *Config) any { return &c.Log.Format }, false, false},
+	{KeyShutdownTimeout, "shutdown-timeout", "graceful shutdown limit before open calls are cancelled", func(c *Config) any { return &c.ShutdownTimeout }, true, true},
+	{KeyTLSCert, "tls-cert", "PEM server certificate (with --tls-key: serve TLS)", func(c *Config) any { return &c.TLS.CertFile }, false, true},
+	{KeyTLSKey, "tls-key", "PEM private key of --tls-cert", func(c *Config) any { return &c.TLS.KeyFile }, false, true},
+	{KeyTLSClientCA, "tls-client-ca", "PEM CA bundle: require client certificates signed by it (mTLS)", func(c *Config) any { return &c.TLS.ClientCAFile }, false, true},
+	{KeyTokenFile, "token-file", "file holding the bearer token calls must carry (health checks exempt)", func(c *Config) any { return &c.Auth.TokenFile }, false, true},
+	{KeyMetricsListen, "metrics-listen", "host:port of the Prometheus /metrics endpoint (empty: off)", func(c *Config) any { return &c.Metrics.Listen }, false, true},
+	{KeyMaxRequestBytes, "max-request-bytes", "largest request accepted, in bytes", func(c *Config) any { return &c.Limits.MaxRequestBytes }, true, true},
+	{KeyMaxSlots, "max-slots", "most reduce slots (and nodes) per cluster", func(c *Config) any { return &c.Limits.MaxSlots }, true, true},
+	{KeyMaxJobs, "max-jobs", "most unfinished jobs per cluster", func(c *Config) any { return &c.Limits.MaxJobs }, true, true},
+	{KeyMaxTasks, "max-tasks", "most tasks of one job (all stages) on a heartbeat cluster", func(c *Config) any { return &c.Limits.MaxTasks }, true, true},
+	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time", func(c *Config) any { return &c.Limits.MaxSolveTime }, true, true},
+	{KeyMaxSimulatedJobs, "max-simulated-jobs", "most jobs × replications per simulation", func(c *Config) any { return &c.Limits.MaxSimulatedJobs }, true, true},
 }
 
 // keyOrder is a key's position in settings (for sorting field errors).
@@ -59,12 +66,6 @@ func keyOrder(key string) int {
 	return len(settings)
 }
 
-// durationKeys and intKeys are the settings that are not strings.
-var (
-	durationKeys = []string{KeyShutdownTimeout, KeyMaxSolveTime}
-	intKeys      = []string{KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxTasks, KeyMaxSimulatedJobs}
-)
-
 // Keys returns every setting's key in a fixed order.
 func Keys() []string {
 	keys := make([]string, len(settings))
@@ -73,10 +74,6 @@ func Keys() []string {
 	}
 	return keys
 }
-
-// FlagName returns the command-line flag of key; it panics on an unknown key
-// (a programming error).
-func FlagName(key string) string { return lookup(key).flag }
 
 // EnvVar returns the environment variable of key (OPTD_LOG_LEVEL for
 // "log.level").
@@ -93,43 +90,17 @@ func lookup(key string) setting {
 	panic(fmt.Sprintf("config: no setting with key %q", key))
 }
 
-// value returns the field of c that key names, in the form a flag takes.
-func (c Config) value(key string) string {
-	switch key {
-	case KeyListen:
-		return c.Listen
-	case KeyDataDir:
-		return c.DataDir
-	case KeyLogLevel:
-		return c.Log.Level
-	case KeyLogFormat:
-		return c.Log.Format
-	case KeyShutdownTimeout:
-		return c.ShutdownTimeout.String()
-	case KeyTLSCert:
-		return c.TLS.CertFile
-	case KeyTLSKey:
-		return c.TLS.KeyFile
-	case KeyTLSClientCA:
-		return c.TLS.ClientCAFile
-	case KeyTokenFile:
-		return c.Auth.TokenFile
-	case KeyMetricsListen:
-		return c.Metrics.Listen
-	case KeyMaxRequestBytes:
-		return strconv.Itoa(c.Limits.MaxRequestBytes)
-	case KeyMaxSlots:
-		return strconv.Itoa(c.Limits.MaxSlots)
-	case KeyMaxJobs:
-		return strconv.Itoa(c.Limits.MaxJobs)
-	case KeyMaxTasks:
-		return strconv.Itoa(c.Limits.MaxTasks)
-	case KeyMaxSolveTime:
-		return c.Limits.MaxSolveTime.String()
-	case KeyMaxSimulatedJobs:
-		return strconv.Itoa(c.Limits.MaxSimulatedJobs)
+// value returns the field of c that s sets, in the form a flag takes.
+func (s setting) value(c Config) string {
+	switch p := s.field(&c).(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *time.Duration:
+		return p.String()
 	}
-	panic(fmt.Sprintf("config: no setting with key %q", key))
+	panic(fmt.Sprintf("config: setting %q has a field of type %T", s.key, s.field(&c)))
 }
 
 // AddFlags registers on fs the flags of the given keys, showing the values in
@@ -138,24 +109,28 @@ func AddFlags(fs *pflag.FlagSet, d Config, keys ...string) {
 	for _, key := range keys {
 		s := lookup(key)
 		usage := s.usage + " (env " + EnvVar(key) + ")"
-		switch {
-		case slices.Contains(durationKeys, key):
-			dv, _ := time.ParseDuration(d.value(key))
-			fs.Duration(s.flag, dv, usage)
-		case slices.Contains(intKeys, key):
-			iv, _ := strconv.Atoi(d.value(key))
-			fs.Int(s.flag, iv, usage)
+		switch p := s.field(&d).(type) {
+		case *time.Duration:
+			fs.Duration(s.flag, *p, usage)
+		case *int:
+			fs.Int(s.flag, *p, usage)
 		default:
-			fs.String(s.flag, d.value(key), usage)
+			fs.String(s.flag, s.value(d), usage)
 		}
 	}
 }
 
 // ServerKeys are the settings of the gRPC server, which `optd serve` and
 // `optd config` take as flags; the log settings are global flags.
-var ServerKeys = []string{KeyListen, KeyDataDir, KeyShutdownTimeout,
-	KeyTLSCert, KeyTLSKey, KeyTLSClientCA, KeyTokenFile, KeyMetricsListen,
-	KeyMaxRequestBytes, KeyMaxSlots, KeyMaxJobs, KeyMaxTasks, KeyMaxSolveTime, KeyMaxSimulatedJobs}
+var ServerKeys = func() []string {
+	var keys []string
+	for _, s := range settings {
+		if s.server {
+			keys = append(keys, s.key)
+		}
+	}
+	return keys
+}()
 
 // AddFileFlag registers the --config flag on fs.
 func AddFileFlag(fs *pflag.FlagSet) {
@@ -163,7 +138,7 @@ func AddFileFlag(fs *pflag.FlagSet) {
 }
 
 // Load layers flags > environment > config file > [Default] on v and returns
-// the verified result. Flags are those of fs whose names [FlagName] gives and
+// the verified result. Flags are those of fs named by the settings and
 // that were set on the command line; the config file is the value of the
 // --config flag in fs if set, else of $OPTD_CONFIG, else none.
 //
@@ -172,7 +147,7 @@ func AddFileFlag(fs *pflag.FlagSet) {
 func Load(v *viper.Viper, fs *pflag.FlagSet) (Config, error) {
 	d := Default()
 	for _, s := range settings {
-		v.SetDefault(s.key, d.value(s.key))
+		v.SetDefault(s.key, s.value(d))
 		if f := fs.Lookup(s.flag); f != nil {
 			if err := v.BindPFlag(s.key, f); err != nil {
 				return Config{}, fmt.Errorf("config: binding --%s: %w", s.flag, err)
@@ -304,43 +279,20 @@ func tableKeys(table string) []string {
 func decode(v *viper.Viper) (Config, error) {
 	var c Config
 	var bad []*FieldError
-	str := func(key string) string {
-		s, err := stringValue(key, v.Get(key))
+	for _, s := range settings {
+		var err *FieldError
+		switch p := s.field(&c).(type) {
+		case *string:
+			*p, err = stringValue(s.key, v.Get(s.key))
+		case *int:
+			*p, err = intValue(s.key, v.Get(s.key))
+		case *time.Duration:
+			*p, err = durationValue(s.key, v.Get(s.key))
+		}
 		if err != nil {
 			bad = append(bad, err)
 		}
-		return s
 	}
-	c.Listen = str(KeyListen)
-	c.DataDir = str(KeyDataDir)
-	c.Log.Level = str(KeyLogLevel)
-	c.Log.Format = str(KeyLogFormat)
-	c.TLS.CertFile = str(KeyTLSCert)
-	c.TLS.KeyFile = str(KeyTLSKey)
-	c.TLS.ClientCAFile = str(KeyTLSClientCA)
-	c.Auth.TokenFile = str(KeyTokenFile)
-	c.Metrics.Listen = str(KeyMetricsListen)
-	dur := func(key string) time.Duration {
-		d, err := durationValue(key, v.Get(key))
-		if err != nil {
-			bad = append(bad, err)
-		}
-		return d
-	}
-	num := func(key string) int {
-		n, err := intValue(key, v.Get(key))
-		if err != nil {
-			bad = append(bad, err)
-		}
-		return n
-	}
-	c.ShutdownTimeout = dur(KeyShutdownTimeout)
-	c.Limits.MaxSolveTime = dur(KeyMaxSolveTime)
-	c.Limits.MaxRequestBytes = num(KeyMaxRequestBytes)
-	c.Limits.MaxSlots = num(KeyMaxSlots)
-	c.Limits.MaxJobs = num(KeyMaxJobs)
-	c.Limits.MaxTasks = num(KeyMaxTasks)
-	c.Limits.MaxSimulatedJobs = num(KeyMaxSimulatedJobs)
 	if len(bad) > 0 {
 		return Config{}, &VerifyError{Fields: bad}
 	}

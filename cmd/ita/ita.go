@@ -5,16 +5,19 @@ package ita
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/solver"
 )
 
@@ -24,6 +27,13 @@ type Config struct {
 	Method    string
 	TimeLimit time.Duration
 	NoLP      bool
+	// Gap is the relative optimality tolerance of the exact method.
+	Gap float64
+	// Progress is the interval of the progress lines on stderr (0: none).
+	Progress time.Duration
+	// Family draws the instance from a family of the robustness suite
+	// (with RandomSeed as its seed) instead of Random.
+	Family string
 	// Random instance (when RandomSeed is set)
 	RandomSeed int64
 	Random     solver.RandomSpec
@@ -34,19 +44,20 @@ func Default() Config {
 	return Config{
 		Method:    string(solver.MethodExact),
 		TimeLimit: 10 * time.Second,
+		Progress:  time.Second,
 		Random:    solver.RandomSpec{Nodes: 20, Types: 10, Resources: 2},
 	}
 }
 
 // ErrUsage is wrapped by errors in the command line itself.
-var ErrUsage = errors.New("ita: usage")
+var ErrUsage = errkind.New(errkind.Invalid, "ita: usage")
 
 // NewCommand returns the `ita` command.
 func NewCommand(_ *cli.Env) *cobra.Command {
 	cfg := Default()
 	var randomSet bool
 	cmd := &cobra.Command{
-		Use:   "ita --instance FILE|NAME [--method exact|per-node|ffd-dp] [--time-limit 10s]",
+		Use:   "ita --instance FILE|NAME [--method exact|per-node|ffd-dp] [--time-limit 10s] [--gap 0]",
 		Short: "Initial task assignment: the multi-resource knapsack over all nodes",
 		Long: `Choose how many tasks of each type to start on each node so that no node's
 capacity is exceeded in any resource and the total value Σ w_p·demand_p is maximal.
@@ -56,8 +67,19 @@ its bound with optimal=false), per-node (the published HaSTE Algorithm 1: fill
 node 1 optimally, then node 2 with what is left, ...), ffd-dp (the FFD
 dot-product greedy of Eq. 1).
 
+Every valid instance is accepted: capacities, demands and counts may be 0; a
+task type that fits no node gets no task and is listed under "unplaced" with
+the reason.
+
+While it solves, the exact method prints a progress line on stderr every
+--progress (elapsed, incumbent, best proven bound, relative gap, nodes); the
+result's upper_bound is the best proven bound. --gap stops once
+(bound − incumbent) ≤ gap·bound.
+
 --instance is a JSON file (CONTRACTS §3) or a built-in name: ` + strings.Join(solver.BuiltinNames(), ", ") + `.
---random SEED draws a random instance instead (see --nodes, --types, ...).`,
+--random SEED draws a random instance instead (see --nodes, --types, ...), or
+with --family NAME the instance of that seed from one family of the
+robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -71,6 +93,9 @@ dot-product greedy of Eq. 1).
 	f.StringVar(&cfg.Method, "method", cfg.Method, "exact, per-node or ffd-dp")
 	f.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "stop the search after this long (0: no limit)")
 	f.BoolVar(&cfg.NoLP, "no-lp", cfg.NoLP, "exact: do not use the LP (column generation) bound")
+	f.Float64Var(&cfg.Gap, "gap", cfg.Gap, "exact: relative optimality tolerance in [0, 1) (0: prove the optimum)")
+	f.DurationVar(&cfg.Progress, "progress", cfg.Progress, "exact: interval of the progress lines on stderr (0: none)")
+	f.StringVar(&cfg.Family, "family", cfg.Family, "with --random SEED: draw from this family of the robustness suite")
 	f.Int64Var(&cfg.RandomSeed, "random", 0, "solve a random instance drawn with this seed instead of --instance")
 	f.IntVar(&cfg.Random.Nodes, "nodes", cfg.Random.Nodes, "random instance: number of nodes")
 	f.IntVar(&cfg.Random.Types, "types", cfg.Random.Types, "random instance: number of task types")
@@ -88,10 +113,24 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	if cfg.TimeLimit < 0 {
 		return fmt.Errorf("%w: --time-limit %v is negative", ErrUsage, cfg.TimeLimit)
 	}
+	if math.IsNaN(cfg.Gap) || cfg.Gap < 0 || cfg.Gap >= 1 {
+		return fmt.Errorf("%w: --gap %v: the relative tolerance must be in [0, 1)", ErrUsage, cfg.Gap)
+	}
+	if cfg.Progress < 0 {
+		return fmt.Errorf("%w: --progress %v is negative", ErrUsage, cfg.Progress)
+	}
+	if cfg.Family != "" && !random {
+		return fmt.Errorf("%w: --family needs --random SEED", ErrUsage)
+	}
 	var in *solver.Instance
 	switch {
 	case random && cfg.Instance != "":
 		return fmt.Errorf("%w: --instance and --random exclude each other", ErrUsage)
+	case random && cfg.Family != "":
+		in, err = solver.FamilyInstance(cfg.Family, uint64(cfg.RandomSeed))
+		if err != nil {
+			return fmt.Errorf("%w: --family: %w", ErrUsage, err)
+		}
 	case random:
 		rng := rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x17a))
 		in, err = solver.RandomInstance(rng, cfg.Random)
@@ -106,13 +145,34 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 			return err
 		}
 	}
-	res, err := solver.Solve(cmd.Context(), in, method, solver.Options{TimeLimit: cfg.TimeLimit, NoLP: cfg.NoLP})
+	opts := solver.Options{TimeLimit: cfg.TimeLimit, NoLP: cfg.NoLP, Gap: cfg.Gap}
+	if cfg.Progress > 0 && method == solver.MethodExact {
+		opts.Progress, opts.ProgressInterval = ProgressPrinter(cmd.ErrOrStderr()), cfg.Progress
+	}
+	res, err := solver.Solve(cmd.Context(), in, method, opts)
 	if err != nil {
 		return fmt.Errorf("ita: %w", err)
 	}
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
+}
+
+// ProgressPrinter returns a progress callback that writes one line per
+// report to w, as MIP solvers do (plain lines, also when w is not a
+// terminal):
+//
+//	ita:   1.00s  search      incumbent 4219.3  bound 4226  gap 0.159%  nodes 203045
+func ProgressPrinter(w io.Writer) func(solver.Progress) {
+	return func(p solver.Progress) {
+		bound, gap := "-", "-"
+		if !math.IsInf(p.Bound, 1) {
+			bound = strconv.FormatFloat(p.Bound, 'g', 12, 64)
+			gap = strconv.FormatFloat(100*p.Gap, 'f', 3, 64) + "%"
+		}
+		fmt.Fprintf(w, "ita: %7.2fs  %-10s  incumbent %s  bound %s  gap %s  nodes %d\n",
+			p.Elapsed.Seconds(), p.Phase, strconv.FormatFloat(p.Incumbent, 'g', 12, 64), bound, gap, p.NodesExplored)
+	}
 }
 
 // LoadInstance returns the built-in instance of that name, or else decodes

@@ -49,7 +49,14 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if stderr != "" {
+			// the exact method reports progress on stderr (a line when
+			// each phase starts and a closing "done" line), the others
+			// print nothing there
+			if tc.name == "exact" {
+				if !strings.Contains(stderr, "ita:") || !strings.Contains(stderr, " done ") || !strings.Contains(stderr, "bound 16") {
+					t.Errorf("no progress lines on stderr: %q", stderr)
+				}
+			} else if stderr != "" {
 				t.Errorf("stderr not empty: %q", stderr)
 			}
 			got := withoutElapsed(t, out)
@@ -113,6 +120,32 @@ func TestRandomInstance(t *testing.T) {
 	}
 }
 
+// TestGapAndFamily solves a family instance with a loose gap: the result
+// is within the gap of its proven bound, and stopped by it unless proven.
+func TestGapAndFamily(t *testing.T) {
+	out, stderr, err := execute(t, "--family", "hetero-3r", "--random", "1", "--gap", "0.01", "--time-limit", "20s", "--progress", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stderr != "" {
+		t.Errorf("--progress 0 printed %q", stderr)
+	}
+	var r struct {
+		Obj     float64 `json:"objective"`
+		UB      float64 `json:"upper_bound"`
+		Optimal bool    `json:"optimal"`
+		Stats   struct {
+			Stopped string `json:"stopped"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.UB-r.Obj > 0.01*r.UB || (!r.Optimal && r.Stats.Stopped != "gap") {
+		t.Errorf("objective %v bound %v optimal %v stopped %q: want within 1%% of the bound", r.Obj, r.UB, r.Optimal, r.Stats.Stopped)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -125,6 +158,11 @@ func TestErrors(t *testing.T) {
 		{"unknown field", []string{"--instance", filepath.Join("testdata", "unknown_field.json")}, []string{"unknown_field.json", `unknown field "gpus"`}},
 		{"both sources", []string{"--instance", "haste-table2", "--random", "1"}, []string{"exclude"}},
 		{"negative limit", []string{"--instance", "haste-table2", "--time-limit", "-1s"}, []string{"--time-limit"}},
+		{"gap too large", []string{"--instance", "haste-table2", "--gap", "1"}, []string{"--gap", "[0, 1)"}},
+		{"negative gap", []string{"--instance", "haste-table2", "--gap", "-0.1"}, []string{"--gap"}},
+		{"negative progress", []string{"--instance", "haste-table2", "--progress", "-1s"}, []string{"--progress"}},
+		{"family without seed", []string{"--family", "yarn"}, []string{"--family", "--random"}},
+		{"unknown family", []string{"--family", "nope", "--random", "1"}, []string{"--family", `"nope"`, "yarn"}},
 		{"extra argument", []string{"haste-table2"}, []string{"unknown command"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

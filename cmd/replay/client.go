@@ -12,17 +12,20 @@ import (
 	"github.com/optd/optd/sim"
 )
 
-// executor is the reference executor: it implements sim.Scheduler by
-// calling optd's ClusterService, so the simulated cluster's nodes and jobs
-// are scheduled by the server exactly as a live cluster's would be.
+// executor is the reference executor: it is the simulated cluster's
+// sim.ControlPlane through optd's ClusterService, so the simulated
+// cluster's nodes and jobs are scheduled by the server exactly as a live
+// cluster's would be.
 type executor struct {
 	client    optdv1.ClusterServiceClient
 	cluster   string
 	resources models.ResourceNames
-	calls     int
+	// explain asks every heartbeat for its vetoes.
+	explain bool
+	calls   int
 }
 
-var _ sim.Scheduler = (*executor)(nil)
+var _ sim.ControlPlane = (*executor)(nil)
 
 // registerRequest describes the scenario's cluster for RegisterCluster:
 // its nodes (capacities, typed slots, racks) and the heartbeat policy with
@@ -41,9 +44,9 @@ func registerRequest(id string, cfg ledger.Config, spec string, seed uint64) *op
 	return req
 }
 
-// JobSubmitted implements sim.Scheduler.
-func (x *executor) JobSubmitted(ctx context.Context, now float64, job ledger.JobSpec) error {
-	req := &optdv1.SubmitJobRequest{ClusterId: x.cluster, JobId: job.ID, SubmitS: &now, Queue: job.Queue, Weight: job.Weight,
+// Submit implements sim.ControlPlane.
+func (x *executor) Submit(ctx context.Context, job ledger.JobSpec) error {
+	req := &optdv1.SubmitJobRequest{ClusterId: x.cluster, JobId: job.ID, SubmitS: &job.SubmitS, Queue: job.Queue, Weight: job.Weight,
 		MapDemand: job.Demand[models.MapTask].ByName(x.resources), ReduceDemand: job.Demand[models.ReduceTask].ByName(x.resources)}
 	for _, st := range job.Stages {
 		stage := &optdv1.JobStage{Reduces: int32(st.Reduces)}
@@ -60,29 +63,40 @@ func (x *executor) JobSubmitted(ctx context.Context, now float64, job ledger.Job
 	return err
 }
 
-// Heartbeat implements sim.Scheduler.
-func (x *executor) Heartbeat(ctx context.Context, now float64, node string, running []ledger.Status) (sim.HeartbeatAnswer, error) {
-	req := &optdv1.HeartbeatRequest{ClusterId: x.cluster, NodeId: node, NowS: &now}
-	for _, s := range running {
+// Heartbeat implements sim.ControlPlane: one Heartbeat call (an
+// out-of-band, report-only one for a completion).
+func (x *executor) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decision, error) {
+	req := &optdv1.HeartbeatRequest{ClusterId: x.cluster, NodeId: b.Node, NowS: &b.NowS, ReportOnly: b.ReportOnly, Explain: x.explain}
+	for _, s := range b.Running {
 		req.Running = append(req.Running, &optdv1.AttemptStatus{AttemptId: int64(s.Attempt), Phase: s.Phase.String(), Progress: s.Progress})
+	}
+	for _, id := range b.Finished {
+		req.Finished = append(req.Finished, int64(id))
+	}
+	for _, id := range b.Failed {
+		req.Failed = append(req.Failed, int64(id))
 	}
 	x.calls++
 	resp, err := x.client.Heartbeat(ctx, req)
 	if err != nil {
-		return sim.HeartbeatAnswer{}, err
+		return nil, err
 	}
-	ans := sim.HeartbeatAnswer{Rejected: int(resp.GetRejected())}
+	d := &ledger.Decision{Rejected: int(resp.GetRejected()), JobsDone: resp.GetFinishedJobs()}
 	for i, a := range resp.GetActions() {
-		act, err := x.action(node, a)
+		act, err := x.action(b.Node, a)
 		if err != nil {
-			return ans, fmt.Errorf("actions[%d]: %w", i, err)
+			return nil, fmt.Errorf("actions[%d]: %w", i, err)
 		}
-		if act.Kind == policy.ActionStart || act.Kind == policy.ActionSpeculate {
-			ans.Started = append(ans.Started, int(a.GetAttemptId()))
-		}
-		ans.Actions = append(ans.Actions, act)
+		d.Applied = append(d.Applied, ledger.Applied{Action: act, Source: int(a.GetSourceAttemptId())})
 	}
-	return ans, nil
+	for i, v := range resp.GetVetoes() {
+		veto, err := vetoOf(v)
+		if err != nil {
+			return nil, fmt.Errorf("vetoes[%d]: %w", i, err)
+		}
+		d.Vetoes = append(d.Vetoes, veto)
+	}
+	return d, nil
 }
 
 var actionKinds = func() map[string]policy.ActionKind {
@@ -93,7 +107,8 @@ var actionKinds = func() map[string]policy.ActionKind {
 	return m
 }()
 
-// action converts an API action into what the simulator carries out.
+// action converts an API action into what the simulator carries out (the
+// attempt of a start or speculate is the one the server created).
 func (x *executor) action(node string, a *optdv1.Action) (policy.Action, error) {
 	kind, ok := actionKinds[a.GetKind()]
 	if !ok {
@@ -101,9 +116,6 @@ func (x *executor) action(node string, a *optdv1.Action) (policy.Action, error) 
 	}
 	out := policy.Action{Kind: kind, Job: a.GetJobId(), Task: int(a.GetTask()), Attempt: int(a.GetAttemptId()), Node: node,
 		MapSlots: int(a.GetMapSlots()), ReduceSlots: int(a.GetReduceSlots()), Reason: a.GetReason()}
-	if kind == policy.ActionSpeculate {
-		out.Attempt = int(a.GetSourceAttemptId())
-	}
 	if t := a.GetTaskType(); t != "" {
 		if err := out.Type.UnmarshalText([]byte(t)); err != nil {
 			return out, err
@@ -127,15 +139,22 @@ func (x *executor) action(node string, a *optdv1.Action) (policy.Action, error) 
 	return out, nil
 }
 
-// AttemptFinished implements sim.Scheduler with an out-of-band heartbeat.
-func (x *executor) AttemptFinished(ctx context.Context, now float64, node string, attempt int) error {
-	x.calls++
-	_, err := x.client.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: x.cluster, NodeId: node, NowS: &now,
-		Finished: []int64{int64(attempt)}, ReportOnly: true})
-	return err
+// vetoOf converts an API veto.
+func vetoOf(v *optdv1.Veto) (policy.Veto, error) {
+	kind, ok := actionKinds[v.GetKind()]
+	if !ok {
+		return policy.Veto{}, fmt.Errorf("unknown action kind %q", v.GetKind())
+	}
+	out := policy.Veto{Stage: v.GetStage(), Kind: kind, Job: v.GetJobId(), Task: int(v.GetTask()), Attempt: int(v.GetSourceAttemptId()), Reason: v.GetReason()}
+	if t := v.GetTaskType(); t != "" {
+		if err := out.Type.UnmarshalText([]byte(t)); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
-// JobFinished implements sim.Scheduler.
+// JobFinished implements sim.ControlPlane.
 func (x *executor) JobFinished(ctx context.Context, _ float64, job string) error {
 	x.calls++
 	_, err := x.client.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: x.cluster, JobId: job})

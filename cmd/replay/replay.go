@@ -5,7 +5,7 @@
 // the policies in process.
 //
 //	optd replay --scenario NAME|FILE --policy SPEC [--server ADDR] [--seed N]
-//	            [--cluster-id ID] [--token T] [--tls-ca FILE]
+//	            [--cluster-id ID] [--token T] [--tls-ca FILE] [--explain]
 //
 // With the same scenario, policy and seed it prints exactly what `optd
 // simulate` prints: the server's decisions are the in-process policy's.
@@ -35,6 +35,7 @@ type options struct {
 	scenario, policy, server string
 	seed                     uint64
 	clusterID, token, tlsCA  string
+	explain                  bool
 }
 
 // NewCommand returns the `replay` command.
@@ -62,6 +63,7 @@ with the same scenario, policy and seed it is identical to it.`,
 	f.StringVar(&o.clusterID, "cluster-id", "", "id to register the cluster under (default: replay-SCENARIO-TIME)")
 	f.StringVar(&o.token, "token", os.Getenv("OPTD_TOKEN"), "bearer token the server requires (default $OPTD_TOKEN)")
 	f.StringVar(&o.tlsCA, "tls-ca", "", "PEM CA certificate: connect with TLS, verifying the server against it")
+	f.BoolVar(&o.explain, "explain", false, "ask every heartbeat for its vetoes and print them as optd simulate --explain does")
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd
@@ -86,13 +88,13 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 		ctx = withToken(ctx, o.token)
 	}
 	cfg := sc.LedgerConfig()
-	x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: id, resources: cfg.Cluster.Resources}
+	x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: id, resources: cfg.Cluster.Resources, explain: o.explain}
 	if _, err := x.client.RegisterCluster(ctx, registerRequest(id, cfg, o.policy, o.seed)); err != nil {
 		return fmt.Errorf("registering cluster %q with %s: %w", id, o.server, err)
 	}
 	bar := cli.NewProgress(cmd.ErrOrStderr(), len(sc.Jobs), "jobs finished")
 	start := time.Now()
-	res, err := sim.RunCluster(ctx, sc, nil, sim.ClusterOptions{Seed: o.seed, Scheduler: x, Progress: bar.Set})
+	res, err := sim.RunCluster(ctx, sc, nil, sim.ClusterOptions{Seed: o.seed, ControlPlane: x, Explain: o.explain, Progress: bar.Set})
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("replay on cluster %q: %w", id, err)

@@ -386,9 +386,9 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 		t.prob = pp
 		return t, nil
 	}
-	model, err := exactModel(s)
+	model, err := mdp.ModelOf(s)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--exact: %w", err)
 	}
 	prog.Describe("solving the MDP")
 	sol, err := mdp.SolvePlacement(cmd.Context(), model, mdp.SolveOptions{MaxStates: o.maxStates})
@@ -474,20 +474,4 @@ func decls(sp search.Space) []ParamDecl {
 		out[k] = ParamDecl{Name: p.Name, Min: p.Min, Max: p.Max, Default: p.Default, Scale: scale, Integer: p.Integer}
 	}
 	return out
-}
-
-// exactModel is the scenario's MDP, with the conditions `optd bound` states.
-func exactModel(s *sim.Scenario) (mdp.PlacementModel, error) {
-	switch {
-	case s.Trace != nil:
-		return mdp.PlacementModel{}, fmt.Errorf("--exact: a trace scenario has no MDP")
-	case !s.SlotsExplicit:
-		return mdp.PlacementModel{}, fmt.Errorf("--exact: slots are drawn from a law; the MDP needs slots.costs")
-	case s.MaxWaiting < 0:
-		return mdp.PlacementModel{}, fmt.Errorf("--exact: max_waiting is unlimited; the MDP needs a finite waiting room")
-	}
-	return mdp.PlacementModel{
-		SlotCosts: s.SlotCosts, K: s.K, Lambda: s.ArrivalRate, Mu: s.ServiceRate,
-		MaxWaiting: s.MaxWaiting, Workload: s.Workload,
-	}, nil
 }

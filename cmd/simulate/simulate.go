@@ -2,7 +2,7 @@
 // policy (an assignment policy with add-ons, policy.NewPipeline) run on a
 // built-in or JSON cluster scenario by the cluster simulator of package sim.
 //
-//	optd simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE]
+//	optd simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE] [--explain]
 //
 // JSON with every metric on stdout; on a terminal a progress bar and a
 // summary table on stderr; --csv writes the utilization time series,
@@ -22,6 +22,7 @@ import (
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/builtin" // every policy --policy may name
 	"github.com/optd/optd/sim"
 )
 
@@ -32,6 +33,7 @@ type options struct {
 	scenario, policy string
 	seed             uint64
 	csv, plot        string
+	explain          bool
 }
 
 // Output is the JSON printed on stdout: the run's identity and every
@@ -47,12 +49,15 @@ type Output struct {
 func NewCommand(_ *cli.Env) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
-		Use:   "simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE]",
+		Use:   "simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE] [--explain]",
 		Short: "Simulate a heartbeat scheduling policy on a cluster",
 		Long: `Runs the cluster simulator (nodes with resource vectors or MRv1 slots, heartbeats,
 map/reduce tasks with locality, slow-start, shuffle, stages, skew, stragglers) under
 a policy and prints makespan, mean response time, utilization, locality,
-speculative tasks, fairness and every job's finish time as JSON.
+speculative tasks, fairness and every job's finish time as JSON; with --explain
+also the vetoes: by stage, job and task type, how often a filter (delay
+scheduling, Slot PreScheduling) or a speculation gate (SEPB, BASE) refused a
+candidate, when first and last, and the last reason.
 
 SPEC is an assignment policy optionally followed by +add-ons, e.g. haste,
 fair+resource-stealing-ltm+base. Assignment policies: ` + strings.Join(policy.AssignmentNames(), ", ") + `.
@@ -68,6 +73,7 @@ any other --scenario is a JSON scenario file.`,
 	f.Uint64Var(&o.seed, "seed", DefaultSeed, "seed of block replicas, task works and skew")
 	f.StringVar(&o.csv, "csv", "", "write the utilization time series as CSV to this file")
 	f.StringVar(&o.plot, "plot", "", "write a utilization plot to this file (.png or .svg)")
+	f.BoolVar(&o.explain, "explain", false, "add \"vetoes\": how often each filter or speculation gate refused each job's tasks, and its last reason")
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd
@@ -95,7 +101,7 @@ func run(cmd *cobra.Command, o options) error {
 		return fmt.Errorf("--policy: %w", err)
 	}
 	bar := newBar(cmd.ErrOrStderr(), len(sc.Jobs))
-	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Progress: func(done, _ int) {
+	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Explain: o.explain, Progress: func(done, _ int) {
 		if bar != nil {
 			_ = bar.Set(done)
 		}

@@ -98,3 +98,49 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExplain: --explain adds the vetoes, counted by stage, job and task
+// type with their last reason, and changes nothing else in the output.
+func TestExplain(t *testing.T) {
+	args := []string{"--scenario", "haste-table3", "--policy", "fair+delay-scheduling+sepb"}
+	plain, _, err := execute(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	explained, _, err := execute(t, append(args, "--explain")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var with map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(explained), &with); err != nil {
+		t.Fatal(err)
+	}
+	var vetoes []struct {
+		Stage, Kind, Job string
+		Count            int
+		FirstS           float64 `json:"first_s"`
+		LastS            float64 `json:"last_s"`
+		Reason           string  `json:"last_reason"`
+	}
+	if err := json.Unmarshal(with["vetoes"], &vetoes); err != nil || len(vetoes) == 0 {
+		t.Fatalf("vetoes %s: %v", with["vetoes"], err)
+	}
+	for _, v := range vetoes {
+		if v.Stage != "delay-scheduling" && v.Stage != "sepb" || v.Count < 1 || v.LastS < v.FirstS || !strings.HasPrefix(v.Reason, v.Stage+": ") {
+			t.Errorf("veto %+v", v)
+		}
+	}
+	delete(with, "vetoes")
+	var without map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(plain), &without); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := without["vetoes"]; ok {
+		t.Fatal("vetoes without --explain")
+	}
+	a, _ := json.Marshal(with)
+	b, _ := json.Marshal(without)
+	if string(a) != string(b) {
+		t.Fatalf("--explain changed the run:\n%s\n%s", a, b)
+	}
+}

@@ -37,6 +37,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Format names a trace format.
@@ -63,11 +65,11 @@ var (
 	// ErrMalformed: the input does not follow its format. Except for a ".gz"
 	// file that is not gzip, the error is a *ParseError with the position and
 	// the offending value.
-	ErrMalformed = errors.New("trace: malformed input")
+	ErrMalformed = errkind.New(errkind.Invalid, "trace: malformed input")
 	// ErrUnknownFormat: Detect could not recognise the content.
-	ErrUnknownFormat = errors.New("trace: unknown format")
+	ErrUnknownFormat = errkind.New(errkind.Invalid, "trace: unknown format")
 	// ErrInvalidOptions: an Options field is out of range.
-	ErrInvalidOptions = errors.New("trace: invalid options")
+	ErrInvalidOptions = errkind.New(errkind.Invalid, "trace: invalid options")
 )
 
 // Byte units used by the derivation rules and the Coflow reader.

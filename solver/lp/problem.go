@@ -1,9 +1,10 @@
 package lp
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Sense is the direction of optimization.
@@ -41,7 +42,7 @@ const MaxMagnitude = 1e20
 const maxCInt = math.MaxInt32
 
 // ErrInvalidInput is wrapped by every *InputError.
-var ErrInvalidInput = errors.New("lp: invalid input")
+var ErrInvalidInput = errkind.New(errkind.Invalid, "lp: invalid input")
 
 // InputError reports a malformed Problem or Options. It names the offending field
 // and, for slice fields, the index (Index is -1 when the error concerns the field as

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/optd/optd/internal/errkind"
 )
 
 // Algorithm selects the simplex variant.
@@ -100,11 +102,11 @@ type Solution struct {
 // ctx.Err(); a context deadline as one wrapping both ErrTimeLimit and
 // context.DeadlineExceeded.
 var (
-	ErrInfeasible = errors.New("lp: infeasible")             // primal infeasible
-	ErrUnbounded  = errors.New("lp: unbounded")              // primal feasible and unbounded (dual infeasible)
-	ErrTimeLimit  = errors.New("lp: time limit reached")     // Options.TimeLimit or the context deadline
-	ErrNumerical  = errors.New("lp: numerical difficulties") // no reliable answer from either simplex, scaled or not
-	ErrClosed     = errors.New("lp: model used after Close") // Model.Solve after Model.Close
+	ErrInfeasible = errkind.New(errkind.Precondition, "lp: infeasible")         // primal infeasible
+	ErrUnbounded  = errkind.New(errkind.Internal, "lp: unbounded")              // primal feasible and unbounded (dual infeasible)
+	ErrTimeLimit  = errkind.New(errkind.Internal, "lp: time limit reached")     // Options.TimeLimit or the context deadline
+	ErrNumerical  = errkind.New(errkind.Internal, "lp: numerical difficulties") // no reliable answer from either simplex, scaled or not
+	ErrClosed     = errkind.New(errkind.Internal, "lp: model used after Close") // Model.Solve after Model.Close
 	errNoProgress = errors.New("lp: simplex stopped without progress")
 )
 

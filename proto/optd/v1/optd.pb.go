@@ -1207,7 +1207,10 @@ type HeartbeatRequest struct {
 	Failed   []int64 `protobuf:"varint,8,rep,packed,name=failed,proto3" json:"failed,omitempty"`
 	// report_only makes this an out-of-band heartbeat (Hadoop sends one
 	// when a task completes): record, decide nothing.
-	ReportOnly    bool `protobuf:"varint,9,opt,name=report_only,json=reportOnly,proto3" json:"report_only,omitempty"`
+	ReportOnly bool `protobuf:"varint,9,opt,name=report_only,json=reportOnly,proto3" json:"report_only,omitempty"`
+	// explain asks for the response's vetoes: why the candidates the
+	// policy considered and refused did not start.
+	Explain       bool `protobuf:"varint,10,opt,name=explain,proto3" json:"explain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1287,6 +1290,13 @@ func (x *HeartbeatRequest) GetFailed() []int64 {
 func (x *HeartbeatRequest) GetReportOnly() bool {
 	if x != nil {
 		return x.ReportOnly
+	}
+	return false
+}
+
+func (x *HeartbeatRequest) GetExplain() bool {
+	if x != nil {
+		return x.Explain
 	}
 	return false
 }
@@ -1443,7 +1453,10 @@ type HeartbeatResponse struct {
 	// cluster's state (not sent; a policy's mistake, logged).
 	Rejected int32 `protobuf:"varint,2,opt,name=rejected,proto3" json:"rejected,omitempty"`
 	// finished_jobs are the jobs whose last task this call completed.
-	FinishedJobs  []string `protobuf:"bytes,3,rep,name=finished_jobs,json=finishedJobs,proto3" json:"finished_jobs,omitempty"`
+	FinishedJobs []string `protobuf:"bytes,3,rep,name=finished_jobs,json=finishedJobs,proto3" json:"finished_jobs,omitempty"`
+	// vetoes (only when the request asked to explain) are the candidates a
+	// filter or a speculation gate refused in this heartbeat, each once.
+	Vetoes        []*Veto `protobuf:"bytes,4,rep,name=vetoes,proto3" json:"vetoes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1499,6 +1512,111 @@ func (x *HeartbeatResponse) GetFinishedJobs() []string {
 	return nil
 }
 
+func (x *HeartbeatResponse) GetVetoes() []*Veto {
+	if x != nil {
+		return x.Vetoes
+	}
+	return nil
+}
+
+// Veto is a candidate a stage of the heartbeat policy refused, and why.
+type Veto struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// stage is the refusing stage's name ("delay-scheduling", "sepb").
+	Stage string `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	// kind is "start" (a pending task) or "speculate" (a copy of
+	// source_attempt_id's task).
+	Kind  string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	JobId string `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// task_type is "map" or "reduce"; task the task's index in its job's
+	// current stage.
+	TaskType        string `protobuf:"bytes,4,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	Task            int32  `protobuf:"varint,5,opt,name=task,proto3" json:"task,omitempty"`
+	SourceAttemptId int64  `protobuf:"varint,6,opt,name=source_attempt_id,json=sourceAttemptId,proto3" json:"source_attempt_id,omitempty"`
+	Reason          string `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Veto) Reset() {
+	*x = Veto{}
+	mi := &file_optd_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Veto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Veto) ProtoMessage() {}
+
+func (x *Veto) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Veto.ProtoReflect.Descriptor instead.
+func (*Veto) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Veto) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *Veto) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Veto) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *Veto) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *Veto) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *Veto) GetSourceAttemptId() int64 {
+	if x != nil {
+		return x.SourceAttemptId
+	}
+	return 0
+}
+
+func (x *Veto) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type JobState struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	JobId        string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1517,7 +1635,7 @@ type JobState struct {
 
 func (x *JobState) Reset() {
 	*x = JobState{}
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1647,7 @@ func (x *JobState) String() string {
 func (*JobState) ProtoMessage() {}
 
 func (x *JobState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1660,7 @@ func (x *JobState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobState.ProtoReflect.Descriptor instead.
 func (*JobState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{20}
+	return file_optd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobState) GetJobId() string {
@@ -1618,7 +1736,7 @@ type EstimatorState struct {
 
 func (x *EstimatorState) Reset() {
 	*x = EstimatorState{}
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1748,7 @@ func (x *EstimatorState) String() string {
 func (*EstimatorState) ProtoMessage() {}
 
 func (x *EstimatorState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1761,7 @@ func (x *EstimatorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimatorState.ProtoReflect.Descriptor instead.
 func (*EstimatorState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{21}
+	return file_optd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EstimatorState) GetWindow() int32 {
@@ -1718,7 +1836,7 @@ type ClusterState struct {
 
 func (x *ClusterState) Reset() {
 	*x = ClusterState{}
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1848,7 @@ func (x *ClusterState) String() string {
 func (*ClusterState) ProtoMessage() {}
 
 func (x *ClusterState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1861,7 @@ func (x *ClusterState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterState.ProtoReflect.Descriptor instead.
 func (*ClusterState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{22}
+	return file_optd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ClusterState) GetClusterId() string {
@@ -1832,7 +1950,7 @@ type GetClusterStateRequest struct {
 
 func (x *GetClusterStateRequest) Reset() {
 	*x = GetClusterStateRequest{}
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +1962,7 @@ func (x *GetClusterStateRequest) String() string {
 func (*GetClusterStateRequest) ProtoMessage() {}
 
 func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +1975,7 @@ func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterStateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{23}
+	return file_optd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetClusterStateRequest) GetClusterId() string {
@@ -1876,7 +1994,7 @@ type GetClusterStateResponse struct {
 
 func (x *GetClusterStateResponse) Reset() {
 	*x = GetClusterStateResponse{}
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2006,7 @@ func (x *GetClusterStateResponse) String() string {
 func (*GetClusterStateResponse) ProtoMessage() {}
 
 func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2019,7 @@ func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterStateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{24}
+	return file_optd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetClusterStateResponse) GetState() *ClusterState {
@@ -1926,7 +2044,7 @@ type ComputeThresholdsRequest struct {
 
 func (x *ComputeThresholdsRequest) Reset() {
 	*x = ComputeThresholdsRequest{}
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2056,7 @@ func (x *ComputeThresholdsRequest) String() string {
 func (*ComputeThresholdsRequest) ProtoMessage() {}
 
 func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1951,7 +2069,7 @@ func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsRequest.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{25}
+	return file_optd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ComputeThresholdsRequest) GetWorkloadJson() string {
@@ -1985,7 +2103,7 @@ type ThresholdStage struct {
 
 func (x *ThresholdStage) Reset() {
 	*x = ThresholdStage{}
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2115,7 @@ func (x *ThresholdStage) String() string {
 func (*ThresholdStage) ProtoMessage() {}
 
 func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2128,7 @@ func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThresholdStage.ProtoReflect.Descriptor instead.
 func (*ThresholdStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{26}
+	return file_optd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ThresholdStage) GetThresholds() []float64 {
@@ -2036,7 +2154,7 @@ type ComputeThresholdsResponse struct {
 
 func (x *ComputeThresholdsResponse) Reset() {
 	*x = ComputeThresholdsResponse{}
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2166,7 @@ func (x *ComputeThresholdsResponse) String() string {
 func (*ComputeThresholdsResponse) ProtoMessage() {}
 
 func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2179,7 @@ func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsResponse.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{27}
+	return file_optd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ComputeThresholdsResponse) GetJobs() int32 {
@@ -2121,14 +2239,18 @@ type SolveInitialAssignmentRequest struct {
 	// method is "exact" (default), "per-node" or "ffd-dp".
 	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
 	// time_limit_ms bounds the exact search; 0 means the server's limit.
-	TimeLimitMs   int64 `protobuf:"varint,4,opt,name=time_limit_ms,json=timeLimitMs,proto3" json:"time_limit_ms,omitempty"`
+	TimeLimitMs int64 `protobuf:"varint,4,opt,name=time_limit_ms,json=timeLimitMs,proto3" json:"time_limit_ms,omitempty"`
+	// gap is the exact method's relative optimality tolerance in [0, 1)
+	// (`optd ita --gap`): it stops once (bound − objective) ≤ gap·bound.
+	// 0 (the default) proves the optimum.
+	Gap           float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SolveInitialAssignmentRequest) Reset() {
 	*x = SolveInitialAssignmentRequest{}
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2262,7 @@ func (x *SolveInitialAssignmentRequest) String() string {
 func (*SolveInitialAssignmentRequest) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2275,7 @@ func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentRequest.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{28}
+	return file_optd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SolveInitialAssignmentRequest) GetInstanceJson() string {
@@ -2184,20 +2306,34 @@ func (x *SolveInitialAssignmentRequest) GetTimeLimitMs() int64 {
 	return 0
 }
 
+func (x *SolveInitialAssignmentRequest) GetGap() float64 {
+	if x != nil {
+		return x.Gap
+	}
+	return 0
+}
+
 type SolveInitialAssignmentResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Objective float64                `protobuf:"fixed64,1,opt,name=objective,proto3" json:"objective,omitempty"`
 	Optimal   bool                   `protobuf:"varint,2,opt,name=optimal,proto3" json:"optimal,omitempty"`
 	// result_json is the full result, exactly as `optd ita` prints it.
-	ResultJson    string  `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
-	ElapsedMs     float64 `protobuf:"fixed64,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	ResultJson string  `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	ElapsedMs  float64 `protobuf:"fixed64,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	// upper_bound is the best proven bound on the optimum (the objective
+	// when optimal) and gap = (upper_bound − objective)/upper_bound.
+	UpperBound float64 `protobuf:"fixed64,5,opt,name=upper_bound,json=upperBound,proto3" json:"upper_bound,omitempty"`
+	Gap        float64 `protobuf:"fixed64,6,opt,name=gap,proto3" json:"gap,omitempty"`
+	// stopped says why the solve ended early: "time_limit", "canceled",
+	// "gap"; empty when it finished.
+	Stopped       string `protobuf:"bytes,7,opt,name=stopped,proto3" json:"stopped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SolveInitialAssignmentResponse) Reset() {
 	*x = SolveInitialAssignmentResponse{}
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2209,7 +2345,7 @@ func (x *SolveInitialAssignmentResponse) String() string {
 func (*SolveInitialAssignmentResponse) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2222,7 +2358,7 @@ func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentResponse.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{29}
+	return file_optd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SolveInitialAssignmentResponse) GetObjective() float64 {
@@ -2253,6 +2389,27 @@ func (x *SolveInitialAssignmentResponse) GetElapsedMs() float64 {
 	return 0
 }
 
+func (x *SolveInitialAssignmentResponse) GetUpperBound() float64 {
+	if x != nil {
+		return x.UpperBound
+	}
+	return 0
+}
+
+func (x *SolveInitialAssignmentResponse) GetGap() float64 {
+	if x != nil {
+		return x.Gap
+	}
+	return 0
+}
+
+func (x *SolveInitialAssignmentResponse) GetStopped() string {
+	if x != nil {
+		return x.Stopped
+	}
+	return ""
+}
+
 type BoundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// scenario_json is a reduce-placement scenario (CONTRACTS §4), inline.
@@ -2274,7 +2431,7 @@ type BoundRequest struct {
 
 func (x *BoundRequest) Reset() {
 	*x = BoundRequest{}
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2443,7 @@ func (x *BoundRequest) String() string {
 func (*BoundRequest) ProtoMessage() {}
 
 func (x *BoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2456,7 @@ func (x *BoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundRequest.ProtoReflect.Descriptor instead.
 func (*BoundRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{30}
+	return file_optd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BoundRequest) GetScenarioJson() string {
@@ -2355,7 +2512,7 @@ type BoundProgress struct {
 
 func (x *BoundProgress) Reset() {
 	*x = BoundProgress{}
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2367,7 +2524,7 @@ func (x *BoundProgress) String() string {
 func (*BoundProgress) ProtoMessage() {}
 
 func (x *BoundProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2380,7 +2537,7 @@ func (x *BoundProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundProgress.ProtoReflect.Descriptor instead.
 func (*BoundProgress) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{31}
+	return file_optd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BoundProgress) GetDone() int32 {
@@ -2410,7 +2567,7 @@ type BoundResponse struct {
 
 func (x *BoundResponse) Reset() {
 	*x = BoundResponse{}
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2422,7 +2579,7 @@ func (x *BoundResponse) String() string {
 func (*BoundResponse) ProtoMessage() {}
 
 func (x *BoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2435,7 +2592,7 @@ func (x *BoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundResponse.ProtoReflect.Descriptor instead.
 func (*BoundResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{32}
+	return file_optd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BoundResponse) GetEvent() isBoundResponse_Event {
@@ -2492,7 +2649,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2504,7 +2661,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2517,7 +2674,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{33}
+	return file_optd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SimulateRequest) GetScenarioJson() string {
@@ -2549,7 +2706,7 @@ type PolicyCost struct {
 
 func (x *PolicyCost) Reset() {
 	*x = PolicyCost{}
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2718,7 @@ func (x *PolicyCost) String() string {
 func (*PolicyCost) ProtoMessage() {}
 
 func (x *PolicyCost) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2731,7 @@ func (x *PolicyCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyCost.ProtoReflect.Descriptor instead.
 func (*PolicyCost) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{34}
+	return file_optd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PolicyCost) GetPolicy() string {
@@ -2616,7 +2773,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2628,7 +2785,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2641,7 +2798,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{35}
+	return file_optd_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SimulateResponse) GetPolicies() []*PolicyCost {
@@ -2774,7 +2931,7 @@ const file_optd_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\x03R\tattemptId\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\x81\x02\n" +
+	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\x9b\x02\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x17\n" +
@@ -2784,7 +2941,9 @@ const file_optd_proto_rawDesc = "" +
 	"\bfinished\x18\a \x03(\x03R\bfinished\x12\x16\n" +
 	"\x06failed\x18\b \x03(\x03R\x06failed\x12\x1f\n" +
 	"\vreport_only\x18\t \x01(\bR\n" +
-	"reportOnlyB\b\n" +
+	"reportOnly\x12\x18\n" +
+	"\aexplain\x18\n" +
+	" \x01(\bR\aexplainB\b\n" +
 	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xbf\x03\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
@@ -2803,11 +2962,20 @@ const file_optd_proto_rawDesc = "" +
 	"\blocality\x18\x0e \x01(\tR\blocality\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\x7f\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xa6\x01\n" +
 	"\x11HeartbeatResponse\x12)\n" +
 	"\aactions\x18\x01 \x03(\v2\x0f.optd.v1.ActionR\aactions\x12\x1a\n" +
 	"\brejected\x18\x02 \x01(\x05R\brejected\x12#\n" +
-	"\rfinished_jobs\x18\x03 \x03(\tR\ffinishedJobs\"\xdb\x01\n" +
+	"\rfinished_jobs\x18\x03 \x03(\tR\ffinishedJobs\x12%\n" +
+	"\x06vetoes\x18\x04 \x03(\v2\r.optd.v1.VetoR\x06vetoes\"\xbc\x01\n" +
+	"\x04Veto\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x15\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12\x1b\n" +
+	"\ttask_type\x18\x04 \x01(\tR\btaskType\x12\x12\n" +
+	"\x04task\x18\x05 \x01(\x05R\x04task\x12*\n" +
+	"\x11source_attempt_id\x18\x06 \x01(\x03R\x0fsourceAttemptId\x12\x16\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\"\xdb\x01\n" +
 	"\bJobState\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04maps\x18\x02 \x01(\x05R\x04maps\x12\x18\n" +
@@ -2872,19 +3040,24 @@ const file_optd_proto_rawDesc = "" +
 	"\x15expected_optimal_cost\x18\x06 \x01(\x01H\x00R\x13expectedOptimalCost\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"elapsed_ms\x18\a \x01(\x01R\telapsedMsB\x18\n" +
-	"\x16_expected_optimal_cost\"\x9a\x01\n" +
+	"\x16_expected_optimal_cost\"\xac\x01\n" +
 	"\x1dSolveInitialAssignmentRequest\x12#\n" +
 	"\rinstance_json\x18\x01 \x01(\tR\finstanceJson\x12\x18\n" +
 	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\"\n" +
-	"\rtime_limit_ms\x18\x04 \x01(\x03R\vtimeLimitMs\"\x98\x01\n" +
+	"\rtime_limit_ms\x18\x04 \x01(\x03R\vtimeLimitMs\x12\x10\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\xe5\x01\n" +
 	"\x1eSolveInitialAssignmentResponse\x12\x1c\n" +
 	"\tobjective\x18\x01 \x01(\x01R\tobjective\x12\x18\n" +
 	"\aoptimal\x18\x02 \x01(\bR\aoptimal\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\tR\n" +
 	"resultJson\x12\x1d\n" +
 	"\n" +
-	"elapsed_ms\x18\x04 \x01(\x01R\telapsedMs\"\xc7\x01\n" +
+	"elapsed_ms\x18\x04 \x01(\x01R\telapsedMs\x12\x1f\n" +
+	"\vupper_bound\x18\x05 \x01(\x01R\n" +
+	"upperBound\x12\x10\n" +
+	"\x03gap\x18\x06 \x01(\x01R\x03gap\x12\x18\n" +
+	"\astopped\x18\a \x01(\tR\astopped\"\xc7\x01\n" +
 	"\fBoundRequest\x12#\n" +
 	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x1a\n" +
 	"\bpolicies\x18\x02 \x03(\tR\bpolicies\x12\x16\n" +
@@ -2941,7 +3114,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 	return file_optd_proto_rawDescData
 }
 
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_optd_proto_goTypes = []any{
 	(*Node)(nil),                           // 0: optd.v1.Node
 	(*ReduceSlot)(nil),                     // 1: optd.v1.ReduceSlot
@@ -2963,78 +3136,80 @@ var file_optd_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),               // 17: optd.v1.HeartbeatRequest
 	(*Action)(nil),                         // 18: optd.v1.Action
 	(*HeartbeatResponse)(nil),              // 19: optd.v1.HeartbeatResponse
-	(*JobState)(nil),                       // 20: optd.v1.JobState
-	(*EstimatorState)(nil),                 // 21: optd.v1.EstimatorState
-	(*ClusterState)(nil),                   // 22: optd.v1.ClusterState
-	(*GetClusterStateRequest)(nil),         // 23: optd.v1.GetClusterStateRequest
-	(*GetClusterStateResponse)(nil),        // 24: optd.v1.GetClusterStateResponse
-	(*ComputeThresholdsRequest)(nil),       // 25: optd.v1.ComputeThresholdsRequest
-	(*ThresholdStage)(nil),                 // 26: optd.v1.ThresholdStage
-	(*ComputeThresholdsResponse)(nil),      // 27: optd.v1.ComputeThresholdsResponse
-	(*SolveInitialAssignmentRequest)(nil),  // 28: optd.v1.SolveInitialAssignmentRequest
-	(*SolveInitialAssignmentResponse)(nil), // 29: optd.v1.SolveInitialAssignmentResponse
-	(*BoundRequest)(nil),                   // 30: optd.v1.BoundRequest
-	(*BoundProgress)(nil),                  // 31: optd.v1.BoundProgress
-	(*BoundResponse)(nil),                  // 32: optd.v1.BoundResponse
-	(*SimulateRequest)(nil),                // 33: optd.v1.SimulateRequest
-	(*PolicyCost)(nil),                     // 34: optd.v1.PolicyCost
-	(*SimulateResponse)(nil),               // 35: optd.v1.SimulateResponse
-	nil,                                    // 36: optd.v1.Node.CapacityEntry
-	nil,                                    // 37: optd.v1.SubmitJobRequest.MapDemandEntry
-	nil,                                    // 38: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 39: optd.v1.Action.ResourcesEntry
+	(*Veto)(nil),                           // 20: optd.v1.Veto
+	(*JobState)(nil),                       // 21: optd.v1.JobState
+	(*EstimatorState)(nil),                 // 22: optd.v1.EstimatorState
+	(*ClusterState)(nil),                   // 23: optd.v1.ClusterState
+	(*GetClusterStateRequest)(nil),         // 24: optd.v1.GetClusterStateRequest
+	(*GetClusterStateResponse)(nil),        // 25: optd.v1.GetClusterStateResponse
+	(*ComputeThresholdsRequest)(nil),       // 26: optd.v1.ComputeThresholdsRequest
+	(*ThresholdStage)(nil),                 // 27: optd.v1.ThresholdStage
+	(*ComputeThresholdsResponse)(nil),      // 28: optd.v1.ComputeThresholdsResponse
+	(*SolveInitialAssignmentRequest)(nil),  // 29: optd.v1.SolveInitialAssignmentRequest
+	(*SolveInitialAssignmentResponse)(nil), // 30: optd.v1.SolveInitialAssignmentResponse
+	(*BoundRequest)(nil),                   // 31: optd.v1.BoundRequest
+	(*BoundProgress)(nil),                  // 32: optd.v1.BoundProgress
+	(*BoundResponse)(nil),                  // 33: optd.v1.BoundResponse
+	(*SimulateRequest)(nil),                // 34: optd.v1.SimulateRequest
+	(*PolicyCost)(nil),                     // 35: optd.v1.PolicyCost
+	(*SimulateResponse)(nil),               // 36: optd.v1.SimulateResponse
+	nil,                                    // 37: optd.v1.Node.CapacityEntry
+	nil,                                    // 38: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 39: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 40: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	36, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	37, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
 	0,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
 	1,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
 	2,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
 	3,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
 	4,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	22, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
-	37, // 7: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
-	38, // 8: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	23, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
+	38, // 7: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	39, // 8: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
 	8,  // 9: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
 	9,  // 10: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
 	12, // 11: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
 	16, // 12: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	39, // 13: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	40, // 13: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
 	18, // 14: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	0,  // 15: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	1,  // 16: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	3,  // 17: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	20, // 18: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	21, // 19: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	4,  // 20: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	22, // 21: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	26, // 22: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	31, // 23: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	34, // 24: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	5,  // 25: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	7,  // 26: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	17, // 27: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	11, // 28: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	14, // 29: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	23, // 30: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	25, // 31: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	28, // 32: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	30, // 33: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	33, // 34: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	6,  // 35: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	10, // 36: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	19, // 37: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	13, // 38: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	15, // 39: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	24, // 40: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	27, // 41: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	29, // 42: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	32, // 43: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	35, // 44: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	35, // [35:45] is the sub-list for method output_type
-	25, // [25:35] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	20, // 15: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
+	0,  // 16: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	1,  // 17: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	3,  // 18: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	21, // 19: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	22, // 20: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	4,  // 21: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	23, // 22: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	27, // 23: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	32, // 24: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	35, // 25: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	5,  // 26: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	7,  // 27: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	17, // 28: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	11, // 29: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	14, // 30: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	24, // 31: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	26, // 32: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	29, // 33: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	31, // 34: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	34, // 35: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	6,  // 36: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	10, // 37: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	19, // 38: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	13, // 39: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	15, // 40: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	25, // 41: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	28, // 42: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	30, // 43: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	33, // 44: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	36, // 45: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	36, // [36:46] is the sub-list for method output_type
+	26, // [26:36] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -3046,20 +3221,20 @@ func file_optd_proto_init() {
 	file_optd_proto_msgTypes[7].OneofWrappers = []any{}
 	file_optd_proto_msgTypes[13].OneofWrappers = []any{}
 	file_optd_proto_msgTypes[17].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[21].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[27].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[32].OneofWrappers = []any{
+	file_optd_proto_msgTypes[22].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[28].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[33].OneofWrappers = []any{
 		(*BoundResponse_Progress)(nil),
 		(*BoundResponse_ResultJson)(nil),
 	}
-	file_optd_proto_msgTypes[34].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -1,0 +1,73 @@
+package solver
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestFamiliesValidAndSeeded checks that every family draws valid
+// instances, the same ones for the same seed, different ones for
+// different seeds, and that the suite has at least 100 instances.
+func TestFamiliesValidAndSeeded(t *testing.T) {
+	if n := len(Families()) * FamilySeeds; n < 100 {
+		t.Fatalf("the suite has %d instances, want ≥ 100", n)
+	}
+	for _, f := range Families() {
+		var prev []byte
+		for seed := range uint64(FamilySeeds) {
+			in := f.Instance(seed)
+			if err := in.Validate(); err != nil {
+				t.Fatalf("%s seed %d: %v", f.Name, seed, err)
+			}
+			a, _ := json.Marshal(in)
+			again, _ := FamilyInstance(f.Name, seed)
+			b, _ := json.Marshal(again)
+			if string(a) != string(b) {
+				t.Fatalf("%s seed %d: two draws differ", f.Name, seed)
+			}
+			if slices.Equal(a, prev) {
+				t.Fatalf("%s: seeds %d and %d draw the same instance", f.Name, seed-1, seed)
+			}
+			prev = a
+		}
+	}
+	if _, err := FamilyInstance("nope", 0); err == nil {
+		t.Error("unknown family accepted")
+	}
+}
+
+// TestValueUnit checks the objective unit: binary fractions exactly,
+// decimal weights such as 0.1 through a common denominator, none for
+// values without a common unit.
+func TestValueUnit(t *testing.T) {
+	for _, tc := range []struct {
+		vals []float64
+		unit float64
+	}{
+		{[]float64{4, 6, 10}, 2},
+		{[]float64{1.5, 0.25}, 0.25},
+		{[]float64{3 + 0.1*7, 2 + 0.1*20, 0.1 * 3}, 0.1},
+		{[]float64{1.0 / 3, 2.0 / 3}, 1.0 / 3},
+		{[]float64{math.Pi, 1}, 0},
+	} {
+		num, den := valueUnit(tc.vals)
+		got := 0.0
+		if den > 0 {
+			got = num / den
+		}
+		if math.Abs(got-tc.unit) > 1e-12 {
+			t.Errorf("valueUnit(%v) = %v/%v, want %v", tc.vals, num, den, tc.unit)
+		}
+	}
+	// objectives and bounds of a 0.1-weighted instance print as decimals
+	in, _ := FamilyInstance("hetero-3r", 0)
+	m := newModel(in)
+	if v := m.snap(2484.7000000000003); v != 2484.7 {
+		t.Errorf("snap = %v, want 2484.7", v)
+	}
+	if v := m.floorBound(2488.8000000000093); v != 2488.8 {
+		t.Errorf("floorBound = %v, want 2488.8", v)
+	}
+}

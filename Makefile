@@ -10,3 +10,18 @@ bench:
 # The same report with smaller experiments (under 3 minutes; what CI runs).
 bench-quick:
 	go run ./benchmarks/cmd/report --quick
+
+.PHONY: growth robustness
+
+# A million jobs through one heartbeat cluster while one job stays active:
+# the stored event log stays bounded, and a fresh process restarts from it
+# (time and memory logged). About half an hour on 2 cores.
+growth:
+	OPTD_GROWTH_JOBS=1000000 go test ./server -run '^TestHeartbeatLogFollowsLiveState$$' -v -count=1 -timeout 3h
+
+# The robustness harness (internal/robustness): 16 clients against a
+# server killed with SIGKILL 100 times, damage injected into copies of its
+# data directory, the final state checked against the acknowledged
+# history. CI runs a short version (go test ./internal/robustness).
+robustness:
+	OPTD_ROBUSTNESS_CYCLES=100 go test ./internal/robustness -run '^TestRobustness$$' -v -count=1 -timeout 3h

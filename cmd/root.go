@@ -18,6 +18,7 @@ import (
 	"github.com/optd/optd/cmd/search"
 	"github.com/optd/optd/cmd/serve"
 	"github.com/optd/optd/cmd/simulate"
+	"github.com/optd/optd/cmd/storecmd"
 	"github.com/optd/optd/cmd/thresholds"
 	"github.com/optd/optd/cmd/version"
 )
@@ -36,5 +37,6 @@ func NewRootCommand() *cobra.Command {
 		simulate.NewCommand,
 		search.NewCommand,
 		replay.NewCommand,
+		storecmd.NewCommand,
 	)
 }

@@ -26,11 +26,13 @@ type Event struct {
 	Snapshot *SnapshotEvent `json:"snapshot,omitempty"`
 }
 
-// SnapshotEvent is all that is left of an idle ledger's history: the next
-// attempt id and the typed slots the policy changed.
+// SnapshotEvent is all that is left of a ledger's history: the next
+// attempt id, the typed slots the policy changed and, in a checkpoint of a
+// busy ledger (see Checkpoint), the active jobs.
 type SnapshotEvent struct {
 	NextAttempt int               `json:"next_attempt"`
 	Slots       map[string][2]int `json:"slots,omitempty"`
+	Jobs        []JobCheckpoint   `json:"jobs,omitempty"`
 }
 
 // Snapshot returns the one event that rebuilds the ledger from an empty
@@ -41,6 +43,11 @@ func (l *Ledger) Snapshot() (ev Event, ok bool) {
 	if len(l.active) > 0 || len(l.attempt) > 0 {
 		return Event{}, false
 	}
+	return Event{Snapshot: l.idleSnapshot()}, true
+}
+
+// idleSnapshot is the snapshot of the ledger without its jobs.
+func (l *Ledger) idleSnapshot() *SnapshotEvent {
 	s := &SnapshotEvent{NextAttempt: l.nextID}
 	for i, n := range l.nodes {
 		c := l.cfg.Cluster.Nodes[i]
@@ -51,7 +58,7 @@ func (l *Ledger) Snapshot() (ev Event, ok bool) {
 			s.Slots[n.id] = [2]int{n.mapSlots, n.reduceSlots}
 		}
 	}
-	return Event{Snapshot: s}, true
+	return s
 }
 
 func (l *Ledger) restore(s *SnapshotEvent) error {
@@ -67,7 +74,7 @@ func (l *Ledger) restore(s *SnapshotEvent) error {
 		n.view = nil
 	}
 	l.nextID = s.NextAttempt
-	return nil
+	return l.restoreJobs(s.Jobs)
 }
 
 // HeartbeatEvent is a heartbeat's decided actions.

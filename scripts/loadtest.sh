@@ -12,10 +12,11 @@
 # PlaceReduces is stateful: a job must be submitted first and its reducers hold
 # slots until JobFinished. So the load comes in cycles: ghz submits --slots
 # jobs with R = 1, ghz places them (the measured run: the cluster fills from
-# empty to full), ghz finishes them. Every call is durable (bbolt fsync) before
-# it returns. Then the same PlaceReduces cycles at half the maximum throughput
-# for the latency target. The echo server answers grpc.health.v1.Health/Check.
-# Prints a Markdown table; ghz's JSON reports go to --out (default a temp dir).
+# empty to full), ghz finishes them. Every call is durable (its change synced
+# to the store's write-ahead log) before it returns. Then the same PlaceReduces
+# cycles at half the maximum throughput for the latency target. The echo
+# server answers grpc.health.v1.Health/Check. Prints a Markdown table; ghz's
+# JSON reports go to --out (default a temp dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"

@@ -13,9 +13,9 @@ import (
 )
 
 // BenchmarkPlaceReduces measures PlaceReduces end to end over a loopback
-// gRPC connection (decision, durable bbolt commit with fsync, answer) on a
-// cluster of `slots` slots with 8 jobs holding slots, and reports the p50
-// and p99 latency of the call. Each iteration also submits and finishes a
+// gRPC connection (decision, durable commit: the store's log synced,
+// answer) on a cluster of `slots` slots with 8 jobs holding slots, and
+// reports the p50 and p99 latency of the call. Each iteration also submits and finishes a
 // job (not timed) so the occupancy stays constant.
 func BenchmarkPlaceReduces(b *testing.B) {
 	for _, slots := range []int{1000, 10000} {

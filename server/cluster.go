@@ -65,9 +65,7 @@ func NewClusterService(st *store.Store, limits Limits, metrics *Metrics, log *sl
 	}
 	s := &ClusterService{store: st, limits: limits.withDefaults(), metrics: metrics, log: log,
 		clusters: make(map[string]*clusterEntry, len(ids))}
-	if metrics != nil {
-		st.Observe(metrics)
-	}
+	metrics.watchStore(st)
 	for _, id := range ids {
 		s.clusters[id] = &clusterEntry{lock: make(chan struct{}, 1)}
 	}
@@ -215,7 +213,7 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := logChange(c.sched, ch, ev); err != nil {
+			if err := c.logChange(ch, ev); err != nil {
 				return nil, ch, err
 			}
 		}
@@ -336,7 +334,7 @@ func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishe
 			if err := c.sched.Ledger.Remove(req.GetJobId()); err != nil {
 				return nil, nil, err
 			}
-			if err := logChange(c.sched, ch, ledger.Event{Remove: req.GetJobId()}); err != nil {
+			if err := c.logChange(ch, ledger.Event{Remove: req.GetJobId()}); err != nil {
 				return nil, ch, err
 			}
 		}

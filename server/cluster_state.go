@@ -93,6 +93,10 @@ type cluster struct {
 	// policyState is its pipeline's snapshot as last stored or queued.
 	sched       *ledger.Scheduler
 	policyState []byte
+	// checkpointBytes is the size of the event log's first entry (its
+	// checkpoint, after the first compaction) and logBytes that of the
+	// entries after it (see logChange).
+	checkpointBytes, logBytes int
 }
 
 // loadCluster rebuilds a cluster from its stored state. The policy's
@@ -109,6 +113,13 @@ func loadCluster(st *store.State) (*cluster, error) {
 	c := &cluster{st: st, policy: p, holder: make([]string, len(st.Cluster.Slots)), jobs: map[string]int{}}
 	if c.sched, err = newScheduler(st); err != nil {
 		return nil, err
+	}
+	for i, e := range st.Log {
+		if i == 0 {
+			c.checkpointBytes = len(e)
+		} else {
+			c.logBytes += len(e)
+		}
 	}
 	st.Log, c.policyState, st.PolicyState = nil, st.PolicyState, nil // replayed into the ledger and the pipeline
 	if e, ok := p.(estimated); ok && st.Estimator != nil {

@@ -30,11 +30,14 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(envCrashServer); dir != "" {
 		os.Exit(crashServer(dir))
 	}
+	if dir := os.Getenv(envRestartDir); dir != "" {
+		os.Exit(measureRestart(dir))
+	}
 	os.Exit(m.Run())
 }
 
 func crashServer(dir string) int {
-	st, err := store.Open(filepath.Join(dir, "optd.db"), 5*time.Second)
+	st, err := store.Open(dir, 5*time.Second)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -138,7 +141,7 @@ func crashRound(t *testing.T, seed uint64) {
 	}
 	cmd.Wait()
 
-	st, err := store.Open(filepath.Join(dir, "optd.db"), time.Second)
+	st, err := store.Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,13 +52,17 @@ var kindCodes = map[errkind.Kind]codes.Code{
 	errkind.Conflict:     codes.AlreadyExists,
 	errkind.Precondition: codes.FailedPrecondition,
 	errkind.Exhausted:    codes.ResourceExhausted,
+	errkind.Unavailable:  codes.Unavailable,
+	errkind.DataLoss:     codes.DataLoss,
 }
 
 // statusOf is the one place that maps a handler's error to a gRPC status,
 // as OpenFGA's pkg/server/errors does: by the error's kind (validation →
 // InvalidArgument, the message naming the field and value; not found →
 // NotFound; duplicate → AlreadyExists; infeasible → FailedPrecondition;
-// limits → ResourceExhausted), context → Canceled/DeadlineExceeded, and
+// limits and a store read-only for lack of disk space → ResourceExhausted;
+// a failed store → Unavailable, restart optd; damaged stored data →
+// DataLoss), context → Canceled/DeadlineExceeded, and
 // anything else → Internal with a generic message, the cause going only to
 // the log. A status error (from grpc itself or an interceptor) passes
 // through unchanged.

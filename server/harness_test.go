@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -37,10 +36,18 @@ func startServer(t testing.TB, dir string, opts Options, clientTLS *tls.Config) 
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	st, err := store.Open(filepath.Join(dir, "optd.db"), time.Second)
+	st, err := store.Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveStore(t, st, dir, opts, clientTLS)
+}
+
+// serveStore is startServer with an open store (closed when the server
+// stops); its health drives the server's.
+func serveStore(t testing.TB, st *store.Store, dir string, opts Options, clientTLS *tls.Config) *testServer {
+	t.Helper()
+	opts.Store = st
 	cs, err := NewClusterService(st, opts.Limits, opts.Metrics, nil)
 	if err != nil {
 		t.Fatal(err)

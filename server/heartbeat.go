@@ -155,22 +155,50 @@ func (c *cluster) policyChange(ch *store.Change) error {
 	return nil
 }
 
-// logChange turns a call's ledger events into the store change appending
-// them; when the ledger is left idle the log is replaced by its snapshot.
-func logChange(sch *ledger.Scheduler, ch *store.Change, events ...ledger.Event) error {
+// Event-log compaction: the cluster's event log is replaced by a
+// checkpoint of its ledger (ledger.Checkpoint, one event that rebuilds it)
+// when the ledger is idle, or once the events appended since the last
+// checkpoint outweigh it compactRatio times and are more than
+// compactMinBytes. The log then holds at most about (1+compactRatio) times
+// the live state (the checkpoint is its size), so that disk and the replay
+// at restart follow the live state, even with a job always active; and
+// each checkpoint is paid for by compactRatio times its size in events.
+const (
+	compactRatio    = 2
+	compactMinBytes = 64 << 10
+)
+
+// logChange turns a call's ledger events (already applied to the ledger)
+// into the store change appending them, or replacing the log with a
+// checkpoint (see compactRatio).
+func (c *cluster) logChange(ch *store.Change, events ...ledger.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	if snap, ok := sch.Ledger.Snapshot(); ok {
-		events, ch.TruncateLog = []ledger.Event{snap}, true
-	}
+	var encoded [][]byte
+	size := 0
 	for _, ev := range events {
 		data, err := ev.Encode()
 		if err != nil {
 			return err
 		}
-		ch.Log = append(ch.Log, data)
+		encoded, size = append(encoded, data), size+len(data)
 	}
+	cp, idle := c.sched.Ledger.Snapshot()
+	if !idle && c.logBytes+size <= max(compactMinBytes, compactRatio*c.checkpointBytes) {
+		ch.Log = append(ch.Log, encoded...)
+		c.logBytes += size
+		return nil
+	}
+	if !idle {
+		cp = c.sched.Ledger.Checkpoint()
+	}
+	data, err := cp.Encode()
+	if err != nil {
+		return err
+	}
+	ch.TruncateLog, ch.Log = true, [][]byte{data}
+	c.logBytes, c.checkpointBytes = 0, len(data)
 	return nil
 }
 
@@ -342,7 +370,7 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 			// calls are still committing, so it need not wait for them.
 			return resp, noChange, nil
 		}
-		if err := logChange(sch, ch, d.Events...); err != nil {
+		if err := e.c.logChange(ch, d.Events...); err != nil {
 			return nil, dirty, err
 		}
 		names := e.c.st.Cluster.Heartbeat.Resources

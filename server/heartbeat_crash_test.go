@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -88,7 +87,7 @@ func heartbeatCrashRound(t *testing.T, seed uint64) {
 	}
 	cmd.Wait()
 
-	st, err := store.Open(filepath.Join(dir, "optd.db"), time.Second)
+	st, err := store.Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/store"
 )
 
 // Metrics are the server's Prometheus metrics, on a registry of their own
@@ -27,8 +29,11 @@ type Metrics struct {
 	solver *prometheus.HistogramVec
 	// vetoes: optd_heartbeat_vetoes_total{stage}.
 	vetoes *prometheus.CounterVec
-	// The store's write-ahead log and checkpoints (see store.Observer).
-	walSync, walGroup, checkpoint prometheus.Histogram
+	// The store's log syncs (see store.Observer).
+	walSync, walGroup prometheus.Histogram
+	// store is the store whose condition the storage gauges report (nil:
+	// none yet; see watchStore).
+	store atomic.Pointer[store.Store]
 }
 
 // NewMetrics registers optd's metrics and the Go and process collectors on
@@ -64,13 +69,16 @@ func NewMetrics() *Metrics {
 			Help:    "Changes per write-ahead log record (group commit size).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 11), // 1 … 1024
 		}),
-		checkpoint: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "optd_store_checkpoint_seconds",
-			Help:    "Time to move the changes logged since the last checkpoint into the database file.",
-			Buckets: prometheus.ExponentialBuckets(100e-6, 2, 16), // 100 µs … 3.3 s
-		}),
 	}
-	m.Registry.MustRegister(m.rpc, m.decisions, m.solver, m.vetoes, m.walSync, m.walGroup, m.checkpoint,
+	m.Registry.MustRegister(m.rpc, m.decisions, m.solver, m.vetoes, m.walSync, m.walGroup,
+		m.storeGauge("optd_store_read_only", "1 while the store refuses changes for lack of disk space (they resume once space is freed), else 0.",
+			func(h store.Health, _ *store.Store) float64 { return boolGauge(h.ReadOnly) }),
+		m.storeGauge("optd_store_failed", "1 once a write or sync of the store failed (every call is refused until optd is restarted), else 0.",
+			func(h store.Health, _ *store.Store) float64 { return boolGauge(h.Failed) }),
+		m.storeGauge("optd_store_free_bytes", "Free space of the data directory's file system at the store's last check (-1: unknown).",
+			func(h store.Health, _ *store.Store) float64 { return float64(h.FreeBytes) }),
+		m.storeGauge("optd_store_disk_bytes", "Disk space the store's engine uses (tables, logs, manifests).",
+			func(_ store.Health, st *store.Store) float64 { return float64(st.DiskBytes()) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -81,8 +89,40 @@ func (m *Metrics) LogSynced(took time.Duration, changes int) {
 	m.walGroup.Observe(float64(changes))
 }
 
-// Checkpointed implements store.Observer.
-func (m *Metrics) Checkpointed(took time.Duration, _ int) { m.checkpoint.Observe(took.Seconds()) }
+// storeGauge is a gauge of the watched store (absent while there is none).
+func (m *Metrics) storeGauge(name, help string, value func(store.Health, *store.Store) float64) prometheus.Collector {
+	return &storeCollector{m: m, desc: prometheus.NewDesc(name, help, nil, nil), value: value}
+}
+
+type storeCollector struct {
+	m     *Metrics
+	desc  *prometheus.Desc
+	value func(store.Health, *store.Store) float64
+}
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	if st := c.m.store.Load(); st != nil {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, c.value(st.Health(), st))
+	}
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// watchStore makes st the store of the storage gauges and the observer of
+// its log syncs.
+func (m *Metrics) watchStore(st *store.Store) {
+	if m != nil {
+		m.store.Store(st)
+		st.Observe(m)
+	}
+}
 
 func (m *Metrics) observeRPC(method, code string, d time.Duration) {
 	if m != nil {

@@ -139,9 +139,13 @@ func TestMetricsEndpoint(t *testing.T) {
 		`optd_rpc_duration_seconds_count{code="OK",method="/optd.v1.ClusterService/PlaceReduces"} 1`,
 		`optd_placement_decisions_total{policy="greedy"} 1`,
 		`optd_solver_duration_seconds_count{solver="placement"} 1`,
-		// SubmitJob and PlaceReduces, one after the other: two log records.
-		`optd_store_wal_sync_seconds_count 2`,
-		`optd_store_wal_group_changes_sum 2`,
+		// RegisterCluster, SubmitJob and PlaceReduces, one after the
+		// other: three synced batches.
+		`optd_store_wal_sync_seconds_count 3`,
+		`optd_store_wal_group_changes_sum 3`,
+		"optd_store_read_only 0",
+		"optd_store_failed 0",
+		"optd_store_disk_bytes ",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

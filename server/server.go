@@ -40,6 +40,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/optd/optd/internal/errkind"
+	"github.com/optd/optd/store"
 )
 
 // Errors returned by New and Run; match them with errors.Is.
@@ -97,6 +98,10 @@ type Options struct {
 	Limits Limits
 	// Metrics, if set, records every call's latency by method and code.
 	Metrics *Metrics
+	// Store, if set, drives the health status once the self-checks pass:
+	// NOT_SERVING while it refuses changes (read-only for lack of disk
+	// space, or failed), SERVING again when it takes them.
+	Store *store.Store
 }
 
 // Server is a gRPC server with health and reflection. Use New, then Run once.
@@ -232,6 +237,7 @@ func (s *Server) Run(ctx context.Context) error {
 	checked := make(chan error, 1)
 	go func() { checked <- s.selfCheck(checkCtx) }()
 
+	var storeChanged <-chan struct{} // nil until the self-checks pass
 	for {
 		select {
 		case <-ctx.Done():
@@ -252,10 +258,37 @@ func (s *Server) Run(ctx context.Context) error {
 				s.shutdown()
 				return err
 			}
-			s.setStatus(healthpb.HealthCheckResponse_SERVING)
-			s.log.Info("serving", "services", s.services[1:])
+			storeChanged = s.storeChanges()
+			s.serving()
+		case <-storeChanged:
+			storeChanged = s.storeChanges()
+			s.serving()
 		}
 	}
+}
+
+// storeChanges returns the channel closed at the next change of the
+// store's health (nil without a store). Take it before reading the health,
+// so that no change is missed.
+func (s *Server) storeChanges() <-chan struct{} {
+	if s.opts.Store == nil {
+		return nil
+	}
+	return s.opts.Store.HealthChanged()
+}
+
+// serving sets the status once the self-checks passed: SERVING, unless the
+// store refuses changes.
+func (s *Server) serving() {
+	if st := s.opts.Store; st != nil {
+		if h := st.Health(); !h.OK() {
+			s.setStatus(healthpb.HealthCheckResponse_NOT_SERVING)
+			s.log.Warn("not serving: the store refuses changes", "reason", h.Reason)
+			return
+		}
+	}
+	s.setStatus(healthpb.HealthCheckResponse_SERVING)
+	s.log.Info("serving", "services", s.services[1:])
 }
 
 func (s *Server) selfCheck(ctx context.Context) error {

@@ -1,34 +1,43 @@
-// Package store persists optd's live-cluster state in an embedded bbolt
-// database (one file, by default optd-data/optd.db): each cluster's
+// Package store persists optd's live-cluster state: each cluster's
 // description (nodes, reduce slots with fetch costs, placement policy), its
-// unfinished jobs with the reduce slots they hold (the slot occupancy), the
-// placement policy's estimator window (thresholds.EstimatorState) and
-// counters.
+// unfinished jobs with the reduce slots they hold, the placement policy's
+// estimator window (thresholds.EstimatorState), its counters, the heartbeat
+// ledger's event log and an opaque policy state.
 //
-// Durability: a change queued with [Store.Enqueue] (or [Store.Commit]) is
-// acknowledged once the write-ahead log record holding it is synced (one
-// write and one fdatasync per group of changes, see wal.go and group.go);
-// a checkpointer moves logged changes into the bbolt file in large
-// transactions (checkpoint.go), and Open replays what the log holds beyond
-// the last checkpoint. [Store.Create] writes bbolt directly (committed with
-// fsync; NoSync is never set). A crash at any moment loses no acknowledged
-// change and leaves no half-written one: a torn last log record was never
-// acknowledged and is dropped, and a bbolt transaction is all or nothing.
+// Engine: Pebble (CockroachDB's storage engine), in DATA_DIR/state. A change
+// queued with [Store.Enqueue] (or [Store.Commit], [Store.Create],
+// [Store.Delete]) is acknowledged once the engine's write-ahead log holds it
+// synced; changes queued meanwhile share one batch and the engine joins the
+// syncs of batches in flight (commit.go). The engine moves logged changes
+// into checksummed tables and compacts them in the background, so the disk
+// and a restart follow the live state, not the history.
+//
+// Damage is detected and refused, never repaired by guessing (see
+// record.go, guard.go, open.go):
+//
+//   - every value carries its own CRC-32C over key and payload and is
+//     decoded strictly, beside the engine's checksums of every log chunk and
+//     table block;
+//   - the guard witnesses what checksums cannot see: an engine log
+//     truncated or deleted, a manifest cut short;
+//   - Open verifies everything before it serves (the guard, the logs, every
+//     block of every table, every record) and on damage returns an error
+//     naming the file, offset or key, having changed nothing;
+//   - the one repair is a torn write at the end of the newest log, written
+//     but never synced, so never acknowledged: it is dropped, saved under
+//     DATA_DIR/torn-tails and logged;
+//   - [Check] verifies a data directory offline (`optd store check`).
+//
+// Disk full and I/O errors (health.go): below a reserve of free space the
+// store is read-only (ErrReadOnly, nothing written) until space is freed; a
+// failed write or sync of the log fails the store (ErrFailed) until optd is
+// restarted, and is never retried.
 //
 // Concurrency: callers that need read-modify-write atomicity per cluster
 // (the server) hold their own per-cluster lock around Load and their
-// changes. Reads run concurrently with each other and with the log.
+// changes. Reads run concurrently with each other and with writes.
 //
-// Layout (format 3, see format.go; Open migrates formats 1 and 2): bucket
-// "clusters" holds one nested bucket per cluster id with key "meta" (JSON
-// counters) and nested buckets "description" (key "cluster": JSON
-// [Cluster]), "jobs" keyed by job id (JSON [Job]), "estimator" (the
-// window as a ring of JSON observations, see estimator.go; absent if the
-// policy has none) and "log" (the event log, keyed by big-endian sequence
-// number; absent until the first entry). Bucket "optd" holds the format
-// version and the LSN of the last log record checkpointed. Beside the
-// file, directory optd.db.wal holds the log's segments. A checkpoint
-// rewrites only the pages of the records it changes: the description, large
-// and immutable, is never rewritten, and recording an estimator observation
-// writes that observation, not the window.
+// Layout: see keys.go (the key space), record.go (a value), estimator.go
+// (the estimator ring). Open migrates the bbolt stores of formats 1 to 3
+// (DATA_DIR/optd.db and its log, legacy.go) and keeps their files, renamed.
 package store

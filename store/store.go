@@ -3,14 +3,9 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/thresholds"
@@ -22,12 +17,22 @@ var (
 	ErrNotFound = errkind.New(errkind.NotFound, "store: not found")
 	// ErrExists: a cluster with that id already exists.
 	ErrExists = errkind.New(errkind.Conflict, "store: already exists")
-	// ErrLocked: another process holds the database file.
-	ErrLocked = errkind.New(errkind.Internal, "store: database is locked by another process")
-	// ErrCorrupt: a stored record cannot be decoded.
-	ErrCorrupt = errkind.New(errkind.Internal, "store: corrupt record")
-	// ErrFormat: the database was written by a newer optd.
-	ErrFormat = errkind.New(errkind.Internal, "store: unsupported database format")
+	// ErrInvalid: an id the store cannot hold (empty, or over 65535 bytes).
+	ErrInvalid = errkind.New(errkind.Invalid, "store: invalid")
+	// ErrLocked: another process holds the data directory.
+	ErrLocked = errkind.New(errkind.Internal, "store: the data directory is locked by another process")
+	// ErrCorrupt: stored data failed its checks (see *DamageError).
+	ErrCorrupt = errkind.New(errkind.DataLoss, "store: damaged data")
+	// ErrFormat: the data directory was written by a newer optd.
+	ErrFormat = errkind.New(errkind.Internal, "store: unsupported data format")
+	// ErrReadOnly: the store refuses changes for lack of disk space; it
+	// takes them again once space is freed. A refused change was not
+	// written.
+	ErrReadOnly = errkind.New(errkind.Exhausted, "store: read-only")
+	// ErrFailed: a write or sync of the engine failed; the store refuses
+	// everything until optd is restarted. A change that got this error may
+	// or may not be durable.
+	ErrFailed = errkind.New(errkind.Unavailable, "store: storage failed")
 )
 
 // Cluster is a cluster's immutable description.
@@ -109,14 +114,15 @@ type State struct {
 	// Log is the cluster's event log in order (the heartbeat ledger's
 	// events; opaque to the store).
 	Log [][]byte
-	// PolicyState is the heartbeat policy's last snapshot (opaque to the
-	// store), nil if none was stored.
+	// PolicyState is the cluster's policy state (opaque to the store; nil
+	// if never set).
 	PolicyState []byte
 }
 
 // Change is one atomic change to a cluster's state.
 //
-// Its JSON form is what the write-ahead log holds (wal.go).
+// Its JSON form is what the write-ahead log of format 3 held (read when
+// migrating, see legacy.go).
 type Change struct {
 	// Put adds or replaces jobs (by ID).
 	Put []Job `json:"put,omitempty"`
@@ -133,227 +139,96 @@ type Change struct {
 	TruncateLog bool `json:"truncate_log,omitempty"`
 	// Log entries are appended to the event log.
 	Log [][]byte `json:"log,omitempty"`
-	// PolicyState, if not nil, replaces the heartbeat policy's snapshot.
+	// PolicyState, if not nil, replaces the cluster's policy state (an
+	// empty, non-nil slice stores an empty state).
 	PolicyState []byte `json:"policy_state,omitempty"`
 }
 
-var (
-	bucketClusters = []byte("clusters")
-	bucketJobs     = []byte("jobs")
-	bucketLog      = []byte("log")
-	keyCluster     = []byte("cluster")
-	keyMeta        = []byte("meta")
-	keyEstimator   = []byte("estimator")
-	keyPolicyState = []byte("policy_state")
-)
+func (c *Change) empty() bool {
+	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 &&
+		!c.TruncateLog && len(c.Log) == 0 && c.PolicyState == nil
+}
 
-// Store is an open database. Safe for concurrent use.
+// Store is an open data directory. Safe for concurrent use.
 type Store struct {
-	db       *bolt.DB
-	wal      *walWriter
-	cp       *checkpointer
-	group    *committer
-	observer atomic.Pointer[Observer]
-	// replayed counts the log records Open replayed (after a crash).
-	replayed int
+	dir    string // the data directory
+	engine *engine
+	group  *committer
+	health *healthMonitor
+	// recovered says what Open found and did (see Recovery).
+	recovered Recovery
+	observer  atomic.Pointer[Observer]
 	// oneOffGen numbers Commit's one-change generations (from 1<<63 up, out
 	// of the range callers of Enqueue use).
 	oneOffGen atomic.Uint64
 }
 
-// Open opens (creating if needed, mode 0o600) the database at path and its
-// write-ahead log (directory path+".wal"), replaying the log's changes into
-// the database. It waits at most lockTimeout for the file lock (which also
-// guards the log), then returns ErrLocked.
-func Open(path string, lockTimeout time.Duration) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
-	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
-		}
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	if err := db.Update(initFormat); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: init %s: %w", path, err)
-	}
-	next, replayed, err := recoverLog(db, walDir(path))
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	wal, err := openWAL(walDir(path), next)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s := &Store{db: db, wal: wal, replayed: replayed}
-	s.cp = newCheckpointer(db, wal, next-1, &s.observer)
-	s.group = newCommitter(newIndex(db), wal, s.cp, &s.observer)
-	s.oneOffGen.Store(1 << 63)
-	return s, nil
-}
-
-// Close closes the database.
-// Queued changes are written first, then checkpointed, and the log is
-// removed; Enqueue after Close answers ErrClosed. If the last checkpoint
-// fails, the log stays and the next Open replays it.
-func (s *Store) Close() error {
-	s.group.close()
-	err := s.cp.close()
-	// After a failed checkpoint applied is short of the last record, and
-	// the log stays for the next Open.
-	return errors.Join(err, s.wal.close(s.cp.applied), s.db.Close())
-}
-
-// flush waits until every acknowledged change is in bbolt.
-func (s *Store) flush() error {
-	return s.cp.flush(s.group.durable.Load())
-}
-
-// Replayed returns the number of write-ahead log records Open replayed:
-// nonzero only after a crash (a clean Close leaves no log).
-func (s *Store) Replayed() int { return s.replayed }
-
-// Path returns the database file.
-func (s *Store) Path() string { return s.db.Path() }
-
 // Create stores a new cluster with empty jobs and the given estimator
-// (nil: none). ErrExists if the id is taken.
+// (nil: none), durably. ErrExists if the id is taken.
 func (s *Store) Create(ctx context.Context, c Cluster, est *thresholds.EstimatorState) error {
-	return s.update(ctx, func(tx *bolt.Tx) error {
-		root := tx.Bucket(bucketClusters)
-		if root.Bucket([]byte(c.ID)) != nil {
-			return fmt.Errorf("%w: cluster %q", ErrExists, c.ID)
-		}
-		b, err := root.CreateBucket([]byte(c.ID))
-		if err != nil {
-			return err
-		}
-		if _, err := b.CreateBucket(bucketJobs); err != nil {
-			return err
-		}
-		d, err := b.CreateBucket(bucketDescription)
-		if err != nil {
-			return err
-		}
-		if err := putJSON(d, keyCluster, c); err != nil {
-			return err
-		}
-		if err := putJSON(b, keyMeta, Meta{}); err != nil {
-			return err
-		}
-		if est == nil {
-			return nil
-		}
-		eb, err := b.CreateBucket(keyEstimator)
-		if err != nil {
-			return err
-		}
-		return putEstimator(eb, est)
-	})
-}
-
-// update runs fn in one read-write transaction unless ctx is already done;
-// fn's writes are discarded if ctx is done before the commit starts. A
-// commit that has started completes (bbolt cannot abandon an fsync).
-func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		return ctx.Err()
-	})
+	if err := checkClusterID(c.ID); err != nil {
+		return err
+	}
+	op, err := newCreateOp(c, est)
+	if err != nil {
+		return err
+	}
+	return <-s.group.enqueue(&pending{op: opCreate, id: c.ID, gen: s.oneOffGen.Add(1), create: op})
+}
+
+// Delete removes cluster id and everything stored about it, durably.
+// ErrNotFound if there is no such cluster.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return <-s.group.enqueue(&pending{op: opDelete, id: id, gen: s.oneOffGen.Add(1)})
 }
 
 // Load returns the stored state of cluster id (ErrNotFound if none): every
-// change acknowledged before the call, checkpointed first if need be.
+// change acknowledged before the call (and possibly changes queued but not
+// yet acknowledged: their callers wait for them). It refuses (ErrFailed)
+// once the store has failed, since what the engine holds may then be ahead
+// of what is on disk.
 func (s *Store) Load(ctx context.Context, id string) (*State, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.flush(); err != nil {
+	if err := s.health.failure(); err != nil {
 		return nil, err
 	}
-	var st State
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketClusters).Bucket([]byte(id))
-		if b == nil {
-			return fmt.Errorf("%w: cluster %q", ErrNotFound, id)
-		}
-		d := b.Bucket(bucketDescription)
-		if d == nil {
-			return fmt.Errorf("%w: cluster %q: missing %q", ErrCorrupt, id, bucketDescription)
-		}
-		if err := getJSON(d, keyCluster, &st.Cluster); err != nil {
-			return err
-		}
-		if err := getJSON(b, keyMeta, &st.Meta); err != nil {
-			return err
-		}
-		if eb := b.Bucket(keyEstimator); eb != nil {
-			var err error
-			if st.Estimator, err = loadEstimator(eb); err != nil {
-				return fmt.Errorf("cluster %q: %w", id, err)
-			}
-		}
-		if ps := b.Get(keyPolicyState); ps != nil {
-			st.PolicyState = slices.Clone(ps)
-		}
-		if lb := b.Bucket(bucketLog); lb != nil {
-			if err := lb.ForEach(func(_, v []byte) error {
-				st.Log = append(st.Log, slices.Clone(v))
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
-		return b.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
-			var j Job
-			if err := json.Unmarshal(v, &j); err != nil {
-				return fmt.Errorf("%w: job %q: %w", ErrCorrupt, k, err)
-			}
-			st.Jobs = append(st.Jobs, j)
-			return nil
-		})
-	})
+	if err := checkClusterID(id); err != nil {
+		return nil, fmt.Errorf("%w: cluster %q", ErrNotFound, id)
+	}
+	st, _, err := loadCluster(s.engine.db, id)
 	if err != nil {
-		return nil, err
+		return nil, s.engine.readError(err)
+	}
+	if st == nil {
+		return nil, fmt.Errorf("%w: cluster %q", ErrNotFound, id)
 	}
 	slices.SortFunc(st.Jobs, func(a, b Job) int { return cmp.Compare(a.Seq, b.Seq) })
-	return &st, nil
+	return st, nil
 }
 
 // List returns the ids of every stored cluster, sorted.
 func (s *Store) List() ([]string, error) {
-	var ids []string
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketClusters).ForEachBucket(func(k []byte) error {
-			ids = append(ids, string(k))
-			return nil
-		})
-	})
-	return ids, err
-}
-
-func putJSON(b *bolt.Bucket, key []byte, v any) error {
-	data, err := json.Marshal(v)
+	if err := s.health.failure(); err != nil {
+		return nil, err
+	}
+	ids, err := listClusters(s.engine.db)
 	if err != nil {
-		return fmt.Errorf("store: encoding %s: %w", key, err)
+		return nil, s.engine.readError(err)
 	}
-	return b.Put(key, data)
+	slices.Sort(ids)
+	return ids, nil
 }
 
-func getJSON(b *bolt.Bucket, key []byte, v any) error {
-	data := b.Get(key)
-	if data == nil {
-		return fmt.Errorf("%w: missing %q", ErrCorrupt, key)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%w: %q: %w", ErrCorrupt, key, err)
-	}
-	return nil
-}
+// Recovered says what Open found and did.
+func (s *Store) Recovered() Recovery { return s.recovered }
+
+// DiskBytes returns the disk space the engine uses.
+func (s *Store) DiskBytes() uint64 { return s.engine.db.Metrics().DiskSpaceUsage() }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -21,7 +20,7 @@ func open(t *testing.T, path string) *Store {
 }
 
 func TestRoundTripAndErrors(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "optd.db")
+	path := t.TempDir()
 	s := open(t, path)
 	ctx := t.Context()
 	c := Cluster{ID: "c", Nodes: []Node{{ID: "n", Rack: "r", Capacity: map[string]float64{"cpu": 4}}},
@@ -73,5 +72,15 @@ func TestRoundTripAndErrors(t *testing.T) {
 	}
 	if _, err := s.Load(ctx, "zz"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Load unknown = %v", err)
+	}
+}
+
+// createCluster creates cluster id with one node and two slots, no
+// estimator.
+func createCluster(t testing.TB, s *Store, id string) {
+	t.Helper()
+	c := Cluster{ID: id, Nodes: []Node{{ID: "n"}}, Slots: []Slot{{Node: "n", FetchCost: 1}, {Node: "n", FetchCost: 2}}, Policy: Policy{Name: "greedy"}}
+	if err := s.Create(context.Background(), c, nil); err != nil {
+		t.Fatal(err)
 	}
 }

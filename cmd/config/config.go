@@ -23,7 +23,7 @@
 //	limits.max_simulated_jobs --max-simulated-jobs OPTD_LIMITS_MAX_SIMULATED_JOBS 10000000
 //
 // The data directory is relative to the working directory unless absolute;
-// the server keeps its state in DATA_DIR/optd.db.
+// the server keeps its state in DATA_DIR/state (see package store).
 //
 // The effective value of a key is the first of: a flag given on the command
 // line, the environment variable, the config file, the default from

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +29,7 @@ import (
 // dir and returns the address and a stop function.
 func startServer(t *testing.T, dir string) (addr string, stop func()) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(dir, "optd.db"), 5*time.Second)
+	st, err := store.Open(dir, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -44,27 +43,28 @@ exits 0. Nothing is printed on stdout.`,
 	return c
 }
 
-// DBFile is the name of the state database inside the data directory.
-const DBFile = "optd.db"
-
 // Run serves until ctx is cancelled: it opens the store in the data
-// directory (failing if another optd holds it), starts the metrics endpoint
-// if configured, and serves ClusterService and OptimizeService with TLS, the
-// bearer token and the limits of the configuration.
+// directory (failing if another optd holds it, or if the store is damaged;
+// logging how long the open took and what it recovered), starts the
+// metrics endpoint if configured, and serves ClusterService and
+// OptimizeService with TLS, the bearer token and the limits of the
+// configuration.
 func Run(ctx context.Context, env *cli.Env) error {
 	cfg := env.Config
 	opts := Options(env)
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, DBFile), time.Second)
+	start := time.Now()
+	st, err := store.OpenWith(cfg.DataDir, store.Options{LockTimeout: time.Second, Logger: env.Logger})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if n := st.Replayed(); n > 0 {
-		env.Logger.Info("recovered after a crash", "data_dir", cfg.DataDir, "log_records_replayed", n)
-	}
+	r := st.Recovered()
+	env.Logger.Info("store opened", "data_dir", cfg.DataDir, "duration_ms", float64(time.Since(start).Microseconds())/1000,
+		"recovered_after_a_crash", r.Crash, "torn_tail_bytes", r.TornTailBytes, "migrated_from_format", r.MigratedFrom)
+	opts.Store = st
 	if cfg.TLS.CertFile != "" {
 		if opts.TLS, err = server.LoadTLS(cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile); err != nil {
 			return err

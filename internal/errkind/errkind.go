@@ -29,15 +29,25 @@ const (
 	// Precondition: the input is valid but the current state cannot serve
 	// it (not enough free slots, an infeasible trace).
 	Precondition
-	// Exhausted: a configured limit is reached.
+	// Exhausted: a configured limit is reached (or the disk's free space
+	// has fallen below the store's reserve).
 	Exhausted
-	// Internal: a failure of optd or of its environment (a bug, a corrupt
-	// file, a solver that did not converge), not of the request.
+	// Unavailable: optd cannot serve it now for a failure of its
+	// environment that it will not retry by itself (a failed write or sync
+	// of the store); the message says what the operator must do.
+	Unavailable
+	// DataLoss: stored data failed its checks; the message names the file
+	// and the offset or key.
+	DataLoss
+	// Internal: a failure of optd or of its environment (a bug, a
+	// database another process holds, a solver that did not converge), not
+	// of the request.
 	Internal
 )
 
 var names = [...]string{Invalid: "invalid", NotFound: "not found", Conflict: "conflict",
-	Precondition: "precondition", Exhausted: "exhausted", Internal: "internal"}
+	Precondition: "precondition", Exhausted: "exhausted", Unavailable: "unavailable",
+	DataLoss: "data loss", Internal: "internal"}
 
 func (k Kind) String() string {
 	if k >= Invalid && k <= Internal {

@@ -1,26 +1,25 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
-)
 
-func createCluster(t *testing.T, s *Store, id string) {
-	t.Helper()
-	if err := s.Create(t.Context(), Cluster{ID: id, Nodes: []Node{{ID: "n"}}, Slots: []Slot{{Node: "n", FetchCost: 1}}}, nil); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/optd/optd/thresholds"
+)
 
 // TestGroupCommitOrderAndDurability: changes queued by many goroutines on
 // several clusters are all durable after their acknowledgement, each
 // goroutine's changes apply in its queue order, and a reopened store holds
 // exactly the acknowledged state.
 func TestGroupCommitOrderAndDurability(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "optd.db")
+	path := t.TempDir()
 	s := open(t, path)
 	const clusters, perCluster = 4, 200
 	for c := range clusters {
@@ -79,7 +78,7 @@ func TestGroupCommitOrderAndDurability(t *testing.T) {
 // fails, the later changes of that generation are aborted unwritten, while
 // other generations and clusters go on.
 func TestGroupCommitAbortsAfterFailure(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "optd.db"))
+	s := open(t, t.TempDir())
 	defer s.Close()
 	createCluster(t, s, "a")
 	createCluster(t, s, "b")
@@ -119,7 +118,7 @@ func TestGroupCommitAbortsAfterFailure(t *testing.T) {
 // TestCloseWritesQueuedChanges: Close writes what was queued; Enqueue after
 // Close answers ErrClosed.
 func TestCloseWritesQueuedChanges(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "optd.db")
+	path := t.TempDir()
 	s := open(t, path)
 	createCluster(t, s, "c")
 	var waits []<-chan error
@@ -154,7 +153,7 @@ func TestCloseWritesQueuedChanges(t *testing.T) {
 func BenchmarkCommit(b *testing.B) {
 	for _, writers := range []int{1, 16} {
 		b.Run(fmt.Sprint("writers=", writers), func(b *testing.B) {
-			s, err := Open(filepath.Join(b.TempDir(), "optd.db"), 0)
+			s, err := Open(b.TempDir(), 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -182,5 +181,122 @@ func BenchmarkCommit(b *testing.B) {
 			st := s.Stats()
 			b.ReportMetric(float64(st.Changes)/float64(st.Transactions), "changes/tx")
 		})
+	}
+}
+
+// TestDeleteCluster: Delete removes a cluster and everything stored about
+// it, durably; its id can be registered again, empty; a missing cluster is
+// ErrNotFound.
+func TestDeleteCluster(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	est := &thresholds.EstimatorState{Window: 2}
+	if err := s.Create(t.Context(), Cluster{ID: "gone"}, est); err != nil {
+		t.Fatal(err)
+	}
+	createCluster(t, s, "kept")
+	full := Change{Put: []Job{{ID: "j", Seq: 1}}, Meta: &Meta{LastSeq: 1}, Observed: []thresholds.Observation{{Data: 1, Reduces: 1}},
+		Log: [][]byte{[]byte("e1"), []byte("e2")}, PolicyState: []byte("p")}
+	for _, id := range []string{"gone", "kept"} {
+		ch := full
+		if id == "kept" {
+			ch.Observed = nil
+		}
+		if err := s.Commit(t.Context(), id, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(t.Context(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(t.Context(), "gone"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second Delete = %v, want ErrNotFound", err)
+	}
+	if err := s.Commit(t.Context(), "gone", Change{Meta: &Meta{}}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("change of a deleted cluster = %v, want ErrNotFound", err)
+	}
+	s.Close()
+	s = open(t, dir)
+	defer s.Close()
+	if ids, _ := s.List(); !reflect.DeepEqual(ids, []string{"kept"}) {
+		t.Errorf("List after Delete = %v", ids)
+	}
+	if _, err := s.Load(t.Context(), "gone"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Load after Delete = %v, want ErrNotFound", err)
+	}
+	kept, err := s.Load(t.Context(), "kept")
+	if err != nil || len(kept.Jobs) != 1 || len(kept.Log) != 2 || string(kept.PolicyState) != "p" {
+		t.Errorf("the other cluster after Delete: %+v, %v", kept, err)
+	}
+	if err := s.Create(t.Context(), Cluster{ID: "gone"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Load(t.Context(), "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Jobs) != 0 || again.Log != nil || again.PolicyState != nil || again.Estimator != nil || again.Meta != (Meta{}) {
+		t.Errorf("a cluster registered again after Delete holds %+v", again)
+	}
+}
+
+// TestPolicyState: the opaque policy state is stored as given, replaced by
+// a non-nil Change.PolicyState (an empty one included), kept by a nil one,
+// durable across reopening, and refused when damaged.
+func TestPolicyState(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	createCluster(t, s, "c")
+	load := func(s *Store) []byte {
+		t.Helper()
+		st, err := s.Load(t.Context(), "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.PolicyState
+	}
+	if got := load(s); got != nil {
+		t.Errorf("a new cluster's policy state = %q, want nil", got)
+	}
+	blob := []byte{0, 1, 2, 0xff, '{'}
+	steps := []struct {
+		set, want []byte
+	}{
+		{blob, blob},
+		{nil, blob},
+		{[]byte{}, []byte{}},
+		{[]byte("v2"), []byte("v2")},
+	}
+	for i, st := range steps {
+		if err := s.Commit(t.Context(), "c", Change{PolicyState: st.set, Meta: &Meta{LastSeq: int64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := load(s); !bytes.Equal(got, st.want) || (got == nil) != (st.want == nil) {
+			t.Errorf("step %d: policy state %q, want %q", i, got, st.want)
+		}
+	}
+	s.Close()
+	s = open(t, dir)
+	if got := load(s); string(got) != "v2" {
+		t.Errorf("after reopening: %q", got)
+	}
+	// One flipped bit in the stored record: Load refuses it.
+	k := subKey("c", subPolicy)
+	v, closer, err := s.engine.db.Get(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(v)
+	closer.Close()
+	bad[2] ^= 0x10
+	if err := s.engine.db.Set(k, bad, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(t.Context(), "c"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Load of a damaged policy state = %v, want ErrCorrupt", err)
+	}
+	s.Close()
+	if _, err := Open(dir, 0); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `K/"c"/p`) {
+		t.Errorf("Open with a damaged policy state = %v, want ErrCorrupt naming the key", err)
 	}
 }

@@ -25,6 +25,10 @@ type Beat struct {
 	// node that completed their task or failed since its last heartbeat.
 	Running          []Status
 	Finished, Failed []int
+	// OutputMB gives the map output, in MB, of finished map attempts (by
+	// attempt id; those absent are unknown): what a reduce-placement
+	// stage estimates a job's intermediate data X from.
+	OutputMB map[int]float64
 	// ReportOnly makes it an out-of-band heartbeat: record, decide nothing.
 	ReportOnly bool
 }

@@ -63,8 +63,8 @@ type simTask struct {
 	replicas []int // node indices holding the input block (maps)
 	// outNode and outMB: where a finished map's output is, and its size
 	// (with a Network).
-	outNode int
-	outMB   float64
+	outNode  int
+	outMB    float64
 	attempts []*simAttempt
 	done     bool
 	doneS    float64

@@ -76,6 +76,12 @@ func (x *executor) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decisi
 	for _, id := range b.Failed {
 		req.Failed = append(req.Failed, int64(id))
 	}
+	for id, mb := range b.OutputMB {
+		if req.OutputMb == nil {
+			req.OutputMb = map[int64]float64{}
+		}
+		req.OutputMb[int64(id)] = mb
+	}
 	x.calls++
 	resp, err := x.client.Heartbeat(ctx, req)
 	if err != nil {

@@ -34,6 +34,7 @@ func init() {
 	} {
 		policy.Must(policy.RegisterPlacement(p.name, p.f, p.params...))
 	}
+	policy.Must(policy.RegisterAddOn(policy.ReducePlacementStage, newReducePlacement))
 }
 
 // block returns positions start..start+r−1.

@@ -1,0 +1,355 @@
+package placement
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/thresholds"
+)
+
+// Hop distances of the fetch cost H(v) (the server's topology defaults):
+// a reducer reading map output on its own node crosses no link, one in its
+// rack goes node, top-of-rack switch, node, one in another rack also
+// crosses the aggregation switch.
+const (
+	SameRackHops  = 2
+	CrossRackHops = 4
+)
+
+var (
+	_ policy.ReducePlacer = (*reducePlacement)(nil)
+	_ policy.Committer    = (*reducePlacement)(nil)
+	_ policy.Stateful     = (*reducePlacement)(nil)
+)
+
+// reducePlacement is the heartbeat's reduce-placement stage
+// (policy.ReducePlacementStage): when a stage of a job offers its first
+// reduce (slow-start reached), it estimates the job's intermediate data
+// from its finished maps, X = m/m_done · X_done (Tan et al., INFOCOM 2013,
+// §I-C), costs every node v by H(v), the hop distance from the finished
+// maps' outputs to v weighted by their size (by their count while no size
+// is reported), and asks the cluster's placement policy for the job's R
+// reduce slots. Each reducer then starts only on a node chosen for it;
+// starts elsewhere are refused with the plan as the reason. A plan whose
+// reducers have all started no longer restricts (a reducer that failed
+// starts anywhere).
+//
+// Slots: a node offers as many reduce slots as its capacity holds the
+// job's reduce request (its reduce slots on an MRv1 cluster), less the
+// reducers running on it and those other plans still hold there; if the
+// cluster has fewer than R, the placement sees further waves of every
+// node's slots at the same costs (its reducers then wait for their nodes
+// as Tan et al.'s jobs wait for slots).
+type reducePlacement struct {
+	pol   policy.Placement
+	plans map[planKey]*reducePlan
+}
+
+type planKey struct {
+	job   string
+	stage int
+}
+
+// reducePlan is where one stage of a job runs its reducers.
+type reducePlan struct {
+	Job   string `json:"job"`
+	Stage int    `json:"stage"`
+	// Left counts, by node, the chosen slots no reducer has started in.
+	Left map[string]int `json:"left"`
+	// Reason is the placement's decision and its inputs.
+	Reason string `json:"reason"`
+}
+
+func (p *reducePlan) pending() int {
+	n := 0
+	for _, v := range p.Left {
+		n += v
+	}
+	return n
+}
+
+func newReducePlacement(cfg policy.HeartbeatConfig) (policy.Stages, error) {
+	if cfg.Placement == nil {
+		return policy.Stages{}, fmt.Errorf("%w: %s needs the cluster's placement policy (none configured)", policy.ErrInvalidConfig, policy.ReducePlacementStage)
+	}
+	return policy.Stages{Placer: &reducePlacement{pol: cfg.Placement, plans: map[planKey]*reducePlan{}}}, nil
+}
+
+// Name implements policy.Plugin.
+func (*reducePlacement) Name() string { return policy.ReducePlacementStage }
+
+// PlaceReduce implements policy.ReducePlacer.
+func (s *reducePlacement) PlaceReduce(hb *policy.Heartbeat, a policy.Action) (bool, string) {
+	j := hb.Cluster.Job(a.Job)
+	if j == nil {
+		return true, ""
+	}
+	pl, err := s.plan(hb.Cluster, j)
+	if err != nil {
+		return true, fmt.Sprintf("%s: %v; any node", policy.ReducePlacementStage, err)
+	}
+	switch {
+	case pl.Left[a.Node] > 0:
+		return true, fmt.Sprintf("%s: %s is chosen for job %s's reducers (%s)", policy.ReducePlacementStage, a.Node, j.ID, pl.Reason)
+	case pl.pending() == 0:
+		return true, fmt.Sprintf("%s: job %s's planned reducers have all started; any node", policy.ReducePlacementStage, j.ID)
+	}
+	return false, fmt.Sprintf("job %s's reducers go to %s, not %s (%s)", j.ID, leftList(pl.Left), a.Node, pl.Reason)
+}
+
+// Commit implements policy.Committer: a reduce started on a chosen node
+// takes one of its slots.
+func (s *reducePlacement) Commit(hb *policy.Heartbeat, a policy.Action, veto *policy.Veto) {
+	if veto != nil || a.Kind != policy.ActionStart || a.Type != models.ReduceTask {
+		return
+	}
+	j := hb.Cluster.Job(a.Job)
+	if j == nil {
+		return
+	}
+	if pl := s.plans[planKey{a.Job, j.Stage}]; pl != nil && pl.Left[a.Node] > 0 {
+		pl.Left[a.Node]--
+		if pl.Left[a.Node] == 0 {
+			delete(pl.Left, a.Node)
+		}
+	}
+}
+
+func leftList(left map[string]int) string {
+	var b strings.Builder
+	for i, n := range slices.Sorted(maps.Keys(left)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s×%d", n, left[n])
+	}
+	return b.String()
+}
+
+// plan returns the plan of j's current stage, deciding it on first use.
+func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reducePlan, error) {
+	key := planKey{j.ID, j.Stage}
+	if pl := s.plans[key]; pl != nil {
+		return pl, nil
+	}
+	// Plans of finished jobs and stages hold nothing any more.
+	for k := range s.plans {
+		if o := c.Job(k.job); o == nil || o.Stage != k.stage {
+			delete(s.plans, k)
+		}
+	}
+	req, nodes, cost := s.request(c, j)
+	d, err := s.pol.Place(req)
+	if err != nil {
+		return nil, err
+	}
+	pl := &reducePlan{Job: j.ID, Stage: j.Stage, Left: map[string]int{}}
+	for _, pos := range d.Positions {
+		if pos < 0 || pos >= len(req.Free) {
+			return nil, fmt.Errorf("%s chose position %d of %d free slots", s.pol.Name(), pos, len(req.Free))
+		}
+		pl.Left[nodes[req.Free[pos].Index]]++
+	}
+	var hs []string
+	for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
+		hs = append(hs, fmt.Sprintf("H(%s) = %.3g", n, cost[n]))
+	}
+	pl.Reason = fmt.Sprintf("X ≈ m/m_done·X_done = %d/%d·%.4g = %.4g MB for R = %d; %s; %s",
+		j.MapsTotal, j.MapsDone, j.MapOutputMB(), req.X, req.R, strings.Join(hs, ", "), d.Reason)
+	s.plans[key] = pl
+	return pl, nil
+}
+
+// request builds the placement request of job j: its slots cheapest first
+// with their node by slot index, and H(v) by node.
+func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]float64) {
+	held := map[string]int{} // reducers of other jobs running or planned
+	var heldIdx [][]int
+	for _, n := range c.Nodes {
+		for _, a := range n.Running {
+			if a.Type == models.ReduceTask && a.Job != j.ID {
+				held[n.ID]++
+			}
+		}
+	}
+	per := 0
+	capSlots := make([]int, len(c.Nodes))
+	for i, n := range c.Nodes {
+		capSlots[i] = reduceSlots(c, n, j.Demand[models.ReduceTask])
+		per = max(per, capSlots[i])
+	}
+	pos := map[string]int{}
+	for i, n := range c.Nodes {
+		pos[n.ID] = i
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
+		pl := s.plans[k]
+		var idx []int
+		for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
+			held[n] += pl.Left[n]
+			for q := range pl.Left[n] {
+				idx = append(idx, pos[n]*per+q)
+			}
+		}
+		heldIdx = append(heldIdx, idx)
+	}
+	cost := fetchCosts(c, j)
+	req := &policy.PlacementRequest{X: estimateX(j), R: j.ReducesTotal, JobsInSystem: len(c.Jobs) - 1, Held: heldIdx}
+	for _, o := range c.Jobs {
+		if o.ID != j.ID && !o.SlowStartReached {
+			req.Waiting++
+		}
+	}
+	nodeOf := map[int]string{}
+	add := func(wave int, free func(i int) int) {
+		for i, n := range c.Nodes {
+			for q := range max(free(i), 0) {
+				idx := wave*len(c.Nodes)*per + i*per + q
+				nodeOf[idx] = n.ID
+				req.Free = append(req.Free, policy.Slot{Index: idx, Cost: cost[n.ID]})
+			}
+		}
+	}
+	add(0, func(i int) int { return capSlots[i] - held[c.Nodes[i].ID] })
+	for wave := 1; len(req.Free) < req.R; wave++ {
+		add(wave, func(i int) int { return capSlots[i] })
+		if per == 0 {
+			break
+		}
+	}
+	slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
+	return req, nodeOf, cost
+}
+
+// reduceSlots is how many reducers of request d node n holds at once.
+func reduceSlots(c *policy.ClusterView, n *policy.NodeView, d models.Resources) int {
+	if c.SlotBased {
+		return n.ReduceSlots
+	}
+	k := math.MaxInt
+	for p, v := range d {
+		if v > 0 && p < len(n.Capacity) {
+			k = min(k, int(n.Capacity[p]/v))
+		}
+	}
+	if k == math.MaxInt {
+		return 1
+	}
+	return k
+}
+
+// estimateX is Tan et al.'s X = m/m_done · X_done (§I-C): the reported
+// output of the finished maps scaled to all of them (0 before any).
+func estimateX(j *policy.JobView) float64 {
+	if j.MapsDone == 0 {
+		return 0
+	}
+	return float64(j.MapsTotal) / float64(j.MapsDone) * j.MapOutputMB()
+}
+
+// fetchCosts returns H(v) for every node: the mean hop distance from the
+// job's finished map outputs to v, weighted by their MB (by their number
+// of maps while no size is known); 0 everywhere before any map finished.
+func fetchCosts(c *policy.ClusterView, j *policy.JobView) map[string]float64 {
+	rack := map[string]string{}
+	for _, n := range c.Nodes {
+		rack[n.ID] = n.Rack
+	}
+	bySize := j.MapOutputMB() > 0
+	total := 0.0
+	for _, o := range j.MapOutputs {
+		total += weight(o, bySize)
+	}
+	cost := map[string]float64{}
+	for _, n := range c.Nodes {
+		h := 0.0
+		for _, o := range j.MapOutputs {
+			switch {
+			case o.Node == n.ID:
+			case rack[o.Node] == n.Rack:
+				h += SameRackHops * weight(o, bySize)
+			default:
+				h += CrossRackHops * weight(o, bySize)
+			}
+		}
+		if total > 0 {
+			h /= total
+		}
+		cost[n.ID] = h
+	}
+	return cost
+}
+
+func weight(o policy.NodeOutput, bySize bool) float64 {
+	if bySize {
+		return o.MB
+	}
+	return float64(o.Maps)
+}
+
+// placementState is the stage's snapshot: its plans, and the placement
+// policy's estimator if it has one.
+type placementState struct {
+	Plans     []*reducePlan              `json:"plans"`
+	Estimator *thresholds.EstimatorState `json:"estimator,omitempty"`
+}
+
+type estimated interface {
+	Estimator() *thresholds.Estimator
+}
+
+// Snapshot implements policy.Stateful.
+func (s *reducePlacement) Snapshot() ([]byte, error) {
+	st := placementState{Plans: []*reducePlan{}}
+	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
+		st.Plans = append(st.Plans, s.plans[k])
+	}
+	if e, ok := s.pol.(estimated); ok {
+		es := e.Estimator().Snapshot()
+		st.Estimator = &es
+	}
+	return json.Marshal(st)
+}
+
+// Restore implements policy.Stateful.
+func (s *reducePlacement) Restore(data []byte) error {
+	var st placementState
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	plans := map[planKey]*reducePlan{}
+	for i, pl := range st.Plans {
+		if pl == nil || pl.Job == "" || pl.Stage < 0 {
+			return fmt.Errorf("%w: plans[%d]: no job or a negative stage", policy.ErrInvalidConfig, i)
+		}
+		for n, v := range pl.Left {
+			if v < 1 {
+				return fmt.Errorf("%w: plans[%d].left[%q] = %d, must be ≥ 1", policy.ErrInvalidConfig, i, n, v)
+			}
+		}
+		if pl.Left == nil {
+			pl.Left = map[string]int{}
+		}
+		plans[planKey{pl.Job, pl.Stage}] = pl
+	}
+	e, ok := s.pol.(estimated)
+	if ok != (st.Estimator != nil) {
+		return fmt.Errorf("%w: estimator state for a placement policy %q that has %s", policy.ErrInvalidConfig, s.pol.Name(), map[bool]string{true: "one", false: "none"}[ok])
+	}
+	if ok {
+		est, err := thresholds.RestoreEstimator(*st.Estimator)
+		if err != nil {
+			return fmt.Errorf("%w: %w", policy.ErrInvalidConfig, err)
+		}
+		*e.Estimator() = *est
+	}
+	s.plans = plans
+	return nil
+}

@@ -77,8 +77,8 @@ func NewPipeline(spec string, cfg HeartbeatConfig) (*Pipeline, error) {
 	if p.assigner == nil {
 		return nil, fmt.Errorf("%w: policy spec %q: no assignment policy", ErrInvalidConfig, spec)
 	}
-	if cfg.Placement != nil && !seen[ReducePlacementStage] {
-		e, ok := lookup(ReducePlacementStage, kindAddOn)
+	if cfg.Placement != nil {
+		e, ok := lookup(ReducePlacementStage, kindReducePlacer)
 		if !ok {
 			return nil, fmt.Errorf("%w: policy spec %q: a placement policy needs the %q stage; import policy/builtin", ErrUnknownPolicy, spec, ReducePlacementStage)
 		}

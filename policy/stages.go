@@ -60,8 +60,9 @@ type ReducePlacer interface {
 }
 
 // ReducePlacementStage is the name of the stage that places reducers by
-// HeartbeatConfig.Placement (registered by policy/placement as an add-on;
-// NewPipeline adds it when the configuration has a placement policy).
+// HeartbeatConfig.Placement (registered by policy/placement with
+// RegisterReducePlacer; NewPipeline adds it when the configuration has a
+// placement policy, no spec names it).
 const ReducePlacementStage = "reduce-placement"
 
 // Speculator launches speculative copies of running attempts on the

@@ -46,7 +46,13 @@ var (
 // reducers running on it and those other plans still hold there; if the
 // cluster has fewer than R, the placement sees further waves of every
 // node's slots at the same costs (its reducers then wait for their nodes
-// as Tan et al.'s jobs wait for slots).
+// as Tan et al.'s jobs wait for slots). The q-th slot of node v (q = 0
+// for the first, counting the slots others hold) costs H(v)·(1 + q): the
+// reducers on a node fetch through its one link, and q + 1 fetchers on a
+// saturated link each get 1/(q + 1) of it (the max-min share of the
+// simulator's network), so a unit of data costs q + 1 times as long. Tan
+// et al.'s slots have fixed costs; without this factor every policy that
+// prefers cheap slots would stack a job's reducers on its cheapest node.
 type reducePlacement struct {
 	pol   policy.Placement
 	plans map[planKey]*reducePlan
@@ -208,20 +214,17 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 		}
 	}
 	nodeOf := map[int]string{}
-	add := func(wave int, free func(i int) int) {
+	for wave := 0; wave == 0 || (len(req.Free) < req.R && per > 0); wave++ {
 		for i, n := range c.Nodes {
-			for q := range max(free(i), 0) {
+			first := 0
+			if wave == 0 {
+				first = held[n.ID]
+			}
+			for q := first; q < capSlots[i]; q++ {
 				idx := wave*len(c.Nodes)*per + i*per + q
 				nodeOf[idx] = n.ID
-				req.Free = append(req.Free, policy.Slot{Index: idx, Cost: cost[n.ID]})
+				req.Free = append(req.Free, policy.Slot{Index: idx, Cost: cost[n.ID] * float64(1+q)})
 			}
-		}
-	}
-	add(0, func(i int) int { return capSlots[i] - held[c.Nodes[i].ID] })
-	for wave := 1; len(req.Free) < req.R; wave++ {
-		add(wave, func(i int) int { return capSlots[i] })
-		if per == 0 {
-			break
 		}
 	}
 	slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })

@@ -191,17 +191,14 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 		capSlots[i] = reduceSlots(c, n, j.Demand[models.ReduceTask])
 		per = max(per, capSlots[i])
 	}
-	pos := map[string]int{}
-	for i, n := range c.Nodes {
-		pos[n.ID] = i
-	}
+	pos := spreadOrder(c)
 	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
 		pl := s.plans[k]
 		var idx []int
 		for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
 			held[n] += pl.Left[n]
 			for q := range pl.Left[n] {
-				idx = append(idx, pos[n]*per+q)
+				idx = append(idx, q*len(c.Nodes)+pos[n])
 			}
 		}
 		heldIdx = append(heldIdx, idx)
@@ -221,7 +218,7 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 				first = held[n.ID]
 			}
 			for q := first; q < capSlots[i]; q++ {
-				idx := wave*len(c.Nodes)*per + i*per + q
+				idx := wave*len(c.Nodes)*per + q*len(c.Nodes) + pos[n.ID]
 				nodeOf[idx] = n.ID
 				req.Free = append(req.Free, policy.Slot{Index: idx, Cost: cost[n.ID] * float64(1+q)})
 			}
@@ -229,6 +226,30 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 	}
 	slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
 	return req, nodeOf, cost
+}
+
+// spreadOrder ranks the nodes so that slots of equal cost, taken in index
+// order, spread over the racks and then over their nodes: the first node
+// of every rack, then the second of every rack, and so on (a slot's index
+// is q·nodes + rank, q its position on the node).
+func spreadOrder(c *policy.ClusterView) map[string]int {
+	inRack := map[string]int{}
+	type nr struct{ node, k, rack int }
+	var order []nr
+	racks := map[string]int{}
+	for i, n := range c.Nodes {
+		if _, ok := racks[n.Rack]; !ok {
+			racks[n.Rack] = len(racks)
+		}
+		order = append(order, nr{i, inRack[n.Rack], racks[n.Rack]})
+		inRack[n.Rack]++
+	}
+	slices.SortFunc(order, func(a, b nr) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.rack, b.rack)) })
+	rank := make(map[string]int, len(order))
+	for r, o := range order {
+		rank[c.Nodes[o.node].ID] = r
+	}
+	return rank
 }
 
 // reduceSlots is how many reducers of request d node n holds at once.
@@ -257,44 +278,81 @@ func estimateX(j *policy.JobView) float64 {
 	return float64(j.MapsTotal) / float64(j.MapsDone) * j.MapOutputMB()
 }
 
-// fetchCosts returns H(v) for every node: the mean hop distance from the
-// job's finished map outputs to v, weighted by their MB (by their number
-// of maps while no size is known); 0 everywhere before any map finished.
+// fetchCosts returns H(v) for every node: the mean hop distance to v from
+// the job's map outputs, weighted by their MB (by their number of maps
+// while no size is known); 0 everywhere before any map finished. The
+// outputs are those of the finished maps and the expected ones of the
+// maps still to run, which run where map slots are: each node is expected
+// to hold a share of them proportional to the map tasks it holds at once
+// (a uniform block layout; at slow-start only 5% of the maps are done, and
+// their nodes alone would be a biased picture of where the job's data
+// will be).
 func fetchCosts(c *policy.ClusterView, j *policy.JobView) map[string]float64 {
-	rack := map[string]string{}
-	for _, n := range c.Nodes {
-		rack[n.ID] = n.Rack
-	}
-	bySize := j.MapOutputMB() > 0
+	w := outputWeights(c, j)
 	total := 0.0
-	for _, o := range j.MapOutputs {
-		total += weight(o, bySize)
+	for _, x := range w {
+		total += x
 	}
 	cost := map[string]float64{}
 	for _, n := range c.Nodes {
 		h := 0.0
-		for _, o := range j.MapOutputs {
+		for i, src := range c.Nodes {
 			switch {
-			case o.Node == n.ID:
-			case rack[o.Node] == n.Rack:
-				h += SameRackHops * weight(o, bySize)
+			case src.ID == n.ID:
+			case src.Rack == n.Rack:
+				h += SameRackHops * w[i]
 			default:
-				h += CrossRackHops * weight(o, bySize)
+				h += CrossRackHops * w[i]
 			}
 		}
 		if total > 0 {
 			h /= total
 		}
-		cost[n.ID] = h
+		// Rounded, so that nodes placed alike tie whatever the order of the
+		// sums (ties go by the rack-spread order).
+		cost[n.ID] = math.Round(h*1e9) / 1e9
 	}
 	return cost
 }
 
-func weight(o policy.NodeOutput, bySize bool) float64 {
-	if bySize {
-		return o.MB
+// outputWeights is the job's map output expected on each node (by
+// c.Nodes), in MB, or in maps while no size is known (see fetchCosts).
+func outputWeights(c *policy.ClusterView, j *policy.JobView) []float64 {
+	bySize := j.MapOutputMB() > 0
+	at := map[string]float64{}
+	for _, o := range j.MapOutputs {
+		if bySize {
+			at[o.Node] += o.MB
+		} else {
+			at[o.Node] += float64(o.Maps)
+		}
 	}
-	return float64(o.Maps)
+	perMap := 1.0
+	if bySize {
+		perMap = j.MapOutputMB() / float64(j.MapsDone)
+	}
+	left := 0.0
+	if j.MapsDone > 0 {
+		left = float64(j.MapsTotal-j.MapsDone) * perMap
+	}
+	capOf := make([]float64, len(c.Nodes))
+	capSum := 0.0
+	for i, n := range c.Nodes {
+		if c.SlotBased {
+			capOf[i] = float64(n.MapSlots)
+		} else {
+			capOf[i] = float64(reduceSlots(c, n, j.Demand[models.MapTask]))
+		}
+		capSum += capOf[i]
+	}
+	w := make([]float64, len(c.Nodes))
+	for i, n := range c.Nodes {
+		w[i] = at[n.ID]
+		if capSum > 0 {
+			w[i] += left * capOf[i] / capSum
+		}
+	}
+	return w
 }
 
 // placementState is the stage's snapshot: its plans, and the placement

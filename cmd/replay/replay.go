@@ -91,11 +91,7 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 	}
 	cfg := sc.LedgerConfig()
 	x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: id, resources: cfg.Cluster.Resources, explain: o.explain}
-	req := registerRequest(id, cfg, o.policy, o.seed)
-	if o.placement != "" {
-		req.Policy = &optdv1.PlacementPolicy{Name: o.placement, Seed: o.seed}
-	}
-	if _, err := x.client.RegisterCluster(ctx, req); err != nil {
+	if _, err := x.client.RegisterCluster(ctx, registerRequest(id, cfg, o.policy, o.placement, o.seed)); err != nil {
 		return fmt.Errorf("registering cluster %q with %s: %w", id, o.server, err)
 	}
 	bar := cli.NewProgress(cmd.ErrOrStderr(), len(sc.Jobs), "jobs finished")

@@ -3,10 +3,12 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
 )
 
 // netCluster is a cluster of racks×perRack nodes named n<rack>-<i>.
@@ -213,6 +215,49 @@ func TestClusterNetworkRuns(t *testing.T) {
 			}
 			if len(sc.Cluster.Racks()) == 1 && a.Shuffle.CrossRackMB != 0 {
 				t.Errorf("%s: one rack, %v MB crossed racks", name, a.Shuffle.CrossRackMB)
+			}
+		}
+	}
+}
+
+// TestClusterLowerBoundWithNetwork: on random scenarios with the network
+// on (random link speeds and oversubscription), the lower bound stays at
+// or below every run, with reducers placed anywhere or by a placement
+// policy, and is not vacuous.
+func TestClusterLowerBoundWithNetwork(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	for k := range 6 {
+		sc := randomBoundScenario(rng, k%2 == 1)
+		sc.Network = &Network{NodeMBps: 1 + 200*rng.Float64(), Oversubscription: 1 + 9*rng.Float64()}
+		// Reduces after all maps: on these small clusters, reducers that
+		// start early can fill every node while their maps wait, a
+		// deadlock of the simulator with or without the network.
+		sc.SlowStart = 1
+		for seed := uint64(1); seed <= 2; seed++ {
+			for _, pl := range []string{"", "greedy", "costliest"} {
+				cfg := policy.HeartbeatConfig{Seed: seed}
+				if pl != "" {
+					p, err := policy.NewPlacement(pl, policy.PlacementConfig{Seed: seed})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Placement = p
+				}
+				pipe, err := policy.NewPipeline("fair", cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := RunCluster(t.Context(), sc, pipe, ClusterOptions{Seed: seed, CheckInvariants: true})
+				if err != nil {
+					t.Fatalf("scenario %d placement %q: %v", k, pl, err)
+				}
+				b, err := ClusterLowerBound(sc, BoundOptionsFor(pipe, seed))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !(b.MakespanS > 0) || b.MakespanS > r.MakespanS+boundSlack(r.MakespanS) || b.MeanResponseS > r.MeanResponseS+boundSlack(r.MeanResponseS) {
+					t.Errorf("scenario %d seed %d placement %q: bound %+v, run makespan %.9g s, mean response %.9g s", k, seed, pl, b, r.MakespanS, r.MeanResponseS)
+				}
 			}
 		}
 	}

@@ -103,6 +103,20 @@ func NewPipeline(spec string, cfg HeartbeatConfig) (*Pipeline, error) {
 	return p, nil
 }
 
+// NewPlacedPipeline is NewPipeline with reducers placed by the named
+// placement policy (empty: none), built with the configuration's seed
+// (HeartbeatConfig.Placement): `optd simulate --placement`.
+func NewPlacedPipeline(spec, placement string, cfg HeartbeatConfig) (*Pipeline, error) {
+	if placement != "" {
+		p, err := NewPlacement(placement, PlacementConfig{Seed: cfg.Seed})
+		if err != nil {
+			return nil, fmt.Errorf("placement: %w", err)
+		}
+		cfg.Placement = p
+	}
+	return NewPipeline(spec, cfg)
+}
+
 func stageKind(addOn bool) kind {
 	if addOn {
 		return kindAddOn

@@ -141,17 +141,9 @@ func run(cmd *cobra.Command, o options) error {
 // reducers placed by the named placement policy (empty: none), as `optd
 // simulate` and the server of `optd replay` do.
 func NewPipeline(spec, placement string, seed uint64) (*policy.Pipeline, error) {
-	cfg := policy.HeartbeatConfig{Seed: seed}
-	if placement != "" {
-		p, err := policy.NewPlacement(placement, policy.PlacementConfig{Seed: seed})
-		if err != nil {
-			return nil, fmt.Errorf("--placement: %w", err)
-		}
-		cfg.Placement = p
-	}
-	pipe, err := policy.NewPipeline(spec, cfg)
+	pipe, err := policy.NewPlacedPipeline(spec, placement, policy.HeartbeatConfig{Seed: seed})
 	if err != nil {
-		return nil, fmt.Errorf("--policy: %w", err)
+		return nil, fmt.Errorf("--policy %q --placement %q: %w", spec, placement, err)
 	}
 	return pipe, nil
 }

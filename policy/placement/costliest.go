@@ -9,10 +9,10 @@ import (
 
 var _ policy.Placement = (*Costliest)(nil)
 
-// Costliest places every job on the R most expensive free slots: the
-// adversary of Tan et al.'s Fig. 3 (a bad reducer placement), against
-// which the other policies' gains are measured. Stateless and safe for
-// concurrent use.
+// Costliest places every job on the R most expensive free slots: an
+// adversary to measure the other policies' gains against (Tan et al.'s
+// Fig. 3 compares a bad placement with a good one). Stateless and safe
+// for concurrent use.
 type Costliest struct{}
 
 // Name implements policy.Plugin.

@@ -262,3 +262,49 @@ func TestClusterLowerBoundWithNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterNetworkClosedForm: one map (input on node a) writes X MB, and
+// its one reducer fetches it over a node link of C MB/s when placed on the
+// other node (costliest) or reads it locally (greedy), then computes
+// (1 − φ)·w. With heartbeats at 0, 0.5, 1, … (a at whole seconds, b half
+// past), the map runs on a over [0, m]; the reducer starts at b's next
+// heartbeat and ends at m + 0.5 + X/C + (1 − φ)·w, or on a at m (or m + 1)
+// plus (1 − φ)·w.
+func TestClusterNetworkClosedForm(t *testing.T) {
+	for _, c := range []struct{ m, w, x, mbps float64 }{{10, 30, 100, 10}, {4, 9, 50, 125}, {7, 3, 1000, 20}} {
+		sc := &ClusterScenario{Name: "closed-form", SlowStart: 1, Replicas: 1, Network: &Network{NodeMBps: c.mbps}}
+		for _, id := range []string{"a", "b"} {
+			sc.Cluster.Nodes = append(sc.Cluster.Nodes, models.Node{ID: id, Rack: "r", MapSlots: 1, ReduceSlots: 1})
+		}
+		sc.Jobs = []ClusterJob{{ID: "j", Maps: 1, Reduces: 1, MapWorks: []float64{c.m}, ReduceWorks: []float64{c.w}, MapOutputMB: c.x}}
+		compute := (1 - DefaultShuffleFraction) * c.w
+		for _, pl := range []string{"costliest", "greedy"} {
+			var done float64
+			for seed := uint64(1); seed <= 10; seed++ {
+				p, err := policy.NewPlacedPipeline("fifo", pl, policy.HeartbeatConfig{Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := RunCluster(t.Context(), sc, p, ClusterOptions{Seed: seed, CheckInvariants: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Locality.NodeLocal != 1 {
+					continue // the block's replica was drawn on b: another layout
+				}
+				done = r.Jobs[0].FinishS
+				break
+			}
+			switch remote := c.m + 0.5 + c.x/c.mbps + compute; pl {
+			case "costliest":
+				if !near(done, remote) {
+					t.Errorf("%+v: the remote reducer ends at %v, want m + 0.5 + X/C + (1−φ)w = %v", c, done, remote)
+				}
+			case "greedy":
+				if !near(done, c.m+compute) && !near(done, c.m+1+compute) {
+					t.Errorf("%+v: the local reducer ends at %v, want %v or %v", c, done, c.m+compute, c.m+1+compute)
+				}
+			}
+		}
+	}
+}

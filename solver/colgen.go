@@ -92,6 +92,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 	bestL := math.Inf(1)
 	var bestPi []float64
 	var bestTab *tables
+	var bestTops map[string]float64
 	var y []float64
 	pi := make([]float64, n)
 	u := make([]float64, n)
@@ -109,15 +110,17 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 			L += pi[i] * float64(m.supply[i])
 		}
 		added := false
+		tops := make(map[string]float64, len(classes))
 		for c, cl := range classes {
 			a, k := pricePattern(ctx, m, u, tab, cl.cap)
 			L += float64(cl.count) * k
+			tops[demandKey(cl.cap)] = k
 			if a != nil && m.patternValue(a)-dot(pi, a) > 0 {
 				added = addCol(c, a) || added
 			}
 		}
 		if L < bestL {
-			bestL, bestPi, bestTab = L, slices.Clone(pi), tab
+			bestL, bestPi, bestTab, bestTops = L, slices.Clone(pi), tab, tops
 		}
 		if iter > 0 && !added {
 			break
@@ -159,6 +162,9 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 	}
 	if bestPi == nil {
 		return nil, st, errNoLPBound
+	}
+	if debugf != nil {
+		debugf("lp: bestL %v, table L %v", bestL, lagValue(&lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, sorted, m.supply))
 	}
 	if y != nil {
 		xr := make([][]int, len(sorted))
@@ -207,7 +213,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		}
 		st.rounded = xr
 	}
-	return &lagBound{pi: bestPi, tab: bestTab}, st, nil
+	return &lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, st, nil
 }
 
 // pricePattern solves max Σ_i u_i·a_i over the feasible patterns of a node

@@ -19,13 +19,17 @@ const (
 	// nodes (32 MiB of float64); the two-type tables get what the
 	// one-type tables leave.
 	costDPMaxFloats = 1 << 22
+	// costDPMaxTrace caps the back-pointers kept over all layers to
+	// rebuild the shortest path (32 MiB); beyond it the DP still bounds
+	// but returns no path.
+	costDPMaxTrace = 1 << 22
 )
 
 // costDPBound tightens the Lagrangian bound L(π) of b by dynamic programming
 // over the binding supplies, for the only solutions that matter: those
 // better than the incumbent value inc.
 //
-// For multipliers π ≥ 0, u = v − π and T_j = b.term(0, C_j) ≥ max_a u·a on
+// For multipliers π ≥ 0, u = v − π and T_j = b.rootTerm(C_j) ≥ max_a u·a on
 // node j, every feasible assignment x satisfies
 //
 //	Σ_ij v_i x_ij = L(π) − Λ,   Λ = Σ_j λ_j + Σ_i π_i σ_i,
@@ -50,9 +54,19 @@ const (
 // are dropped. It returns the bound (at most inc when no better solution
 // exists) and ok = false when the patterns or states exceed their caps or
 // ctx ends (then nothing is proven).
-func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (float64, bool) {
+//
+// The shortest path itself, one pattern per node, is returned as path
+// (nodes order) when the DP found one and its back-pointers fit
+// costDPMaxTrace: a solution of the relaxation that reaches the bound. It
+// respects every tracked supply; where it also respects the untracked
+// ones it is feasible, and then optimal whenever the bound rounds to its
+// value (the primal side of the DP: on instances whose LP bound is tight,
+// the optimum is found here rather than by the search). It may exceed an
+// untracked supply; repairPath makes it feasible.
+func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (ub float64, path [][]int, ok bool) {
 	if b == nil || b.tab == nil || b.pi == nil {
-		return 0, false
+		dbgFail(68)
+		return 0, nil, false
 	}
 	L := lagValue(b, nodes, m.supply)
 	eps := boundTolerance * math.Max(1, math.Abs(L))
@@ -61,7 +75,7 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		budget -= m.unit
 	}
 	if budget < 0 {
-		return L, true
+		return L, nil, true
 	}
 	f := newPackedSupply(m.supply, b.pi)
 	u := make([]float64, len(m.dem))
@@ -72,6 +86,7 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 	type proj struct {
 		dec  uint64 // packed counts of the tracked types
 		loss float64
+		a    []int // a pattern of that projection and loss
 	}
 	pats := make([][]proj, len(nodes))
 	reach := make([][]int, len(nodes)+1) // suffix sums of the largest count per tracked type
@@ -80,7 +95,7 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 	for j := len(nodes) - 1; j >= 0; j-- {
 		c := nodes[j]
 		at := map[uint64]int{}
-		top := b.term(0, c)
+		top := b.rootTerm(c)
 		mx := make([]int, len(f.types))
 		visited := 0
 		ok := enumeratePatterns(m, u, b.tab, c, top-budget, func(a []int, val float64) bool {
@@ -90,7 +105,10 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			dec := f.pack(a)
 			loss := math.Max(0, top-val)
 			if k, seen := at[dec]; seen {
-				pats[j][k].loss = math.Min(pats[j][k].loss, loss)
+				if loss < pats[j][k].loss {
+					pats[j][k].loss = loss
+					copy(pats[j][k].a, a)
+				}
 				return true
 			}
 			for q, i := range f.types {
@@ -98,14 +116,15 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			}
 			total++
 			at[dec] = len(pats[j])
-			pats[j] = append(pats[j], proj{dec, loss})
+			pats[j] = append(pats[j], proj{dec, loss, slices.Clone(a)})
 			return total <= costDPMaxPatterns
 		})
 		if !ok || ctx.Err() != nil {
-			return 0, false
+			dbgFail(122)
+			return 0, nil, false
 		}
 		if len(pats[j]) == 0 {
-			return inc, true // node j has no pattern within the budget
+			return inc, nil, true // node j has no pattern within the budget
 		}
 		reach[j] = make([]int, len(f.types))
 		for q := range f.types {
@@ -123,12 +142,14 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		cells += m.supply[i] + 1
 	}
 	if cells*(len(nodes)+1) > costDPMaxFloats {
-		return 0, false
+		dbgFail(143)
+		return 0, nil, false
 	}
 	future := make([][][]float64, len(nodes)+1)
 	for j := len(nodes); j >= 0; j-- {
 		if ctx.Err() != nil {
-			return 0, false
+			dbgFail(148)
+			return 0, nil, false
 		}
 		future[j] = make([][]float64, len(f.types))
 		for q, i := range f.types {
@@ -174,7 +195,8 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		future2[j] = make([][]float64, len(pairs))
 		for k, pr := range pairs {
 			if ctx.Err() != nil {
-				return 0, false
+				dbgFail(194)
+				return 0, nil, false
 			}
 			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
 			na := m.supply[f.types[pr.a]] + 1
@@ -198,7 +220,8 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			future2[j][k] = h
 		}
 		if ctx.Err() != nil {
-			return 0, false
+			dbgFail(218)
+			return 0, nil, false
 		}
 	}
 	// exceeds reports whether a lower bound on the loss still to come from
@@ -233,17 +256,21 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 	}
 	curKeys, curLoss := []uint64{f.full}, []float64{0}
 	next := newStateTable(costDPMaxStates)
+	trace := make([][]uint64, len(nodes)) // per layer: previous state index << 32 | pattern index
+	traced := 0
 	for j := range nodes {
 		if ctx.Err() != nil {
-			return 0, false
+			dbgFail(257)
+			return 0, nil, false
 		}
 		next.reset()
 		for s, st := range curKeys {
 			if s&4095 == 4095 && ctx.Err() != nil {
-				return 0, false
+				dbgFail(262)
+				return 0, nil, false
 			}
 			loss := curLoss[s]
-			for _, p := range pats[j] {
+			for k, p := range pats[j] {
 				l := loss + p.loss
 				if l > budget {
 					continue
@@ -255,23 +282,83 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 				if exceeds(nst, j+1, budget-l) {
 					continue
 				}
-				if !next.relax(nst, l) {
-					return 0, false
+				if !next.relax(nst, l, uint64(s)<<32|uint64(k)) {
+					dbgFail(278)
+					return 0, nil, false
 				}
 			}
 		}
-		curKeys, curLoss = next.collect(curKeys[:0], curLoss[:0])
+		if trace != nil && traced+len(next.used) > costDPMaxTrace {
+			trace = nil
+		}
+		var back []uint64
+		curKeys, curLoss, back = next.collect(curKeys[:0], curLoss[:0], trace != nil)
+		if trace != nil {
+			trace[j] = back
+			traced += len(back)
+		}
 	}
-	minLoss := math.Inf(1)
+	minLoss, at := math.Inf(1), -1
 	for s, st := range curKeys {
 		if l := curLoss[s] + finalLoss(st); l < minLoss {
-			minLoss = l
+			minLoss, at = l, s
 		}
 	}
 	if math.IsInf(minLoss, 1) {
-		return inc, true
+		return inc, nil, true
 	}
-	return L - minLoss, true
+	if trace != nil {
+		path = make([][]int, len(nodes))
+		for j := len(nodes) - 1; j >= 0; j-- {
+			back := trace[j][at]
+			path[j] = slices.Clone(pats[j][back&(1<<32-1)].a)
+			at = int(back >> 32)
+		}
+	}
+	return L - minLoss, path, true
+}
+
+// repairPath makes a relaxed solution x (see costDPBound) feasible: the
+// tasks of a type beyond its supply are taken off the last nodes that hold
+// them, then every node is filled greedily with what is left (types in
+// model order, as many as fit). x is modified in place and returned.
+func repairPath(m *model, nodes [][]int64, x [][]int) [][]int {
+	left := slices.Clone(m.supply)
+	for _, a := range x {
+		for i, c := range a {
+			left[i] -= c
+		}
+	}
+	for i := range left {
+		for j := len(x) - 1; j >= 0 && left[i] < 0; j-- {
+			d := min(x[j][i], -left[i])
+			x[j][i] -= d
+			left[i] += d
+		}
+	}
+	for j, c := range nodes {
+		r := slices.Clone(c)
+		for i, a := range x[j] {
+			for p, d := range m.dem[i] {
+				r[p] -= int64(a) * d
+			}
+		}
+		for i, d := range m.dem {
+			if left[i] == 0 {
+				continue
+			}
+			f := int(min(maxFit(d, r), int64(left[i])))
+			if f == 0 {
+				continue
+			}
+			x[j][i] += f
+			left[i] -= f
+			for p, q := range d {
+				r[p] -= int64(f) * q
+			}
+		}
+	}
+	return x
 }
 
 // packedSupply packs the remaining supply of the tracked types into one
@@ -341,6 +428,7 @@ type stateTable struct {
 type stateSlot struct {
 	key  uint64
 	loss float64
+	back uint64 // where the smallest loss came from (costDPBound's trace)
 }
 
 func newStateTable(maxStates int) *stateTable {
@@ -372,15 +460,16 @@ func (t *stateTable) reset() {
 	t.used = t.used[:0]
 }
 
-// relax records loss l for state k if smaller; false when the table is full.
-func (t *stateTable) relax(k uint64, l float64) bool {
+// relax records loss l, reached from back, for state k if smaller; false
+// when the table is full.
+func (t *stateTable) relax(k uint64, l float64, back uint64) bool {
 	mask := uint64(len(t.slots) - 1)
 	for s := (k * 0x9e3779b97f4a7c15) >> t.shift; ; s = (s + 1) & mask {
 		e := &t.slots[s]
 		switch e.key {
 		case k:
 			if l < e.loss {
-				e.loss = l
+				e.loss, e.back = l, back
 			}
 			return true
 		case 0:
@@ -389,22 +478,30 @@ func (t *stateTable) relax(k uint64, l float64) bool {
 			}
 			if 2*len(t.used) >= len(t.slots) {
 				t.grow()
-				return t.relax(k, l)
+				return t.relax(k, l, back)
 			}
-			e.key, e.loss = k, l
+			e.key, e.loss, e.back = k, l, back
 			t.used = append(t.used, int32(s))
 			return true
 		}
 	}
 }
 
-// collect appends the states and their losses to keys and loss.
-func (t *stateTable) collect(keys []uint64, loss []float64) ([]uint64, []float64) {
+// collect appends the states and their losses to keys and loss, and
+// returns their back-pointers too when withBack is set.
+func (t *stateTable) collect(keys []uint64, loss []float64, withBack bool) ([]uint64, []float64, []uint64) {
+	var back []uint64
+	if withBack {
+		back = make([]uint64, 0, len(t.used))
+	}
 	for _, s := range t.used {
 		keys = append(keys, t.slots[s].key)
 		loss = append(loss, t.slots[s].loss)
+		if withBack {
+			back = append(back, t.slots[s].back)
+		}
 	}
-	return keys, loss
+	return keys, loss, back
 }
 
 // enumeratePatterns calls visit(a, u·a) for every feasible pattern a of a
@@ -446,4 +543,10 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 		return ok
 	}
 	return rec(0, 0)
+}
+
+func dbgFail(line int) {
+	if debugf != nil {
+		debugf("costdp fails at line %d", line)
+	}
 }

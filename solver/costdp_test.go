@@ -39,7 +39,7 @@ func TestCostDPBoundIsABound(t *testing.T) {
 			if inc < 0 {
 				continue
 			}
-			ub, ok := costDPBound(context.Background(), m, sorted, lb, inc)
+			ub, _, ok := costDPBound(context.Background(), m, sorted, lb, inc)
 			if !ok {
 				continue
 			}

@@ -235,15 +235,18 @@ func stopReason(ctx context.Context) StopReason {
 	return StopCanceled
 }
 
-// improveAndProve alternates large neighbourhood search on the incumbent
-// of s with the reduced-cost DP (costDPBound), which lowers the bound one
-// value unit at a time while it proves that nothing reaches it. Each LNS
-// round uses larger neighbourhoods than the one before and runs until the
-// value reaches the bound or stalls; a round follows the first search and
-// every step of the DP that lowered the bound (up to lnsRounds), so the
-// cheap DP steps (small budgets) come first and the expensive ones only
-// when the incumbent still falls short. It returns the bound; the
-// incumbent of s is updated in place.
+// improveAndProve runs the reduced-cost DP (costDPBound), which lowers the
+// bound one value unit at a time while it proves that nothing reaches it,
+// then large neighbourhood search on the incumbent of s. Where the DP
+// finds a solution of its relaxation at the bound, that solution, made
+// feasible (repairPath), becomes the incumbent: on instances whose rounded
+// LP bound is the optimum this is the optimum itself, which neither the
+// per-node fills nor local exchanges reliably find (hetero-3r). The DP
+// steps come first because they are cheap while the bound is near the LP
+// value (small budgets: a few patterns per node); each LNS round uses
+// larger neighbourhoods than the one before and runs until the value
+// reaches the bound or stalls. It returns the bound; the incumbent of s is
+// updated in place.
 func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
 	var lb *lagBound // the LP duals' bound, the one the DP needs
 	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
@@ -252,30 +255,30 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	done := func() bool {
 		return !m.canImprove(root, s.bestVal) || withinGap(s.gap, root, s.bestVal) || ctx.Err() != nil
 	}
-	round := 0
-	improve := func() {
-		if round == lnsRounds || done() {
-			return
-		}
-		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
-		l.size = lnsMaxSize + 2*round
-		l.track = track
-		round++
-		l.run(ctx, lnsDeadline(deadline), root)
-		stats.NodesExplored += l.explored
-		track.addNodes(l.explored)
-		s.setIncumbent(l.x, l.val)
-	}
-	improve()
 	for lb != nil && !done() {
 		// prove z ≤ target, one unit below the bound
 		target := s.bestVal
 		if m.unit > 0 {
 			target = math.Max(s.bestVal, root-m.unit)
 		}
-		ub, ok := costDPWithin(ctx, m, sorted, lb, target, deadline)
+		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline)
+		if debugf != nil {
+			pv := -1.0
+			if path != nil {
+				pv = assignmentValue(m, path)
+			}
+			debugf("dp target %v -> ub %v ok %v path %v (inc %v)", target, ub, ok, pv, s.bestVal)
+		}
 		if !ok {
 			break
+		}
+		if path != nil {
+			x := repairPath(m, sorted, path)
+			if debugf != nil {
+				debugf("repaired %v", assignmentValue(m, x))
+			}
+			s.setIncumbent(x, assignmentValue(m, x))
+			track.incumbent(s.bestVal)
 		}
 		if ub = m.floorBound(ub); m.canImprove(ub, target) {
 			root = math.Min(root, ub) // a relaxed solution reaches ub
@@ -284,10 +287,18 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		}
 		root = math.Min(root, target)
 		track.proven(root)
-		improve()
 	}
-	for round < lnsRounds && !done() {
-		improve()
+	for round := 0; round < lnsRounds && !done(); round++ {
+		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
+		l.size = lnsMaxSize + 2*round
+		l.track = track
+		l.run(ctx, lnsDeadline(deadline), root)
+		if debugf != nil {
+			debugf("lns round %d: %v", round, l.val)
+		}
+		stats.NodesExplored += l.explored
+		track.addNodes(l.explored)
+		s.setIncumbent(l.x, l.val)
 	}
 	return root
 }
@@ -305,7 +316,7 @@ func lnsDeadline(deadline time.Time) time.Time {
 // costDPWithin runs costDPBound with at most a quarter of the time left
 // before deadline (if any), so that a DP which cannot prove its target
 // leaves time to the search.
-func costDPWithin(ctx context.Context, m *model, sorted [][]int64, lb *lagBound, target float64, deadline time.Time) (float64, bool) {
+func costDPWithin(ctx context.Context, m *model, sorted [][]int64, lb *lagBound, target float64, deadline time.Time) (float64, [][]int, bool) {
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/4))
@@ -321,7 +332,7 @@ func lagValue(b *lagBound, nodes [][]int64, supply []int) float64 {
 		v += b.piOf(t) * float64(sup)
 	}
 	for _, c := range nodes {
-		v += b.term(0, c)
+		v += b.rootTerm(c)
 	}
 	return v
 }
@@ -356,3 +367,5 @@ func rootBounds(ctx context.Context, m *model, sorted [][]int64, incumbent [][]i
 	}
 	return bounds, st
 }
+
+var debugf func(string, ...any)

@@ -163,9 +163,6 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 	if bestPi == nil {
 		return nil, st, errNoLPBound
 	}
-	if debugf != nil {
-		debugf("lp: bestL %v, table L %v", bestL, lagValue(&lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, sorted, m.supply))
-	}
 	if y != nil {
 		xr := make([][]int, len(sorted))
 		for j := range xr {

@@ -65,7 +65,6 @@ const (
 // untracked supply; repairPath makes it feasible.
 func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (ub float64, path [][]int, ok bool) {
 	if b == nil || b.tab == nil || b.pi == nil {
-		dbgFail(68)
 		return 0, nil, false
 	}
 	L := lagValue(b, nodes, m.supply)
@@ -120,7 +119,6 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			return total <= costDPMaxPatterns
 		})
 		if !ok || ctx.Err() != nil {
-			dbgFail(122)
 			return 0, nil, false
 		}
 		if len(pats[j]) == 0 {
@@ -142,13 +140,11 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		cells += m.supply[i] + 1
 	}
 	if cells*(len(nodes)+1) > costDPMaxFloats {
-		dbgFail(143)
 		return 0, nil, false
 	}
 	future := make([][][]float64, len(nodes)+1)
 	for j := len(nodes); j >= 0; j-- {
 		if ctx.Err() != nil {
-			dbgFail(148)
 			return 0, nil, false
 		}
 		future[j] = make([][]float64, len(f.types))
@@ -195,7 +191,6 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		future2[j] = make([][]float64, len(pairs))
 		for k, pr := range pairs {
 			if ctx.Err() != nil {
-				dbgFail(194)
 				return 0, nil, false
 			}
 			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
@@ -220,7 +215,6 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			future2[j][k] = h
 		}
 		if ctx.Err() != nil {
-			dbgFail(218)
 			return 0, nil, false
 		}
 	}
@@ -260,13 +254,11 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 	traced := 0
 	for j := range nodes {
 		if ctx.Err() != nil {
-			dbgFail(257)
 			return 0, nil, false
 		}
 		next.reset()
 		for s, st := range curKeys {
 			if s&4095 == 4095 && ctx.Err() != nil {
-				dbgFail(262)
 				return 0, nil, false
 			}
 			loss := curLoss[s]
@@ -283,7 +275,6 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 					continue
 				}
 				if !next.relax(nst, l, uint64(s)<<32|uint64(k)) {
-					dbgFail(278)
 					return 0, nil, false
 				}
 			}
@@ -543,10 +534,4 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 		return ok
 	}
 	return rec(0, 0)
-}
-
-func dbgFail(line int) {
-	if debugf != nil {
-		debugf("costdp fails at line %d", line)
-	}
 }

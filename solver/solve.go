@@ -163,8 +163,6 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	deadline, _ := ctx.Deadline()
 	order, sorted, same := sortNodes(m, caps)
 	track.setPhase("heuristics")
-	base := baseTables(m, sorted, m.supply)
-
 	bestX := ffdAssign(m, caps, m.supply)
 	bestVal := assignmentValue(m, bestX)
 	tryIncumbent := func(x [][]int) {
@@ -174,19 +172,44 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		track.incumbent(bestVal)
 	}
 	tryIncumbent(bestX)
+	// Everything fits: the greedy places the whole supply, whose value
+	// (the π = v bound) no assignment exceeds; the DP tables, the costliest
+	// part of a small instance, are not built.
+	if all := m.floorBound(m.patternValue(m.supply)); !m.canImprove(all, bestVal) {
+		track.proven(all)
+		return bestX, bestVal, stats
+	}
+	base := baseTables(m, sorted, m.supply)
 	xp, ex, _ := perNodeAssign(ctx, m, caps, m.supply, deadline, base)
 	stats.NodesExplored += ex
 	tryIncumbent(xp)
-	xs, ex, _ := perNodeAssign(ctx, m, sorted, m.supply, deadline, base)
+	xs, ex, stopped := perNodeAssign(ctx, m, sorted, m.supply, deadline, base)
 	stats.NodesExplored += ex
 	tryIncumbent(unpermuteRows(xs, order))
 	track.addNodes(stats.NodesExplored)
 
-	track.setPhase("lp")
-	bounds, lpStats := rootBounds(ctx, m, sorted, permuteRows(bestX, order), base, opts)
-	stats.LPSolves = lpStats.LPSolves
-	if lpStats.rounded != nil {
-		tryIncumbent(unpermuteRows(lpStats.rounded, order))
+	// The cheap bounds first (π = 0, π = v, and on a single node the
+	// completed fill, which is the optimum): where they prove the
+	// incumbent (everything fits; one node) the column generation, most of
+	// the time of a small instance, is skipped.
+	bounds := []*lagBound{{tab: base}, {pi: m.val}}
+	cheap := math.Inf(1)
+	for _, b := range bounds {
+		cheap = math.Min(cheap, lagValue(b, sorted, m.supply))
+	}
+	if len(sorted) == 1 && stopped == "" {
+		cheap = math.Min(cheap, assignmentValue(m, xs))
+	}
+	cheap = m.floorBound(cheap)
+	track.proven(cheap)
+	if m.canImprove(cheap, bestVal) && !withinGap(opts.Gap, cheap, bestVal) {
+		track.setPhase("lp")
+		var lpStats lpStats
+		bounds, lpStats = rootBounds(ctx, m, sorted, permuteRows(bestX, order), base, opts)
+		stats.LPSolves = lpStats.LPSolves
+		if lpStats.rounded != nil {
+			tryIncumbent(unpermuteRows(lpStats.rounded, order))
+		}
 	}
 
 	s := newSearch(ctx, m, sorted, same, m.supply, bounds)
@@ -194,7 +217,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	s.gap = opts.Gap
 	s.setIncumbent(permuteRows(bestX, order), bestVal)
 	result := func() [][]int { return unpermuteRows(s.best, order) }
-	root := m.floorBound(s.rootBound())
+	root := math.Min(cheap, m.floorBound(s.rootBound()))
 	track.proven(root)
 	finish := func(ub float64) ([][]int, float64, Stats) {
 		stats.Stopped = s.stopped
@@ -262,21 +285,11 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 			target = math.Max(s.bestVal, root-m.unit)
 		}
 		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline)
-		if debugf != nil {
-			pv := -1.0
-			if path != nil {
-				pv = assignmentValue(m, path)
-			}
-			debugf("dp target %v -> ub %v ok %v path %v (inc %v)", target, ub, ok, pv, s.bestVal)
-		}
 		if !ok {
 			break
 		}
 		if path != nil {
 			x := repairPath(m, sorted, path)
-			if debugf != nil {
-				debugf("repaired %v", assignmentValue(m, x))
-			}
 			s.setIncumbent(x, assignmentValue(m, x))
 			track.incumbent(s.bestVal)
 		}
@@ -293,9 +306,6 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		l.size = lnsMaxSize + 2*round
 		l.track = track
 		l.run(ctx, lnsDeadline(deadline), root)
-		if debugf != nil {
-			debugf("lns round %d: %v", round, l.val)
-		}
 		stats.NodesExplored += l.explored
 		track.addNodes(l.explored)
 		s.setIncumbent(l.x, l.val)
@@ -367,5 +377,3 @@ func rootBounds(ctx context.Context, m *model, sorted [][]int64, incumbent [][]i
 	}
 	return bounds, st
 }
-
-var debugf func(string, ...any)

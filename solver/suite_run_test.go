@@ -40,10 +40,6 @@ func TestSuiteRun(t *testing.T) {
 			}
 		}
 		opts.ProgressInterval = time.Hour
-		start := time.Now()
-		debugf = func(f string, a ...any) {
-			fmt.Printf("    %8.1f ms   "+f+"\n", append([]any{float64(time.Since(start).Microseconds()) / 1000}, a...)...)
-		}
 	}
 	var times []float64
 	proven := 0

@@ -258,18 +258,23 @@ func stopReason(ctx context.Context) StopReason {
 	return StopCanceled
 }
 
-// improveAndProve runs the reduced-cost DP (costDPBound), which lowers the
-// bound one value unit at a time while it proves that nothing reaches it,
-// then large neighbourhood search on the incumbent of s. Where the DP
-// finds a solution of its relaxation at the bound, that solution, made
-// feasible (repairPath), becomes the incumbent: on instances whose rounded
-// LP bound is the optimum this is the optimum itself, which neither the
-// per-node fills nor local exchanges reliably find (hetero-3r). The DP
-// steps come first because they are cheap while the bound is near the LP
-// value (small budgets: a few patterns per node); each LNS round uses
-// larger neighbourhoods than the one before and runs until the value
-// reaches the bound or stalls. It returns the bound; the incumbent of s is
-// updated in place.
+// improveAndProve alternates large neighbourhood search on the incumbent
+// of s with the reduced-cost DP (costDPBound), which lowers the bound one
+// value unit at a time while it proves that nothing reaches it. Where the
+// DP finds a solution of its relaxation at the bound, that solution, made
+// feasible (repairPath), becomes a candidate incumbent: on instances whose
+// rounded LP bound is the optimum it is often the optimum itself, which
+// neither the per-node fills nor local exchanges reliably find
+// (hetero-3r). A first pass of DP steps, where the gap exceeds a couple
+// of units (dpFirstGap), gets a small share of the time
+// (dpFirstShare): the steps are cheap while the bound is near the LP
+// value (small budgets, a few patterns per node), and a DP that cannot
+// finish then must not delay the LNS, which closes most gaps in
+// milliseconds (identical, large). Then each LNS round (larger
+// neighbourhoods than the one before, until the value reaches the bound
+// or stalls) follows the first search and every step of the DP that
+// lowered the bound (up to lnsRounds). It returns the bound; the incumbent
+// of s is updated in place.
 func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
 	var lb *lagBound // the LP duals' bound, the one the DP needs
 	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
@@ -278,15 +283,18 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	done := func() bool {
 		return !m.canImprove(root, s.bestVal) || withinGap(s.gap, root, s.bestVal) || ctx.Err() != nil
 	}
-	for lb != nil && !done() {
+	reached := false // the DP found a relaxed solution at the bound
+	// step runs one DP step with at most share of the time left; it
+	// reports whether the DP completed and lowered the bound.
+	step := func(share float64) bool {
 		// prove z ≤ target, one unit below the bound
 		target := s.bestVal
 		if m.unit > 0 {
 			target = math.Max(s.bestVal, root-m.unit)
 		}
-		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline)
+		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline, share)
 		if !ok {
-			break
+			return false
 		}
 		if path != nil {
 			x := repairPath(m, sorted, path)
@@ -296,22 +304,51 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		if ub = m.floorBound(ub); m.canImprove(ub, target) {
 			root = math.Min(root, ub) // a relaxed solution reaches ub
 			track.proven(root)
-			break
+			reached = true
+			return false
 		}
 		root = math.Min(root, target)
 		track.proven(root)
+		return true
 	}
-	for round := 0; round < lnsRounds && !done(); round++ {
+	// the first pass only where the gap is more than a couple of units:
+	// a gap of one or two the LNS usually closes at once
+	for lb != nil && m.unit > 0 && root-s.bestVal > dpFirstGap*m.unit && !done() && step(dpFirstShare) {
+	}
+	round := 0
+	improve := func() {
+		if round == lnsRounds || done() {
+			return
+		}
 		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
 		l.size = lnsMaxSize + 2*round
 		l.track = track
+		round++
 		l.run(ctx, lnsDeadline(deadline), root)
 		stats.NodesExplored += l.explored
 		track.addNodes(l.explored)
 		s.setIncumbent(l.x, l.val)
 	}
+	improve()
+	for lb != nil && !reached && !done() && step(dpShare) {
+		improve()
+	}
+	for round < lnsRounds && !done() {
+		improve()
+	}
 	return root
 }
+
+// Shares of the time left that one DP step may take: the first pass, and
+// the steps between LNS rounds. Without a time limit the first pass gets
+// dpFirstCap.
+const (
+	dpFirstShare = 1.0 / 16
+	dpShare      = 1.0 / 4
+	dpFirstCap   = 200 * time.Millisecond
+	// dpFirstGap is the gap, in value units, above which the first pass runs.
+	dpFirstGap = 2
+)
 
 // lnsDeadline gives the large neighbourhood search at most half of the
 // time left before deadline, so that the branch and bound, which alone
@@ -323,13 +360,20 @@ func lnsDeadline(deadline time.Time) time.Time {
 	return time.Now().Add(time.Until(deadline) / 2)
 }
 
-// costDPWithin runs costDPBound with at most a quarter of the time left
-// before deadline (if any), so that a DP which cannot prove its target
-// leaves time to the search.
-func costDPWithin(ctx context.Context, m *model, sorted [][]int64, lb *lagBound, target float64, deadline time.Time) (float64, [][]int, bool) {
-	if !deadline.IsZero() {
+// costDPWithin runs costDPBound with at most share of the time left
+// before deadline (dpFirstCap for the first pass without a deadline), so
+// that a DP which cannot prove its target leaves time to the rest.
+func costDPWithin(ctx context.Context, m *model, sorted [][]int64, lb *lagBound, target float64, deadline time.Time, share float64) (float64, [][]int, bool) {
+	var limit time.Duration
+	switch {
+	case !deadline.IsZero():
+		limit = time.Duration(float64(time.Until(deadline)) * share)
+	case share < dpShare:
+		limit = dpFirstCap
+	}
+	if limit > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/4))
+		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
 	return costDPBound(ctx, m, sorted, lb, target)

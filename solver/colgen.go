@@ -96,6 +96,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 	var y []float64
 	pi := make([]float64, n)
 	u := make([]float64, n)
+	counts := countBounds(m.dem, m.supply, sorted)
 	for iter := 0; iter < cgMaxIterations; iter++ {
 		if ctx.Err() != nil {
 			break
@@ -104,7 +105,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		for i := range u {
 			u[i] = m.val[i] - pi[i]
 		}
-		tab := tablesOn(base.grids(), m.dem, u, countBounds(m.dem, m.supply, sorted))
+		tab := tablesOn(pricingGrids(base), m.dem, u, counts)
 		L := 0.0
 		for i := range pi {
 			L += pi[i] * float64(m.supply[i])
@@ -210,7 +211,27 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		}
 		st.rounded = xr
 	}
+	if len(bestTab.views) < len(base.views) {
+		// the search's tables: every view of the base tables, at the best π
+		for i := range u {
+			u[i] = m.val[i] - bestPi[i]
+		}
+		bestTab = tablesOn(base.grids(), m.dem, u, counts)
+	}
 	return &lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, st, nil
+}
+
+// pricingGrids are the views of the pricing tables: those of base without
+// the coarsened full grid when base has other views (many resources, wide
+// capacities), whose table costs most to build and, coarsened, bounds the
+// pricing knapsack little better than the exact grids of single resources
+// and pairs. The search gets the full set once, at the best π.
+func pricingGrids(base *tables) []*grid {
+	gs := base.grids()
+	if len(gs) > 1 && !gs[0].exact {
+		return gs[1:]
+	}
+	return gs
 }
 
 // pricePattern solves max Σ_i u_i·a_i over the feasible patterns of a node

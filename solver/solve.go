@@ -145,14 +145,18 @@ func permuteRows(rows [][]int, order []int) [][]int {
 // optimality (or until ctx ends, or within opts.Gap) and returns x in
 // input node order, the best proven bound and the statistics.
 //
-// 1. Incumbent: the best of FFD-DP, per-node in input order and per-node
-// in search order (largest nodes first), plus the rounding of the LP,
-// improved by large neighbourhood search (lns) unless the bounds already
-// prove it optimal.
+// 1. Incumbent: the best of FFD-DP (which ends the solve when it places
+// the whole supply), per-node in input order and per-node in search order
+// (largest nodes first), plus the rounding of the LP and the reduced-cost
+// DP's shortest path, improved by large neighbourhood search (lns) unless
+// the bounds already prove it optimal.
 // 2. Bounds: Lagrangian bounds (see lagBound) for π = 0 (sum of single-node
 // knapsack DPs), π = v (total value of the supply) and, unless
-// Options.NoLP, π = the duals of the LP relaxation of the pattern
-// formulation, solved by column generation with solver/lp.
+// Options.NoLP or those two (or, on one node, its completed fill) already
+// prove the incumbent, π = the duals of the LP relaxation of the pattern
+// formulation, solved by column generation with solver/lp, with the
+// exact single-node maxima of its last pricing; then the reduced-cost DP
+// (improveAndProve).
 // 3. Depth-first branch and bound (search), which stops as soon as no open
 // subtree can beat the incumbent by one value unit (or by the gap).
 //

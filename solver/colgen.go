@@ -211,12 +211,12 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		}
 		st.rounded = xr
 	}
-	if len(bestTab.views) < len(base.views) {
-		// the search's tables: every view of the base tables, at the best π
+	if all := viewGrids(capMax(sorted, m.k), m.dem); len(bestTab.views) < len(all) {
+		// the search's tables: every view, at the best π
 		for i := range u {
 			u[i] = m.val[i] - bestPi[i]
 		}
-		bestTab = tablesOn(base.grids(), m.dem, u, counts)
+		bestTab = tablesOn(all, m.dem, u, counts)
 	}
 	return &lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, st, nil
 }

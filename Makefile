@@ -25,3 +25,11 @@ growth:
 # history. CI runs a short version (go test ./internal/robustness).
 robustness:
 	OPTD_ROBUSTNESS_CYCLES=100 go test ./internal/robustness -run '^TestRobustness$$' -v -count=1 -timeout 3h
+
+.PHONY: ita-suite
+
+# The exact ITA alone on the whole robustness suite (130 instances, 10 s
+# limit each; about 5 minutes on 2 cores): proven counts and times per
+# family. The benchmark report (perf-ita) adds CBC and HiGHS.
+ita-suite:
+	OPTD_SUITE=1 go test ./solver -run '^TestExactOnWholeSuite$$' -v -count=1 -timeout 1h

@@ -25,9 +25,30 @@ import (
 //
 // (s' the remaining supply), because the remaining choices of each node are
 // a suffix of the type order.
+//
+// The tables bound the inner maximum over a grid that may be coarsened
+// (many resources, wide capacities), where they can sit far above it; tops
+// holds the inner maxima themselves (or valid upper bounds on them: the
+// pricing problems of the column generation at π), per node capacity.
+// Wherever node j has started, the rest of its pattern is worth at most
+// top_j minus what its decided types are worth at u = v − π, so the node's
+// term is min(table, top_j − part_j) (nodeTerm): on hetero-3r and
+// many-resources the tables alone bound tens of units above the LP value.
 type lagBound struct {
-	pi  []float64 // nil means π = 0
-	tab *tables   // nil means every inner maximum is 0 (π ≥ v)
+	pi   []float64          // nil means π = 0
+	tab  *tables            // nil means every inner maximum is 0 (π ≥ v)
+	tops map[string]float64 // exact inner maxima by demandKey(capacity), or nil
+}
+
+// topOf returns the inner maximum of a node of capacity c when known
+// (+Inf otherwise).
+func (b *lagBound) topOf(c []int64) float64 {
+	if b.tops != nil {
+		if v, ok := b.tops[demandKey(c)]; ok {
+			return v
+		}
+	}
+	return math.Inf(1)
 }
 
 func (b *lagBound) piOf(i int) float64 {
@@ -42,6 +63,12 @@ func (b *lagBound) term(t int, r []int64) float64 {
 		return 0
 	}
 	return b.tab.value(t, r)
+}
+
+// rootTerm is the bound on the inner maximum of a node of capacity c:
+// min(table, top).
+func (b *lagBound) rootTerm(c []int64) float64 {
+	return math.Min(b.term(0, c), b.topOf(c))
 }
 
 // maxBounds is the largest number of Lagrangian bounds a search combines.
@@ -71,8 +98,10 @@ type search struct {
 	resid [][]int64
 	eq    []bool // x[j] equals x[j−1] on the types decided so far
 	x     [][]int
-	piS   [maxBounds]float64 // Σ_t π_t s'_t
-	sum   [maxBounds]float64 // Σ_j layer[p_j][r_j]
+	piS   [maxBounds]float64   // Σ_t π_t s'_t
+	sum   [maxBounds]float64   // Σ_j nodeTerm
+	top   [maxBounds][]float64 // top_j of each bound (+Inf: unknown)
+	part  [maxBounds][]float64 // Σ_{t<p_j} (v_t − π_t)·x_jt of each bound
 	stack []decision
 
 	best     [][]int
@@ -125,8 +154,11 @@ func newSearch(ctx context.Context, m *model, nodes [][]int64, same []bool, supp
 		for t, sup := range s.supply {
 			s.piS[b] += lb.piOf(t) * float64(sup)
 		}
+		s.top[b] = make([]float64, len(nodes))
+		s.part[b] = make([]float64, len(nodes))
 		for j := range nodes {
-			s.sum[b] += lb.term(0, nodes[j])
+			s.top[b][j] = lb.topOf(nodes[j])
+			s.sum[b] += s.nodeTerm(b, j, 0, nodes[j], 0)
 		}
 	}
 	s.candBufs = make([][]cand, s.total)
@@ -207,6 +239,16 @@ func (s *search) stop() bool {
 	return s.stopped != ""
 }
 
+// nodeTerm is bound b's term of node j at type t with residual r and
+// decided worth part: min(layer[t][r], top_j − part).
+func (s *search) nodeTerm(b, j, t int, r []int64, part float64) float64 {
+	lb := s.bounds[b]
+	if lb.tab == nil {
+		return 0
+	}
+	return math.Min(lb.tab.value(t, r), s.top[b][j]-part)
+}
+
 // bound returns the upper bound after setting x[j][t] = c, val being the
 // value before that choice.
 func (s *search) bound(j, t, c int, val float64) float64 {
@@ -215,9 +257,12 @@ func (s *search) bound(j, t, c int, val float64) float64 {
 	gain := val + float64(c)*s.m.val[t]
 	ub := math.Inf(1)
 	for b, lb := range s.bounds {
-		v := gain + s.piS[b] - float64(c)*lb.piOf(t) + s.sum[b]
+		pi := lb.piOf(t)
+		v := gain + s.piS[b] - float64(c)*pi + s.sum[b]
 		if lb.tab != nil {
-			v += lb.tab.valueAfter(t+1, r, d, int64(c)) - lb.tab.value(t, r)
+			part := s.part[b][j] + float64(c)*(s.m.val[t]-pi)
+			after := math.Min(lb.tab.valueAfter(t+1, r, d, int64(c)), s.top[b][j]-part)
+			v += after - s.nodeTerm(b, j, t, r, s.part[b][j])
 		}
 		if v < ub {
 			ub = v
@@ -232,8 +277,7 @@ func (s *search) decide(j, t, c int) {
 	r := s.resid[j]
 	for b, lb := range s.bounds {
 		if lb.tab != nil {
-			old := lb.term(t, r)
-			dc.delta[b] = -old
+			dc.delta[b] = -s.nodeTerm(b, j, t, r, s.part[b][j])
 		}
 	}
 	if c > 0 {
@@ -249,7 +293,8 @@ func (s *search) decide(j, t, c int) {
 	}
 	for b, lb := range s.bounds {
 		if lb.tab != nil {
-			dc.delta[b] += lb.term(t+1, r)
+			s.part[b][j] += float64(c) * (s.m.val[t] - lb.piOf(t))
+			dc.delta[b] += s.nodeTerm(b, j, t+1, r, s.part[b][j])
 			s.sum[b] += dc.delta[b]
 		}
 		s.piS[b] -= float64(c) * lb.piOf(t)
@@ -277,6 +322,9 @@ func (s *search) undo() {
 		}
 	}
 	for b, lb := range s.bounds {
+		if lb.tab != nil {
+			s.part[b][j] -= float64(c) * (s.m.val[t] - lb.piOf(t))
+		}
 		s.sum[b] -= dc.delta[b]
 		s.piS[b] += float64(c) * lb.piOf(t)
 	}

@@ -92,9 +92,11 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 	bestL := math.Inf(1)
 	var bestPi []float64
 	var bestTab *tables
+	var bestTops map[string]float64
 	var y []float64
 	pi := make([]float64, n)
 	u := make([]float64, n)
+	counts := countBounds(m.dem, m.supply, sorted)
 	for iter := 0; iter < cgMaxIterations; iter++ {
 		if ctx.Err() != nil {
 			break
@@ -103,21 +105,23 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		for i := range u {
 			u[i] = m.val[i] - pi[i]
 		}
-		tab := tablesOn(base.grids(), m.dem, u, countBounds(m.dem, m.supply, sorted))
+		tab := tablesOn(pricingGrids(base), m.dem, u, counts)
 		L := 0.0
 		for i := range pi {
 			L += pi[i] * float64(m.supply[i])
 		}
 		added := false
+		tops := make(map[string]float64, len(classes))
 		for c, cl := range classes {
 			a, k := pricePattern(ctx, m, u, tab, cl.cap)
 			L += float64(cl.count) * k
+			tops[demandKey(cl.cap)] = k
 			if a != nil && m.patternValue(a)-dot(pi, a) > 0 {
 				added = addCol(c, a) || added
 			}
 		}
 		if L < bestL {
-			bestL, bestPi, bestTab = L, slices.Clone(pi), tab
+			bestL, bestPi, bestTab, bestTops = L, slices.Clone(pi), tab, tops
 		}
 		if iter > 0 && !added {
 			break
@@ -207,7 +211,27 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		}
 		st.rounded = xr
 	}
-	return &lagBound{pi: bestPi, tab: bestTab}, st, nil
+	if all := viewGrids(capMax(sorted, m.k), m.dem); len(bestTab.views) < len(all) {
+		// the search's tables: every view, at the best π
+		for i := range u {
+			u[i] = m.val[i] - bestPi[i]
+		}
+		bestTab = tablesOn(all, m.dem, u, counts)
+	}
+	return &lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, st, nil
+}
+
+// pricingGrids are the views of the pricing tables: those of base without
+// the coarsened full grid when base has other views (many resources, wide
+// capacities), whose table costs most to build and, coarsened, bounds the
+// pricing knapsack little better than the exact grids of single resources
+// and pairs. The search gets the full set once, at the best π.
+func pricingGrids(base *tables) []*grid {
+	gs := base.grids()
+	if len(gs) > 1 && !gs[0].exact {
+		return gs[1:]
+	}
+	return gs
 }
 
 // pricePattern solves max Σ_i u_i·a_i over the feasible patterns of a node

@@ -19,13 +19,17 @@ const (
 	// nodes (32 MiB of float64); the two-type tables get what the
 	// one-type tables leave.
 	costDPMaxFloats = 1 << 22
+	// costDPMaxTrace caps the back-pointers kept over all layers to
+	// rebuild the shortest path (32 MiB); beyond it the DP still bounds
+	// but returns no path.
+	costDPMaxTrace = 1 << 22
 )
 
 // costDPBound tightens the Lagrangian bound L(π) of b by dynamic programming
 // over the binding supplies, for the only solutions that matter: those
 // better than the incumbent value inc.
 //
-// For multipliers π ≥ 0, u = v − π and T_j = b.term(0, C_j) ≥ max_a u·a on
+// For multipliers π ≥ 0, u = v − π and T_j = b.rootTerm(C_j) ≥ max_a u·a on
 // node j, every feasible assignment x satisfies
 //
 //	Σ_ij v_i x_ij = L(π) − Λ,   Λ = Σ_j λ_j + Σ_i π_i σ_i,
@@ -39,7 +43,7 @@ const (
 // or two when the LP bound is tight, so each node keeps tens of patterns.
 // The minimum of Λ over one pattern per node is a shortest path over the
 // nodes whose state is the remaining supply of the tracked binding types
-// (π_i > 0, largest π first while the packed state fits in 64 bits); the
+// (π_i > 0, largest π first while the packed state fits in 127 bits); the
 // supplies of the other types are relaxed and their slack counted as 0,
 // which keeps the state small and the result a valid bound:
 //
@@ -50,9 +54,61 @@ const (
 // are dropped. It returns the bound (at most inc when no better solution
 // exists) and ok = false when the patterns or states exceed their caps or
 // ctx ends (then nothing is proven).
-func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (float64, bool) {
+//
+// The shortest path itself, one pattern per node, is returned as path
+// (nodes order) when the DP found one and its back-pointers fit
+// costDPMaxTrace: a solution of the relaxation that reaches the bound. It
+// respects every tracked supply; where it also respects the untracked
+// ones it is feasible, and then optimal whenever the bound rounds to its
+// value (the primal side of the DP: on instances whose LP bound is tight,
+// the optimum is found here rather than by the search). It may exceed an
+// untracked supply; repairPath makes it feasible.
+//
+// A path that exceeds the supply of an untracked type (one of π = 0, or
+// one the state had no room for) is not a solution; the DP then runs again
+// with those types tracked too (up to costDPRetries times, while they fit
+// the state), which keeps the bound valid (any set of tracked types does)
+// and makes the path a solution more often. A re-run that exceeds a cap
+// leaves the previous result.
+func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (ub float64, path [][]int, ok bool) {
+	var extra []int
+	ub, path, ok = costDPTracked(ctx, m, nodes, b, inc, extra)
+	for range costDPRetries {
+		if !ok || path == nil {
+			break
+		}
+		var over []int
+		for i, sup := range m.supply {
+			used := 0
+			for _, a := range path {
+				used += a[i]
+			}
+			if used > sup {
+				over = append(over, i)
+			}
+		}
+		tracked := newPackedSupply(m.supply, b.pi, append(slices.Clone(extra), over...)).types
+		if !slices.ContainsFunc(over, func(i int) bool { return slices.Contains(tracked, i) }) {
+			break // nothing more to track
+		}
+		extra = append(extra, over...)
+		ub2, path2, ok2 := costDPTracked(ctx, m, nodes, b, inc, extra)
+		if !ok2 {
+			break
+		}
+		ub, path = ub2, path2
+	}
+	return ub, path, ok
+}
+
+// costDPRetries is how many times costDPBound re-runs the DP with the types
+// a path exceeded.
+const costDPRetries = 3
+
+// costDPTracked is costDPBound with the types of extra tracked too.
+func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64, extra []int) (ub float64, path [][]int, ok bool) {
 	if b == nil || b.tab == nil || b.pi == nil {
-		return 0, false
+		return 0, nil, false
 	}
 	L := lagValue(b, nodes, m.supply)
 	eps := boundTolerance * math.Max(1, math.Abs(L))
@@ -61,17 +117,18 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		budget -= m.unit
 	}
 	if budget < 0 {
-		return L, true
+		return L, nil, true
 	}
-	f := newPackedSupply(m.supply, b.pi)
+	f := newPackedSupply(m.supply, b.pi, extra)
 	u := make([]float64, len(m.dem))
 	for i := range u {
 		u[i] = m.val[i] - b.piOf(i)
 	}
 	// low-loss patterns of each node, projected on the tracked types
 	type proj struct {
-		dec  uint64 // packed counts of the tracked types
+		dec  pstate // packed counts of the tracked types
 		loss float64
+		a    []int // a pattern of that projection and loss
 	}
 	pats := make([][]proj, len(nodes))
 	reach := make([][]int, len(nodes)+1) // suffix sums of the largest count per tracked type
@@ -79,8 +136,8 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 	total := 0
 	for j := len(nodes) - 1; j >= 0; j-- {
 		c := nodes[j]
-		at := map[uint64]int{}
-		top := b.term(0, c)
+		at := map[pstate]int{}
+		top := b.rootTerm(c)
 		mx := make([]int, len(f.types))
 		visited := 0
 		ok := enumeratePatterns(m, u, b.tab, c, top-budget, func(a []int, val float64) bool {
@@ -90,7 +147,10 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			dec := f.pack(a)
 			loss := math.Max(0, top-val)
 			if k, seen := at[dec]; seen {
-				pats[j][k].loss = math.Min(pats[j][k].loss, loss)
+				if loss < pats[j][k].loss {
+					pats[j][k].loss = loss
+					copy(pats[j][k].a, a)
+				}
 				return true
 			}
 			for q, i := range f.types {
@@ -98,14 +158,14 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			}
 			total++
 			at[dec] = len(pats[j])
-			pats[j] = append(pats[j], proj{dec, loss})
+			pats[j] = append(pats[j], proj{dec, loss, slices.Clone(a)})
 			return total <= costDPMaxPatterns
 		})
 		if !ok || ctx.Err() != nil {
-			return 0, false
+			return 0, nil, false
 		}
 		if len(pats[j]) == 0 {
-			return inc, true // node j has no pattern within the budget
+			return inc, nil, true // node j has no pattern within the budget
 		}
 		reach[j] = make([]int, len(f.types))
 		for q := range f.types {
@@ -123,12 +183,12 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		cells += m.supply[i] + 1
 	}
 	if cells*(len(nodes)+1) > costDPMaxFloats {
-		return 0, false
+		return 0, nil, false
 	}
 	future := make([][][]float64, len(nodes)+1)
 	for j := len(nodes); j >= 0; j-- {
 		if ctx.Err() != nil {
-			return 0, false
+			return 0, nil, false
 		}
 		future[j] = make([][]float64, len(f.types))
 		for q, i := range f.types {
@@ -174,7 +234,7 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		future2[j] = make([][]float64, len(pairs))
 		for k, pr := range pairs {
 			if ctx.Err() != nil {
-				return 0, false
+				return 0, nil, false
 			}
 			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
 			na := m.supply[f.types[pr.a]] + 1
@@ -198,14 +258,14 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			future2[j][k] = h
 		}
 		if ctx.Err() != nil {
-			return 0, false
+			return 0, nil, false
 		}
 	}
 	// exceeds reports whether a lower bound on the loss still to come from
 	// nodes j.. with remaining supply st exceeds allow: the one- and
 	// two-type bounds, or the sum of the slack costs of what the nodes
 	// left cannot hold at all.
-	exceeds := func(st uint64, j int, allow float64) bool {
+	exceeds := func(st pstate, j int, allow float64) bool {
 		for k, pr := range pairs {
 			if future2[j][k][f.get(st, pr.a)*pr.nb+f.get(st, pr.b)] > allow {
 				return true
@@ -224,69 +284,145 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 		return sum > allow
 	}
 	// finalLoss is the slack cost of the supply left after the last node.
-	finalLoss := func(st uint64) float64 {
+	finalLoss := func(st pstate) float64 {
 		c := 0.0
 		for q, i := range f.types {
 			c += b.pi[i] * float64(f.get(st, q))
 		}
 		return c
 	}
-	curKeys, curLoss := []uint64{f.full}, []float64{0}
+	curKeys, curLoss := []pstate{f.full}, []float64{0}
 	next := newStateTable(costDPMaxStates)
+	trace := make([][]uint64, len(nodes)) // per layer: previous state index << 32 | pattern index
+	traced := 0
 	for j := range nodes {
 		if ctx.Err() != nil {
-			return 0, false
+			return 0, nil, false
 		}
 		next.reset()
 		for s, st := range curKeys {
 			if s&4095 == 4095 && ctx.Err() != nil {
-				return 0, false
+				return 0, nil, false
 			}
 			loss := curLoss[s]
-			for _, p := range pats[j] {
+			for k, p := range pats[j] {
 				l := loss + p.loss
 				if l > budget {
 					continue
 				}
-				nst := st - p.dec
-				if nst&f.guards != f.guards {
+				nst := st.minus(p.dec)
+				if !nst.covers(f.guards) {
 					continue // over a supply
 				}
 				if exceeds(nst, j+1, budget-l) {
 					continue
 				}
-				if !next.relax(nst, l) {
-					return 0, false
+				if !next.relax(nst, l, uint64(s)<<32|uint64(k)) {
+					return 0, nil, false
 				}
 			}
 		}
-		curKeys, curLoss = next.collect(curKeys[:0], curLoss[:0])
+		if trace != nil && traced+len(next.used) > costDPMaxTrace {
+			trace = nil
+		}
+		var back []uint64
+		curKeys, curLoss, back = next.collect(curKeys[:0], curLoss[:0], trace != nil)
+		if trace != nil {
+			trace[j] = back
+			traced += len(back)
+		}
 	}
-	minLoss := math.Inf(1)
+	minLoss, at := math.Inf(1), -1
 	for s, st := range curKeys {
 		if l := curLoss[s] + finalLoss(st); l < minLoss {
-			minLoss = l
+			minLoss, at = l, s
 		}
 	}
 	if math.IsInf(minLoss, 1) {
-		return inc, true
+		return inc, nil, true
 	}
-	return L - minLoss, true
+	if trace != nil {
+		path = make([][]int, len(nodes))
+		for j := len(nodes) - 1; j >= 0; j-- {
+			back := trace[j][at]
+			path[j] = slices.Clone(pats[j][back&(1<<32-1)].a)
+			at = int(back >> 32)
+		}
+	}
+	return L - minLoss, path, true
 }
 
-// packedSupply packs the remaining supply of the tracked types into one
-// uint64, each in a field of width bits(s_i)+1 whose top (guard) bit is set
-// while the field is non-negative: subtracting packed counts that exceed a
-// remaining supply clears that field's guard bit. Bit 63 is always set.
+// repairPath makes a relaxed solution x (see costDPBound) feasible: the
+// tasks of a type beyond its supply are taken off the last nodes that hold
+// them, then every node is filled greedily with what is left (types in
+// model order, as many as fit). x is modified in place and returned.
+func repairPath(m *model, nodes [][]int64, x [][]int) [][]int {
+	left := slices.Clone(m.supply)
+	for _, a := range x {
+		for i, c := range a {
+			left[i] -= c
+		}
+	}
+	for i := range left {
+		for j := len(x) - 1; j >= 0 && left[i] < 0; j-- {
+			d := min(x[j][i], -left[i])
+			x[j][i] -= d
+			left[i] += d
+		}
+	}
+	for j, c := range nodes {
+		r := slices.Clone(c)
+		for i, a := range x[j] {
+			for p, d := range m.dem[i] {
+				r[p] -= int64(a) * d
+			}
+		}
+		for i, d := range m.dem {
+			if left[i] == 0 {
+				continue
+			}
+			f := int(min(maxFit(d, r), int64(left[i])))
+			if f == 0 {
+				continue
+			}
+			x[j][i] += f
+			left[i] -= f
+			for p, q := range d {
+				r[p] -= int64(f) * q
+			}
+		}
+	}
+	return x
+}
+
+// packedSupply packs the remaining supply of the tracked types into two
+// uint64 words (a field never straddles them), each in a field of width
+// bits(s_i)+1 whose top (guard) bit is set while the field is
+// non-negative: subtracting packed counts that exceed a remaining supply
+// clears that field's guard bit and borrows nothing from the next field.
+// Bit 63 of the first word is always set.
 type packedSupply struct {
 	types  []int // tracked task types
+	word   []int
 	shift  []uint
 	width  []uint
-	guards uint64 // all guard bits
-	full   uint64 // the whole supply, guard bits set
+	guards pstate // all guard bits
+	full   pstate // the whole supply, guard bits set
 }
 
-func newPackedSupply(supply []int, pi []float64) *packedSupply {
+// pstate is a packed state (or packed counts).
+type pstate [2]uint64
+
+// minus returns st − d word by word.
+func (st pstate) minus(d pstate) pstate { return pstate{st[0] - d[0], st[1] - d[1]} }
+
+// covers reports whether st has every bit of g set.
+func (st pstate) covers(g pstate) bool { return st[0]&g[0] == g[0] && st[1]&g[1] == g[1] }
+
+// newPackedSupply tracks the types of positive π, largest first, then the
+// types of extra (π = 0 types whose supply a shortest path exceeded), as
+// long as they fit the two words.
+func newPackedSupply(supply []int, pi []float64, extra []int) *packedSupply {
 	var cand []int
 	for i, p := range pi {
 		if p > 0 && supply[i] > 0 {
@@ -294,40 +430,53 @@ func newPackedSupply(supply []int, pi []float64) *packedSupply {
 		}
 	}
 	slices.SortStableFunc(cand, func(x, y int) int { return -cmpFloat(pi[x], pi[y]) })
+	for _, i := range extra {
+		if !slices.Contains(cand, i) && supply[i] > 0 {
+			cand = append(cand, i)
+		}
+	}
 	f := &packedSupply{}
-	used := uint(0)
+	used := [2]uint{}
 	for _, i := range cand {
 		w := uint(bits.Len(uint(supply[i]))) + 1
-		if used+w > 63 {
-			continue
+		k := 0
+		if used[0]+w > 63 {
+			k = 1
+			if used[1]+w > 64 {
+				continue
+			}
 		}
 		f.types = append(f.types, i)
-		f.shift = append(f.shift, used)
+		f.word = append(f.word, k)
+		f.shift = append(f.shift, used[k])
 		f.width = append(f.width, w)
-		g := uint64(1) << (used + w - 1)
-		f.guards |= g
-		f.full |= g | uint64(supply[i])<<used
-		used += w
+		g := uint64(1) << (used[k] + w - 1)
+		f.guards[k] |= g
+		f.full[k] |= g | uint64(supply[i])<<used[k]
+		used[k] += w
 	}
-	f.guards |= 1 << 63 // a state is never 0, the empty slot of stateTable
-	f.full |= 1 << 63
+	f.guards[0] |= 1 << 63 // a state is never 0, the empty slot of stateTable
+	f.full[0] |= 1 << 63
 	return f
 }
 
 // pack returns the packed counts a_i of the tracked types.
-func (f *packedSupply) pack(a []int) uint64 {
-	var d uint64
+func (f *packedSupply) pack(a []int) pstate {
+	var d pstate
 	for q, i := range f.types {
-		d |= uint64(a[i]) << f.shift[q]
+		d[f.word[q]] |= uint64(a[i]) << f.shift[q]
 	}
 	return d
 }
 
 // get returns the remaining supply of tracked type q in state st.
-func (f *packedSupply) get(st uint64, q int) int {
+func (f *packedSupply) get(st pstate, q int) int {
 	w := f.width[q] - 1
-	return int(st >> f.shift[q] & (1<<w - 1))
+	return int(st[f.word[q]] >> f.shift[q] & (1<<w - 1))
 }
+
+// hash mixes both words of a state (the table uses the top bits).
+func (st pstate) hash() uint64 { return (st[0] ^ st[1]*0xc2b2ae3d27d4eb4f) * 0x9e3779b97f4a7c15 }
 
 // stateTable is an open-addressing hash table from packed states (never 0:
 // they carry guard bits) to the smallest loss seen.
@@ -339,8 +488,9 @@ type stateTable struct {
 }
 
 type stateSlot struct {
-	key  uint64
+	key  pstate
 	loss float64
+	back uint64 // where the smallest loss came from (costDPBound's trace)
 }
 
 func newStateTable(maxStates int) *stateTable {
@@ -356,8 +506,8 @@ func (t *stateTable) grow() {
 	mask := uint64(len(t.slots) - 1)
 	for i, u := range t.used {
 		e := old[u]
-		s := (e.key * 0x9e3779b97f4a7c15) >> t.shift
-		for t.slots[s].key != 0 {
+		s := e.key.hash() >> t.shift
+		for t.slots[s].key[0] != 0 {
 			s = (s + 1) & mask
 		}
 		t.slots[s] = e
@@ -367,44 +517,53 @@ func (t *stateTable) grow() {
 
 func (t *stateTable) reset() {
 	for _, s := range t.used {
-		t.slots[s].key = 0
+		t.slots[s].key = pstate{}
 	}
 	t.used = t.used[:0]
 }
 
-// relax records loss l for state k if smaller; false when the table is full.
-func (t *stateTable) relax(k uint64, l float64) bool {
+// relax records loss l, reached from back, for state k if smaller; false
+// when the table is full.
+func (t *stateTable) relax(k pstate, l float64, back uint64) bool {
 	mask := uint64(len(t.slots) - 1)
-	for s := (k * 0x9e3779b97f4a7c15) >> t.shift; ; s = (s + 1) & mask {
+	for s := k.hash() >> t.shift; ; s = (s + 1) & mask {
 		e := &t.slots[s]
 		switch e.key {
 		case k:
 			if l < e.loss {
-				e.loss = l
+				e.loss, e.back = l, back
 			}
 			return true
-		case 0:
+		case pstate{}:
 			if len(t.used) >= t.max {
 				return false
 			}
 			if 2*len(t.used) >= len(t.slots) {
 				t.grow()
-				return t.relax(k, l)
+				return t.relax(k, l, back)
 			}
-			e.key, e.loss = k, l
+			e.key, e.loss, e.back = k, l, back
 			t.used = append(t.used, int32(s))
 			return true
 		}
 	}
 }
 
-// collect appends the states and their losses to keys and loss.
-func (t *stateTable) collect(keys []uint64, loss []float64) ([]uint64, []float64) {
+// collect appends the states and their losses to keys and loss, and
+// returns their back-pointers too when withBack is set.
+func (t *stateTable) collect(keys []pstate, loss []float64, withBack bool) ([]pstate, []float64, []uint64) {
+	var back []uint64
+	if withBack {
+		back = make([]uint64, 0, len(t.used))
+	}
 	for _, s := range t.used {
 		keys = append(keys, t.slots[s].key)
 		loss = append(loss, t.slots[s].loss)
+		if withBack {
+			back = append(back, t.slots[s].back)
+		}
 	}
-	return keys, loss
+	return keys, loss, back
 }
 
 // enumeratePatterns calls visit(a, u·a) for every feasible pattern a of a

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -39,7 +40,7 @@ func TestCostDPBoundIsABound(t *testing.T) {
 			if inc < 0 {
 				continue
 			}
-			ub, ok := costDPBound(context.Background(), m, sorted, lb, inc)
+			ub, _, ok := costDPBound(context.Background(), m, sorted, lb, inc)
 			if !ok {
 				continue
 			}
@@ -60,12 +61,12 @@ func TestCostDPBoundIsABound(t *testing.T) {
 func TestPackedSupplyDetectsOverdraw(t *testing.T) {
 	supply := []int{3, 0, 255, 1, 1000}
 	pi := []float64{1, 2, 0.5, 0, 3}
-	f := newPackedSupply(supply, pi)
+	f := newPackedSupply(supply, pi, nil)
 	if len(f.types) != 3 { // type 1 has no supply, type 3 has π = 0
 		t.Fatalf("tracked %v, want types 0, 2, 4", f.types)
 	}
-	st := f.full - f.pack([]int{1, 0, 200, 0, 999})
-	if st&f.guards != f.guards {
+	st := f.full.minus(f.pack([]int{1, 0, 200, 0, 999}))
+	if !st.covers(f.guards) {
 		t.Fatal("a feasible draw cleared a guard bit")
 	}
 	for q, i := range f.types {
@@ -74,9 +75,36 @@ func TestPackedSupplyDetectsOverdraw(t *testing.T) {
 		}
 	}
 	for _, a := range [][]int{{3, 0, 56, 0, 0}, {0, 0, 0, 0, 2}, {3, 0, 0, 0, 0}} {
-		next := st - f.pack(a)
-		if next&f.guards == f.guards {
+		if next := st.minus(f.pack(a)); next.covers(f.guards) {
 			t.Errorf("overdraw %v not detected", a)
+		}
+	}
+	// many wide types spill into the second word; π = 0 types come with extra
+	wide := make([]int, 12)
+	wpi := make([]float64, 12)
+	for i := range wide {
+		wide[i] = 1000 + i
+		wpi[i] = float64(i % 3) // every third has π = 0
+	}
+	g := newPackedSupply(wide, wpi, []int{0, 3})
+	if !slices.Contains(g.types, 0) || !slices.Contains(g.types, 3) || !slices.Contains(g.word, 1) {
+		t.Fatalf("tracked %v in words %v: want types 0 and 3 and a second word", g.types, g.word)
+	}
+	draw := make([]int, 12)
+	for q, i := range g.types {
+		draw[i] = wide[i] - q
+	}
+	st = g.full.minus(g.pack(draw))
+	for q := range g.types {
+		if got := g.get(st, q); got != q {
+			t.Errorf("field %d: remaining %d, want %d", q, got, q)
+		}
+	}
+	for q, i := range g.types {
+		over := make([]int, 12)
+		over[i] = q + 1
+		if st.minus(g.pack(over)).covers(g.guards) {
+			t.Errorf("overdraw of type %d (word %d) not detected", i, g.word[q])
 		}
 	}
 }

@@ -21,7 +21,11 @@
 //     large neighbourhood search (lns.go) re-optimises a few nodes at a
 //     time exactly to improve the incumbent, and a reduced-cost DP
 //     (costdp.go) lowers the bound below the LP bound where the LP's
-//     near-optimal patterns cannot use up the binding supplies exactly. A
+//     near-optimal patterns cannot use up the binding supplies exactly;
+//     its shortest path, repaired, is an incumbent that is often the
+//     optimum. Where the grids are coarsened, the exact single-node maxima
+//     of the LP's pricing cap each node's bound. Instances that the greedy
+//     places entirely, or that the cheap bounds prove, skip the LP. A
 //     time limit returns the incumbent with its proven bound and
 //     Optimal = false.
 //   - per-node: the paper's Algorithm 1 as intended — node 1 filled with an

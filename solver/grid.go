@@ -150,12 +150,6 @@ func (t *tables) valueAfter(i int, r, d []int64, c int64) float64 {
 	return v
 }
 
-// newTables builds the tables of values u and count bounds b over grids for
-// capacities up to capMax, within maxTableFloats.
-func newTables(capMax []int64, dem [][]int64, u []float64, b []int) *tables {
-	return tablesOn(viewGrids(capMax, dem), dem, u, b)
-}
-
 // tablesOn builds the tables of values u over the grids of an existing
 // table set (e.g. the π = 0 tables), so that both cost the same memory.
 func tablesOn(grids []*grid, dem [][]int64, u []float64, b []int) *tables {

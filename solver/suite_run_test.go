@@ -1,0 +1,84 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestExactOnWholeSuite runs the exact method on every instance of the
+// robustness suite (OPTD_SUITE=1; `make ita-suite`) with the time limit
+// OPTD_SUITE_LIMIT seconds (default 10), optionally one family
+// (OPTD_SUITE_FAMILY) and fewer seeds (OPTD_SUITE_SEEDS). It checks every
+// result (feasible, bound at or above the objective, an optimum closes the
+// gap) and prints per instance and per family what the method proved and
+// in how long, and the largest overrun of the time limit: the figures of
+// the benchmark report for optd alone, in minutes rather than the
+// report's hour with the peers. Times are printed, never asserted.
+func TestExactOnWholeSuite(t *testing.T) {
+	if os.Getenv("OPTD_SUITE") == "" {
+		t.Skip("set OPTD_SUITE=1 (make ita-suite) to run the whole suite")
+	}
+	limit := 10 * time.Second
+	if s := os.Getenv("OPTD_SUITE_LIMIT"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f <= 0 {
+			t.Fatalf("OPTD_SUITE_LIMIT = %q: want seconds > 0", s)
+		}
+		limit = time.Duration(f * float64(time.Second))
+	}
+	seeds := uint64(FamilySeeds)
+	if s := os.Getenv("OPTD_SUITE_SEEDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			t.Fatalf("OPTD_SUITE_SEEDS = %q: want a count > 0", s)
+		}
+		seeds = uint64(n)
+	}
+	only := os.Getenv("OPTD_SUITE_FAMILY")
+	var all []float64
+	proven, within1, overrun := 0, 0, 0.0
+	for _, f := range Families() {
+		if only != "" && f.Name != only {
+			continue
+		}
+		var times []float64
+		famProven := 0
+		for seed := range seeds {
+			in := f.Instance(seed)
+			r, err := Exact(context.Background(), in, Options{TimeLimit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFeasible(t, in, r)
+			if r.UpperBound < r.Objective-objTol*max(1, r.Objective) || (r.Optimal && r.UpperBound != r.Objective) {
+				t.Fatalf("%s-%d: objective %v, bound %v, optimal %v", f.Name, seed, r.Objective, r.UpperBound, r.Optimal)
+			}
+			times = append(times, r.ElapsedMS)
+			if r.Optimal {
+				famProven++
+				if r.ElapsedMS <= 1000 {
+					within1++
+				}
+			} else {
+				overrun = max(overrun, r.ElapsedMS/float64(limit.Milliseconds())-1)
+			}
+			fmt.Printf("%-16s %d optimal=%-5v %9.1f ms objective %v bound %v nodes %d LP solves %d stopped %q\n",
+				f.Name, seed, r.Optimal, r.ElapsedMS, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped)
+		}
+		proven += famProven
+		all = append(all, times...)
+		slices.Sort(times)
+		fmt.Printf("== %s: proven %d of %d, median %.1f ms, max %.1f ms\n", f.Name, famProven, len(times), times[len(times)/2], times[len(times)-1])
+	}
+	if len(all) == 0 {
+		t.Fatalf("no family named %q (want one of %v)", only, FamilyNames())
+	}
+	slices.Sort(all)
+	fmt.Printf("== suite: proven %d of %d (%d within 1 s) with the limit %v; median %.1f ms, max %.1f ms; largest overrun of the limit %.2f%%\n",
+		proven, len(all), within1, limit, all[len(all)/2], all[len(all)-1], 100*overrun)
+}

@@ -95,7 +95,7 @@ func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntr
 		e.gen++
 		st, err := s.store.Load(ctx, id)
 		if err == nil {
-			e.c, err = loadCluster(st)
+			e.c, err = loadCluster(st, s.limits)
 		}
 		if err != nil {
 			release()
@@ -177,7 +177,7 @@ func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.Regist
 		s.mu.Unlock()
 		return nil, err
 	}
-	if e.c, err = loadCluster(st); err != nil {
+	if e.c, err = loadCluster(st, s.limits); err != nil {
 		return nil, err
 	}
 	s.log.InfoContext(ctx, "cluster registered", "cluster_id", c.ID, "nodes", len(c.Nodes), "slots", len(c.Slots), "policy", c.Policy.Name)

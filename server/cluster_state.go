@@ -104,14 +104,14 @@ type cluster struct {
 // which reproduces the window, its order and its sums (the running sums are
 // recomputed every ω observations, so they agree with the live ones up to
 // rounding); Seen is carried over through seenOffset. The "random" policy's
-// stream restarts from its seed.
-func loadCluster(st *store.State) (*cluster, error) {
+// stream restarts from its seed. lim bounds the heartbeat's decisions.
+func loadCluster(st *store.State, lim Limits) (*cluster, error) {
 	p, err := newPlacement(st.Cluster.Policy)
 	if err != nil {
 		return nil, err
 	}
 	c := &cluster{st: st, policy: p, holder: make([]string, len(st.Cluster.Slots)), jobs: map[string]int{}}
-	if c.sched, err = newScheduler(st); err != nil {
+	if c.sched, err = newScheduler(st, lim.withDefaults().MaxStartsPerHeartbeat); err != nil {
 		return nil, err
 	}
 	for i, e := range st.Log {

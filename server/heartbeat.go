@@ -107,8 +107,9 @@ func ledgerConfig(nodes []store.Node, h *store.HeartbeatPolicy) (ledger.Config, 
 }
 
 // newScheduler rebuilds a cluster's heartbeat scheduler from its stored
-// configuration and event log (nil if the cluster has no heartbeat policy).
-func newScheduler(st *store.State) (*ledger.Scheduler, error) {
+// configuration and event log (nil if the cluster has no heartbeat policy);
+// a heartbeat starts at most maxStarts tasks (limits.max_starts_per_heartbeat).
+func newScheduler(st *store.State, maxStarts int) (*ledger.Scheduler, error) {
 	h := st.Cluster.Heartbeat
 	if h == nil {
 		return nil, nil
@@ -121,7 +122,7 @@ func newScheduler(st *store.State) (*ledger.Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster %q: heartbeat configuration: %w", store.ErrCorrupt, st.Cluster.ID, err)
 	}
-	pipe, err := policy.NewPipeline(h.Spec, policy.HeartbeatConfig{Seed: h.Seed})
+	pipe, err := policy.NewPipeline(h.Spec, policy.HeartbeatConfig{Seed: h.Seed, MaxStarts: maxStarts})
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster %q: heartbeat.spec: %w", store.ErrCorrupt, st.Cluster.ID, err)
 	}

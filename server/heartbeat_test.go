@@ -261,7 +261,7 @@ func FuzzHeartbeat(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := loadCluster(&store.State{Cluster: c})
+		cl, err := loadCluster(&store.State{Cluster: c}, DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}

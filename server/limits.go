@@ -35,6 +35,11 @@ type Limits struct {
 	// MaxSimulatedJobs bounds replications × jobs of Simulate and Bound
 	// (limits.max_simulated_jobs).
 	MaxSimulatedJobs int
+	// MaxStartsPerHeartbeat bounds the tasks one Heartbeat starts
+	// (limits.max_starts_per_heartbeat), so that a heartbeat's cost and
+	// answer stay bounded however many tasks fit the node (tasks without
+	// demands all do); the rest start on the next heartbeats.
+	MaxStartsPerHeartbeat int
 }
 
 // DefaultLimits returns the default limits.
@@ -46,6 +51,9 @@ func DefaultLimits() Limits {
 		MaxTasks:         200_000,
 		MaxSolveTime:     time.Minute,
 		MaxSimulatedJobs: 10_000_000,
+		// YARN leaves its per-heartbeat assignment unbounded by default;
+		// a node of 1,000 containers is far beyond any NodeManager.
+		MaxStartsPerHeartbeat: 1000,
 	}
 }
 
@@ -68,6 +76,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxSimulatedJobs <= 0 {
 		l.MaxSimulatedJobs = d.MaxSimulatedJobs
+	}
+	if l.MaxStartsPerHeartbeat <= 0 {
+		l.MaxStartsPerHeartbeat = d.MaxStartsPerHeartbeat
 	}
 	return l
 }

@@ -100,7 +100,7 @@ func FuzzSubmitHeartbeatJob(f *testing.F) {
 		if proto.Unmarshal(data, &req) != nil {
 			return
 		}
-		cl, err := loadCluster(&store.State{Cluster: c})
+		cl, err := loadCluster(&store.State{Cluster: c}, DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}

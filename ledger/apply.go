@@ -362,6 +362,7 @@ func (l *Ledger) Remove(id string) error {
 
 func (l *Ledger) drop(j *job) {
 	delete(l.jobAt, j.spec.ID)
+	l.tasks -= j.spec.Tasks()
 	for i, a := range l.active {
 		if a == j {
 			l.active = append(l.active[:i], l.active[i+1:]...)

@@ -97,6 +97,9 @@ type cluster struct {
 	// checkpoint, after the first compaction) and logBytes that of the
 	// entries after it (see logChange).
 	checkpointBytes, logBytes int
+	// beats holds each node's last heartbeat with a seq and its answer,
+	// for retries (in memory only: see HeartbeatRequest.seq).
+	beats map[string]beatAnswer
 }
 
 // loadCluster rebuilds a cluster from its stored state. The policy's

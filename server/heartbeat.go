@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -342,45 +344,75 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 		if sch == nil {
 			return nil, nil, fmt.Errorf("%w: cluster %q was registered without a heartbeat policy (RegisterCluster.heartbeat)", ErrPrecondition, req.GetClusterId())
 		}
-		start := time.Now()
-		d, err := sch.Heartbeat(ctx, b)
-		s.metrics.solverTime("heartbeat", start)
-		if err != nil {
-			if d != nil {
-				return nil, dirty, err // partly applied
+		last, seen := e.c.beats[req.GetNodeId()]
+		switch seq := req.GetSeq(); {
+		case seq == 0 || !seen:
+		case seq == last.seq:
+			// A retry: the same answer, once its change is durable.
+			again := proto.Clone(last.resp).(*optdv1.HeartbeatResponse)
+			again.Retried = true
+			return again, nil, nil
+		case seq < last.seq:
+			return nil, nil, fmt.Errorf("%w: seq = %d: node %q's last heartbeat had seq %d (a heartbeat's seq increases)", ErrPrecondition, seq, req.GetNodeId(), last.seq)
+		}
+		resp, ch, err := s.decideHeartbeat(ctx, e, req, b)
+		if err == nil && req.GetSeq() > 0 {
+			if e.c.beats == nil {
+				e.c.beats = map[string]beatAnswer{}
 			}
-			return nil, nil, err
+			e.c.beats[req.GetNodeId()] = beatAnswer{seq: req.GetSeq(), resp: resp}
 		}
-		s.metrics.vetoed(d.Vetoes)
-		resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
-		if req.GetExplain() {
-			for _, v := range d.Vetoes {
-				resp.Vetoes = append(resp.Vetoes, vetoProto(v))
-			}
-		}
-		ch := &store.Change{}
-		if err := e.c.policyChange(ch); err != nil {
-			return nil, dirty, err
-		}
-		if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 && ch.PolicyState == nil {
-			if len(resp.Vetoes) > 0 {
-				return resp, nil, nil // a read: the reasons tell of state that must be durable first
-			}
-			// Nothing to do and nothing changed (progress is soft state):
-			// the answer is right whatever becomes of the changes other
-			// calls are still committing, so it need not wait for them.
-			return resp, noChange, nil
-		}
-		if err := e.c.logChange(ch, d.Events...); err != nil {
-			return nil, dirty, err
-		}
-		names := e.c.st.Cluster.Heartbeat.Resources
-		for _, a := range d.Applied {
-			resp.Actions = append(resp.Actions, actionProto(a, names))
-		}
-		if len(d.Applied) > 0 {
-			s.metrics.decision(sch.Pipe.Spec())
-		}
-		return resp, ch, nil
+		return resp, ch, err
 	})
+}
+
+// beatAnswer is a node's last heartbeat with a seq, and its answer.
+type beatAnswer struct {
+	seq  uint64
+	resp *optdv1.HeartbeatResponse
+}
+
+// decideHeartbeat records and decides a heartbeat on the locked cluster.
+func (s *ClusterService) decideHeartbeat(ctx context.Context, e *clusterEntry, req *optdv1.HeartbeatRequest, b ledger.Beat) (*optdv1.HeartbeatResponse, *store.Change, error) {
+	sch := e.c.sched
+	start := time.Now()
+	d, err := sch.Heartbeat(ctx, b)
+	s.metrics.solverTime("heartbeat", start)
+	if err != nil {
+		if d != nil {
+			return nil, dirty, err // partly applied
+		}
+		return nil, nil, err
+	}
+	s.metrics.vetoed(d.Vetoes)
+	resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
+	if req.GetExplain() {
+		for _, v := range d.Vetoes {
+			resp.Vetoes = append(resp.Vetoes, vetoProto(v))
+		}
+	}
+	ch := &store.Change{}
+	if err := e.c.policyChange(ch); err != nil {
+		return nil, dirty, err
+	}
+	if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 && ch.PolicyState == nil {
+		if len(resp.Vetoes) > 0 {
+			return resp, nil, nil // a read: the reasons tell of state that must be durable first
+		}
+		// Nothing to do and nothing changed (progress is soft state):
+		// the answer is right whatever becomes of the changes other
+		// calls are still committing, so it need not wait for them.
+		return resp, noChange, nil
+	}
+	if err := e.c.logChange(ch, d.Events...); err != nil {
+		return nil, dirty, err
+	}
+	names := e.c.st.Cluster.Heartbeat.Resources
+	for _, a := range d.Applied {
+		resp.Actions = append(resp.Actions, actionProto(a, names))
+	}
+	if len(d.Applied) > 0 {
+		s.metrics.decision(sch.Pipe.Spec())
+	}
+	return resp, ch, nil
 }

@@ -11,18 +11,35 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Limits bound request and problem sizes. Zero fields mean the defaults of
-// [DefaultLimits]. A request over a limit fails with InvalidArgument and a
-// message naming the limit by its config key.
+// Limits bound request and problem sizes, and what the server holds:
+// clusters, nodes, slots, jobs and tasks, per cluster and in total. Zero
+// fields mean the defaults of [DefaultLimits]. A request over a size limit
+// fails with InvalidArgument, one that would make the server hold more
+// than a holding limit with ResourceExhausted; both name the limit by its
+// config key.
 type Limits struct {
 	// MaxRequestBytes bounds a request's encoded size (limits.max_request_bytes).
 	// Requests up to twice this size are decoded and rejected with
 	// InvalidArgument; larger ones are refused by grpc itself with
 	// ResourceExhausted before they are read into memory.
 	MaxRequestBytes int
-	// MaxSlots bounds a cluster's reduce slots (limits.max_slots); nodes are
-	// bounded by the same number.
+	// MaxSlots bounds a cluster's reduce slots (limits.max_slots).
 	MaxSlots int
+	// MaxNodes bounds a cluster's nodes (limits.max_nodes).
+	MaxNodes int
+	// MaxClusters bounds the clusters (limits.max_clusters).
+	MaxClusters int
+	// MaxTotalNodes and MaxTotalSlots bound the nodes and reduce slots
+	// of all clusters together (limits.max_total_nodes,
+	// limits.max_total_slots).
+	MaxTotalNodes, MaxTotalSlots int
+	// MaxTotalJobs bounds the unfinished jobs of all clusters together
+	// (limits.max_total_jobs).
+	MaxTotalJobs int
+	// MaxClusterTasks and MaxTotalTasks bound the tasks (all stages) of
+	// the active jobs of a heartbeat cluster, and of all clusters together
+	// (limits.max_cluster_tasks, limits.max_total_tasks).
+	MaxClusterTasks, MaxTotalTasks int
 	// MaxJobs bounds a cluster's unfinished jobs (limits.max_jobs); a
 	// submission over it fails with ResourceExhausted.
 	MaxJobs int
@@ -45,8 +62,17 @@ type Limits struct {
 // DefaultLimits returns the default limits.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxRequestBytes:  4 << 20,
-		MaxSlots:         100_000,
+		MaxRequestBytes: 4 << 20,
+		MaxSlots:        100_000,
+		MaxNodes:        100_000,
+		// 200 clusters of 100,000 slots took 1.8 GB: the totals keep the
+		// held state to a few hundred MB whatever the number of clusters.
+		MaxClusters:      1000,
+		MaxTotalNodes:    1_000_000,
+		MaxTotalSlots:    1_000_000,
+		MaxTotalJobs:     1_000_000,
+		MaxClusterTasks:  2_000_000,
+		MaxTotalTasks:    5_000_000,
 		MaxJobs:          100_000,
 		MaxTasks:         200_000,
 		MaxSolveTime:     time.Minute,
@@ -65,6 +91,16 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxSlots <= 0 {
 		l.MaxSlots = d.MaxSlots
 	}
+	for _, f := range []struct {
+		v *int
+		d int
+	}{{&l.MaxNodes, d.MaxNodes}, {&l.MaxClusters, d.MaxClusters},
+		{&l.MaxTotalNodes, d.MaxTotalNodes}, {&l.MaxTotalSlots, d.MaxTotalSlots}, {&l.MaxTotalJobs, d.MaxTotalJobs},
+		{&l.MaxClusterTasks, d.MaxClusterTasks}, {&l.MaxTotalTasks, d.MaxTotalTasks}} {
+		if *f.v <= 0 {
+			*f.v = f.d
+		}
+	}
 	if l.MaxJobs <= 0 {
 		l.MaxJobs = d.MaxJobs
 	}
@@ -81,6 +117,12 @@ func (l Limits) withDefaults() Limits {
 		l.MaxStartsPerHeartbeat = d.MaxStartsPerHeartbeat
 	}
 	return l
+}
+
+// exhausted is the ResourceExhausted error of a holding limit: what would
+// be held, and the limit by its config key.
+func exhausted(what string, value any, limit string, max any) error {
+	return fmt.Errorf("%w: %s would be %v, over the limit %s = %v", ErrExhausted, what, value, limit, max)
 }
 
 // overLimit is the InvalidArgument error of a value over a named limit.

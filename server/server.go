@@ -11,7 +11,9 @@
 //     SERVING; when one fails, shut down and return its error;
 //  4. when ctx is cancelled: set every status NOT_SERVING, GracefulStop
 //     (wait for open calls) for at most the shutdown timeout, then Stop
-//     (cancel what is left) and return nil.
+//     (cancel what is left, without waiting for handlers that ignore
+//     their cancellation) and return nil: never much later than the
+//     shutdown timeout.
 //
 // Every call is logged at debug level with its method, status code,
 // duration_ms, peer and error message, and observed in [Metrics]. Handlers
@@ -319,8 +321,11 @@ func (s *Server) shutdown() {
 	case <-timer.C:
 		s.log.Warn("graceful stop timed out; cancelling open calls",
 			"shutdown_timeout", s.opts.ShutdownTimeout.String())
+		// Stop closes every connection and cancels the calls' contexts but,
+		// unlike GracefulStop, does not wait for their handlers: a handler
+		// that ignores its context must not hold the shutdown (GracefulStop,
+		// still waiting for it, returns on its own in the background).
 		s.grpc.Stop()
-		<-stopped
 	}
 	s.log.Info("stopped", "duration_ms", msSince(start))
 }

@@ -55,8 +55,8 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 	switch {
 	case len(nodes) == 0:
 		return c, invalid("nodes", "[]", "a cluster needs at least one node")
-	case len(nodes) > lim.MaxSlots:
-		return c, overLimit("len(nodes)", len(nodes), "limits.max_slots", lim.MaxSlots)
+	case len(nodes) > lim.MaxNodes:
+		return c, exhausted("the cluster's nodes", len(nodes), "limits.max_nodes", lim.MaxNodes)
 	}
 	index := make(map[string]int, len(nodes))
 	derivedSlots := 0
@@ -90,7 +90,7 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 		}
 		derivedSlots += int(n.GetReduceSlots())
 		if derivedSlots > lim.MaxSlots {
-			return c, overLimit("Σ nodes[].reduce_slots", derivedSlots, "limits.max_slots", lim.MaxSlots)
+			return c, exhausted("the cluster's reduce slots (Σ nodes[].reduce_slots)", derivedSlots, "limits.max_slots", lim.MaxSlots)
 		}
 		c.Nodes = append(c.Nodes, store.Node{ID: n.GetId(), Rack: n.GetRack(), Capacity: n.GetCapacity(), ReduceSlots: int(n.GetReduceSlots()), MapSlots: int(n.GetMapSlots())})
 	}
@@ -100,7 +100,7 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 	}
 	if slots := req.GetSlots(); len(slots) > 0 {
 		if len(slots) > lim.MaxSlots {
-			return c, overLimit("len(slots)", len(slots), "limits.max_slots", lim.MaxSlots)
+			return c, exhausted("the cluster's reduce slots (len(slots))", len(slots), "limits.max_slots", lim.MaxSlots)
 		}
 		for i, sl := range slots {
 			if _, ok := index[sl.GetNodeId()]; !ok {

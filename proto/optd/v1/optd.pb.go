@@ -12,6 +12,20 @@
 // once its map phase has produced enough output to estimate X, report each
 // job's completion. Every state-changing call is durable before it returns.
 //
+// Deadlines and retries. A call whose deadline has passed by the time it
+// holds its cluster's lock changes nothing (DEADLINE_EXCEEDED); one that
+// began changing the cluster finishes its change, bounded in time (a
+// heartbeat starts at most limits.max_starts_per_heartbeat tasks), and a
+// DEADLINE_EXCEEDED the client then sees may hide an applied change. Every
+// state-changing call is therefore safe to retry with the same request:
+// each says below what a retry of an applied call answers. A retry with a
+// different request is refused (ALREADY_EXISTS or FAILED_PRECONDITION), never
+// silently merged.
+//
+// Limits. The server bounds clusters, nodes, slots, jobs and tasks, per
+// cluster and in total (limits.max_*); a call over one fails with
+// RESOURCE_EXHAUSTED naming the limit's configuration key.
+//
 // OptimizeService is stateless: it runs the offline computations of the CLI
 // (threshold tables, initial task assignment, bounds, simulation) over gRPC.
 //
@@ -497,8 +511,10 @@ func (x *RegisterClusterRequest) GetHeartbeat() *HeartbeatPolicy {
 }
 
 type RegisterClusterResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	State         *ClusterState          `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	State *ClusterState          `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// retried: the cluster existed, registered by the same request.
+	Retried       bool `protobuf:"varint,2,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -540,6 +556,289 @@ func (x *RegisterClusterResponse) GetState() *ClusterState {
 	return nil
 }
 
+func (x *RegisterClusterResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
+}
+
+type DeleteClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterRequest) Reset() {
+	*x = DeleteClusterRequest{}
+	mi := &file_optd_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterRequest) ProtoMessage() {}
+
+func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterRequest.ProtoReflect.Descriptor instead.
+func (*DeleteClusterRequest) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DeleteClusterRequest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+type DeleteClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// existed is false when there was no such cluster (a retry).
+	Existed       bool `protobuf:"varint,1,opt,name=existed,proto3" json:"existed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterResponse) Reset() {
+	*x = DeleteClusterResponse{}
+	mi := &file_optd_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterResponse) ProtoMessage() {}
+
+func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterResponse.ProtoReflect.Descriptor instead.
+func (*DeleteClusterResponse) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DeleteClusterResponse) GetExisted() bool {
+	if x != nil {
+		return x.Existed
+	}
+	return false
+}
+
+type ListClustersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page_size is the most clusters returned (0: 100; at most 1000).
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is a previous answer's next_page_token ("" : the first page).
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersRequest) Reset() {
+	*x = ListClustersRequest{}
+	mi := &file_optd_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersRequest) ProtoMessage() {}
+
+func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListClustersRequest) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListClustersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListClustersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ClusterSummary is a cluster's size, as the limits count it.
+type ClusterSummary struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	Nodes     int32                  `protobuf:"varint,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Slots     int32                  `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`
+	// unfinished_jobs have not been reported by JobFinished; tasks are the
+	// tasks (all stages) of the heartbeat ledger's active jobs.
+	UnfinishedJobs int32 `protobuf:"varint,4,opt,name=unfinished_jobs,json=unfinishedJobs,proto3" json:"unfinished_jobs,omitempty"`
+	Tasks          int64 `protobuf:"varint,5,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ClusterSummary) Reset() {
+	*x = ClusterSummary{}
+	mi := &file_optd_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSummary) ProtoMessage() {}
+
+func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
+func (*ClusterSummary) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ClusterSummary) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetUnfinishedJobs() int32 {
+	if x != nil {
+		return x.UnfinishedJobs
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetTasks() int64 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+type ListClustersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// clusters in order of id.
+	Clusters []*ClusterSummary `protobuf:"bytes,1,rep,name=clusters,proto3" json:"clusters,omitempty"`
+	// next_page_token is "" on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersResponse) Reset() {
+	*x = ListClustersResponse{}
+	mi := &file_optd_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersResponse) ProtoMessage() {}
+
+func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListClustersResponse) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+func (x *ListClustersResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 type SubmitJobRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
@@ -570,7 +869,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +881,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +894,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{7}
+	return file_optd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitJobRequest) GetClusterId() string {
@@ -680,7 +979,7 @@ type JobStage struct {
 
 func (x *JobStage) Reset() {
 	*x = JobStage{}
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -692,7 +991,7 @@ func (x *JobStage) String() string {
 func (*JobStage) ProtoMessage() {}
 
 func (x *JobStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -705,7 +1004,7 @@ func (x *JobStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStage.ProtoReflect.Descriptor instead.
 func (*JobStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{8}
+	return file_optd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobStage) GetMaps() []*MapInput {
@@ -733,7 +1032,7 @@ type MapInput struct {
 
 func (x *MapInput) Reset() {
 	*x = MapInput{}
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +1044,7 @@ func (x *MapInput) String() string {
 func (*MapInput) ProtoMessage() {}
 
 func (x *MapInput) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +1057,7 @@ func (x *MapInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapInput.ProtoReflect.Descriptor instead.
 func (*MapInput) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{9}
+	return file_optd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MapInput) GetNodes() []string {
@@ -771,14 +1070,16 @@ func (x *MapInput) GetNodes() []string {
 type SubmitJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// jobs_in_system is N_i: the cluster's unfinished jobs the job found.
-	JobsInSystem  int32 `protobuf:"varint,1,opt,name=jobs_in_system,json=jobsInSystem,proto3" json:"jobs_in_system,omitempty"`
+	JobsInSystem int32 `protobuf:"varint,1,opt,name=jobs_in_system,json=jobsInSystem,proto3" json:"jobs_in_system,omitempty"`
+	// retried: the job was already submitted by the same request.
+	Retried       bool `protobuf:"varint,2,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +1091,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +1104,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{10}
+	return file_optd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitJobResponse) GetJobsInSystem() int32 {
@@ -811,6 +1112,13 @@ func (x *SubmitJobResponse) GetJobsInSystem() int32 {
 		return x.JobsInSystem
 	}
 	return 0
+}
+
+func (x *SubmitJobResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
 }
 
 type PlaceReducesRequest struct {
@@ -828,7 +1136,7 @@ type PlaceReducesRequest struct {
 
 func (x *PlaceReducesRequest) Reset() {
 	*x = PlaceReducesRequest{}
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +1148,7 @@ func (x *PlaceReducesRequest) String() string {
 func (*PlaceReducesRequest) ProtoMessage() {}
 
 func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +1161,7 @@ func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesRequest.ProtoReflect.Descriptor instead.
 func (*PlaceReducesRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{11}
+	return file_optd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PlaceReducesRequest) GetClusterId() string {
@@ -896,7 +1204,7 @@ type PlacedSlot struct {
 
 func (x *PlacedSlot) Reset() {
 	*x = PlacedSlot{}
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1216,7 @@ func (x *PlacedSlot) String() string {
 func (*PlacedSlot) ProtoMessage() {}
 
 func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1229,7 @@ func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacedSlot.ProtoReflect.Descriptor instead.
 func (*PlacedSlot) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{12}
+	return file_optd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PlacedSlot) GetSlot() int32 {
@@ -955,14 +1263,17 @@ type PlaceReducesResponse struct {
 	Policy string `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
 	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	// fetch_cost is Y · Σ H(v) over the chosen slots.
-	FetchCost     float64 `protobuf:"fixed64,5,opt,name=fetch_cost,json=fetchCost,proto3" json:"fetch_cost,omitempty"`
+	FetchCost float64 `protobuf:"fixed64,5,opt,name=fetch_cost,json=fetchCost,proto3" json:"fetch_cost,omitempty"`
+	// retried: the job already held these slots, placed by the same request
+	// (threshold is then absent and reason says so).
+	Retried       bool `protobuf:"varint,6,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlaceReducesResponse) Reset() {
 	*x = PlaceReducesResponse{}
-	mi := &file_optd_proto_msgTypes[13]
+	mi := &file_optd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1285,7 @@ func (x *PlaceReducesResponse) String() string {
 func (*PlaceReducesResponse) ProtoMessage() {}
 
 func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[13]
+	mi := &file_optd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1298,7 @@ func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesResponse.ProtoReflect.Descriptor instead.
 func (*PlaceReducesResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{13}
+	return file_optd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PlaceReducesResponse) GetSlots() []*PlacedSlot {
@@ -1025,6 +1336,13 @@ func (x *PlaceReducesResponse) GetFetchCost() float64 {
 	return 0
 }
 
+func (x *PlaceReducesResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
+}
+
 type JobFinishedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
@@ -1035,7 +1353,7 @@ type JobFinishedRequest struct {
 
 func (x *JobFinishedRequest) Reset() {
 	*x = JobFinishedRequest{}
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1365,7 @@ func (x *JobFinishedRequest) String() string {
 func (*JobFinishedRequest) ProtoMessage() {}
 
 func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1378,7 @@ func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedRequest.ProtoReflect.Descriptor instead.
 func (*JobFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{14}
+	return file_optd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobFinishedRequest) GetClusterId() string {
@@ -1080,14 +1398,17 @@ func (x *JobFinishedRequest) GetJobId() string {
 type JobFinishedResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// freed_slots is the number of reduce slots the job released.
-	FreedSlots    int32 `protobuf:"varint,1,opt,name=freed_slots,json=freedSlots,proto3" json:"freed_slots,omitempty"`
+	FreedSlots int32 `protobuf:"varint,1,opt,name=freed_slots,json=freedSlots,proto3" json:"freed_slots,omitempty"`
+	// found is false when the cluster had no such unfinished job (a retry of
+	// an applied JobFinished, or a job never submitted); nothing changed.
+	Found         bool `protobuf:"varint,2,opt,name=found,proto3" json:"found,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobFinishedResponse) Reset() {
 	*x = JobFinishedResponse{}
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1420,7 @@ func (x *JobFinishedResponse) String() string {
 func (*JobFinishedResponse) ProtoMessage() {}
 
 func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1433,7 @@ func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedResponse.ProtoReflect.Descriptor instead.
 func (*JobFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{15}
+	return file_optd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobFinishedResponse) GetFreedSlots() int32 {
@@ -1120,6 +1441,13 @@ func (x *JobFinishedResponse) GetFreedSlots() int32 {
 		return x.FreedSlots
 	}
 	return 0
+}
+
+func (x *JobFinishedResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
 }
 
 // AttemptStatus is a node's report of one of its running task attempts.
@@ -1137,7 +1465,7 @@ type AttemptStatus struct {
 
 func (x *AttemptStatus) Reset() {
 	*x = AttemptStatus{}
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1477,7 @@ func (x *AttemptStatus) String() string {
 func (*AttemptStatus) ProtoMessage() {}
 
 func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1490,7 @@ func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
 func (*AttemptStatus) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{16}
+	return file_optd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AttemptStatus) GetAttemptId() int64 {
@@ -1210,14 +1538,22 @@ type HeartbeatRequest struct {
 	ReportOnly bool `protobuf:"varint,9,opt,name=report_only,json=reportOnly,proto3" json:"report_only,omitempty"`
 	// explain asks for the response's vetoes: why the candidates the
 	// policy considered and refused did not start.
-	Explain       bool `protobuf:"varint,10,opt,name=explain,proto3" json:"explain,omitempty"`
+	Explain bool `protobuf:"varint,10,opt,name=explain,proto3" json:"explain,omitempty"`
+	// seq (optional, 0: none) numbers the node's heartbeats, increasing.
+	// A heartbeat with the seq of the node's last applied one is a retry: it
+	// gets that heartbeat's answer again and changes nothing. A lower seq is
+	// refused (FAILED_PRECONDITION). The last answer is kept in memory: after
+	// a server restart a retry is applied as a new heartbeat, and its
+	// finished or failed attempts, already recorded, refuse it with
+	// FAILED_PRECONDITION; the executor then resends without them.
+	Seq           uint64 `protobuf:"varint,11,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1565,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1578,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{17}
+	return file_optd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HeartbeatRequest) GetClusterId() string {
@@ -1301,6 +1637,13 @@ func (x *HeartbeatRequest) GetExplain() bool {
 	return false
 }
 
+func (x *HeartbeatRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 // Action is one decision for the node, with its reason.
 type Action struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1333,7 +1676,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1688,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1701,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{18}
+	return file_optd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Action) GetKind() string {
@@ -1456,14 +1799,16 @@ type HeartbeatResponse struct {
 	FinishedJobs []string `protobuf:"bytes,3,rep,name=finished_jobs,json=finishedJobs,proto3" json:"finished_jobs,omitempty"`
 	// vetoes (only when the request asked to explain) are the candidates a
 	// filter or a speculation gate refused in this heartbeat, each once.
-	Vetoes        []*Veto `protobuf:"bytes,4,rep,name=vetoes,proto3" json:"vetoes,omitempty"`
+	Vetoes []*Veto `protobuf:"bytes,4,rep,name=vetoes,proto3" json:"vetoes,omitempty"`
+	// retried: the answer of the node's heartbeat with the same seq, again.
+	Retried       bool `protobuf:"varint,5,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1820,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1833,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{19}
+	return file_optd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HeartbeatResponse) GetActions() []*Action {
@@ -1519,6 +1864,13 @@ func (x *HeartbeatResponse) GetVetoes() []*Veto {
 	return nil
 }
 
+func (x *HeartbeatResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
+}
+
 // Veto is a candidate a stage of the heartbeat policy refused, and why.
 type Veto struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1540,7 +1892,7 @@ type Veto struct {
 
 func (x *Veto) Reset() {
 	*x = Veto{}
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1904,7 @@ func (x *Veto) String() string {
 func (*Veto) ProtoMessage() {}
 
 func (x *Veto) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1917,7 @@ func (x *Veto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Veto.ProtoReflect.Descriptor instead.
 func (*Veto) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{20}
+	return file_optd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Veto) GetStage() string {
@@ -1635,7 +1987,7 @@ type JobState struct {
 
 func (x *JobState) Reset() {
 	*x = JobState{}
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1999,7 @@ func (x *JobState) String() string {
 func (*JobState) ProtoMessage() {}
 
 func (x *JobState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +2012,7 @@ func (x *JobState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobState.ProtoReflect.Descriptor instead.
 func (*JobState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{21}
+	return file_optd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *JobState) GetJobId() string {
@@ -1736,7 +2088,7 @@ type EstimatorState struct {
 
 func (x *EstimatorState) Reset() {
 	*x = EstimatorState{}
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +2100,7 @@ func (x *EstimatorState) String() string {
 func (*EstimatorState) ProtoMessage() {}
 
 func (x *EstimatorState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +2113,7 @@ func (x *EstimatorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimatorState.ProtoReflect.Descriptor instead.
 func (*EstimatorState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{22}
+	return file_optd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EstimatorState) GetWindow() int32 {
@@ -1836,7 +2188,7 @@ type ClusterState struct {
 
 func (x *ClusterState) Reset() {
 	*x = ClusterState{}
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1848,7 +2200,7 @@ func (x *ClusterState) String() string {
 func (*ClusterState) ProtoMessage() {}
 
 func (x *ClusterState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1861,7 +2213,7 @@ func (x *ClusterState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterState.ProtoReflect.Descriptor instead.
 func (*ClusterState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{23}
+	return file_optd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ClusterState) GetClusterId() string {
@@ -1950,7 +2302,7 @@ type GetClusterStateRequest struct {
 
 func (x *GetClusterStateRequest) Reset() {
 	*x = GetClusterStateRequest{}
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1962,7 +2314,7 @@ func (x *GetClusterStateRequest) String() string {
 func (*GetClusterStateRequest) ProtoMessage() {}
 
 func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1975,7 +2327,7 @@ func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterStateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{24}
+	return file_optd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetClusterStateRequest) GetClusterId() string {
@@ -1994,7 +2346,7 @@ type GetClusterStateResponse struct {
 
 func (x *GetClusterStateResponse) Reset() {
 	*x = GetClusterStateResponse{}
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2358,7 @@ func (x *GetClusterStateResponse) String() string {
 func (*GetClusterStateResponse) ProtoMessage() {}
 
 func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2371,7 @@ func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterStateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{25}
+	return file_optd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetClusterStateResponse) GetState() *ClusterState {
@@ -2044,7 +2396,7 @@ type ComputeThresholdsRequest struct {
 
 func (x *ComputeThresholdsRequest) Reset() {
 	*x = ComputeThresholdsRequest{}
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2408,7 @@ func (x *ComputeThresholdsRequest) String() string {
 func (*ComputeThresholdsRequest) ProtoMessage() {}
 
 func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2421,7 @@ func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsRequest.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{26}
+	return file_optd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ComputeThresholdsRequest) GetWorkloadJson() string {
@@ -2103,7 +2455,7 @@ type ThresholdStage struct {
 
 func (x *ThresholdStage) Reset() {
 	*x = ThresholdStage{}
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2467,7 @@ func (x *ThresholdStage) String() string {
 func (*ThresholdStage) ProtoMessage() {}
 
 func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2480,7 @@ func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThresholdStage.ProtoReflect.Descriptor instead.
 func (*ThresholdStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{27}
+	return file_optd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ThresholdStage) GetThresholds() []float64 {
@@ -2154,7 +2506,7 @@ type ComputeThresholdsResponse struct {
 
 func (x *ComputeThresholdsResponse) Reset() {
 	*x = ComputeThresholdsResponse{}
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2166,7 +2518,7 @@ func (x *ComputeThresholdsResponse) String() string {
 func (*ComputeThresholdsResponse) ProtoMessage() {}
 
 func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2179,7 +2531,7 @@ func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsResponse.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{28}
+	return file_optd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ComputeThresholdsResponse) GetJobs() int32 {
@@ -2250,7 +2602,7 @@ type SolveInitialAssignmentRequest struct {
 
 func (x *SolveInitialAssignmentRequest) Reset() {
 	*x = SolveInitialAssignmentRequest{}
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2614,7 @@ func (x *SolveInitialAssignmentRequest) String() string {
 func (*SolveInitialAssignmentRequest) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2627,7 @@ func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentRequest.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{29}
+	return file_optd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SolveInitialAssignmentRequest) GetInstanceJson() string {
@@ -2333,7 +2685,7 @@ type SolveInitialAssignmentResponse struct {
 
 func (x *SolveInitialAssignmentResponse) Reset() {
 	*x = SolveInitialAssignmentResponse{}
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2697,7 @@ func (x *SolveInitialAssignmentResponse) String() string {
 func (*SolveInitialAssignmentResponse) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2710,7 @@ func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentResponse.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{30}
+	return file_optd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SolveInitialAssignmentResponse) GetObjective() float64 {
@@ -2431,7 +2783,7 @@ type BoundRequest struct {
 
 func (x *BoundRequest) Reset() {
 	*x = BoundRequest{}
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2795,7 @@ func (x *BoundRequest) String() string {
 func (*BoundRequest) ProtoMessage() {}
 
 func (x *BoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2808,7 @@ func (x *BoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundRequest.ProtoReflect.Descriptor instead.
 func (*BoundRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{31}
+	return file_optd_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BoundRequest) GetScenarioJson() string {
@@ -2512,7 +2864,7 @@ type BoundProgress struct {
 
 func (x *BoundProgress) Reset() {
 	*x = BoundProgress{}
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2876,7 @@ func (x *BoundProgress) String() string {
 func (*BoundProgress) ProtoMessage() {}
 
 func (x *BoundProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2889,7 @@ func (x *BoundProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundProgress.ProtoReflect.Descriptor instead.
 func (*BoundProgress) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{32}
+	return file_optd_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BoundProgress) GetDone() int32 {
@@ -2567,7 +2919,7 @@ type BoundResponse struct {
 
 func (x *BoundResponse) Reset() {
 	*x = BoundResponse{}
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2579,7 +2931,7 @@ func (x *BoundResponse) String() string {
 func (*BoundResponse) ProtoMessage() {}
 
 func (x *BoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2592,7 +2944,7 @@ func (x *BoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundResponse.ProtoReflect.Descriptor instead.
 func (*BoundResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{33}
+	return file_optd_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BoundResponse) GetEvent() isBoundResponse_Event {
@@ -2649,7 +3001,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2661,7 +3013,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2674,7 +3026,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{34}
+	return file_optd_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SimulateRequest) GetScenarioJson() string {
@@ -2706,7 +3058,7 @@ type PolicyCost struct {
 
 func (x *PolicyCost) Reset() {
 	*x = PolicyCost{}
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +3070,7 @@ func (x *PolicyCost) String() string {
 func (*PolicyCost) ProtoMessage() {}
 
 func (x *PolicyCost) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +3083,7 @@ func (x *PolicyCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyCost.ProtoReflect.Descriptor instead.
 func (*PolicyCost) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{35}
+	return file_optd_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PolicyCost) GetPolicy() string {
@@ -2773,7 +3125,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_optd_proto_msgTypes[36]
+	mi := &file_optd_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2785,7 +3137,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[36]
+	mi := &file_optd_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2798,7 +3150,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{36}
+	return file_optd_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SimulateResponse) GetPolicies() []*PolicyCost {
@@ -2868,9 +3220,29 @@ const file_optd_proto_rawDesc = "" +
 	"\x05slots\x18\x03 \x03(\v2\x13.optd.v1.ReduceSlotR\x05slots\x12-\n" +
 	"\btopology\x18\x04 \x01(\v2\x11.optd.v1.TopologyR\btopology\x120\n" +
 	"\x06policy\x18\x05 \x01(\v2\x18.optd.v1.PlacementPolicyR\x06policy\x126\n" +
-	"\theartbeat\x18\x06 \x01(\v2\x18.optd.v1.HeartbeatPolicyR\theartbeat\"F\n" +
+	"\theartbeat\x18\x06 \x01(\v2\x18.optd.v1.HeartbeatPolicyR\theartbeat\"`\n" +
 	"\x17RegisterClusterResponse\x12+\n" +
-	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\"\x96\x04\n" +
+	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\x12\x18\n" +
+	"\aretried\x18\x02 \x01(\bR\aretried\"5\n" +
+	"\x14DeleteClusterRequest\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\"1\n" +
+	"\x15DeleteClusterResponse\x12\x18\n" +
+	"\aexisted\x18\x01 \x01(\bR\aexisted\"Q\n" +
+	"\x13ListClustersRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\x9a\x01\n" +
+	"\x0eClusterSummary\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\x05R\x05nodes\x12\x14\n" +
+	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12'\n" +
+	"\x0funfinished_jobs\x18\x04 \x01(\x05R\x0eunfinishedJobs\x12\x14\n" +
+	"\x05tasks\x18\x05 \x01(\x03R\x05tasks\"s\n" +
+	"\x14ListClustersResponse\x123\n" +
+	"\bclusters\x18\x01 \x03(\v2\x17.optd.v1.ClusterSummaryR\bclusters\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x96\x04\n" +
 	"\x10SubmitJobRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x15\n" +
@@ -2896,9 +3268,10 @@ const file_optd_proto_rawDesc = "" +
 	"\x04maps\x18\x01 \x03(\v2\x11.optd.v1.MapInputR\x04maps\x12\x18\n" +
 	"\areduces\x18\x02 \x01(\x05R\areduces\" \n" +
 	"\bMapInput\x12\x14\n" +
-	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"9\n" +
+	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"S\n" +
 	"\x11SubmitJobResponse\x12$\n" +
-	"\x0ejobs_in_system\x18\x01 \x01(\x05R\fjobsInSystem\"~\n" +
+	"\x0ejobs_in_system\x18\x01 \x01(\x05R\fjobsInSystem\x12\x18\n" +
+	"\aretried\x18\x02 \x01(\bR\aretried\"~\n" +
 	"\x13PlaceReducesRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x15\n" +
@@ -2910,28 +3283,30 @@ const file_optd_proto_rawDesc = "" +
 	"\x04slot\x18\x01 \x01(\x05R\x04slot\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x1d\n" +
 	"\n" +
-	"fetch_cost\x18\x03 \x01(\x01R\tfetchCost\"\xc1\x01\n" +
+	"fetch_cost\x18\x03 \x01(\x01R\tfetchCost\"\xdb\x01\n" +
 	"\x14PlaceReducesResponse\x12)\n" +
 	"\x05slots\x18\x01 \x03(\v2\x13.optd.v1.PlacedSlotR\x05slots\x12!\n" +
 	"\tthreshold\x18\x02 \x01(\x01H\x00R\tthreshold\x88\x01\x01\x12\x16\n" +
 	"\x06policy\x18\x03 \x01(\tR\x06policy\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1d\n" +
 	"\n" +
-	"fetch_cost\x18\x05 \x01(\x01R\tfetchCostB\f\n" +
+	"fetch_cost\x18\x05 \x01(\x01R\tfetchCost\x12\x18\n" +
+	"\aretried\x18\x06 \x01(\bR\aretriedB\f\n" +
 	"\n" +
 	"_threshold\"J\n" +
 	"\x12JobFinishedRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x15\n" +
-	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"6\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"L\n" +
 	"\x13JobFinishedResponse\x12\x1f\n" +
 	"\vfreed_slots\x18\x01 \x01(\x05R\n" +
-	"freedSlots\"`\n" +
+	"freedSlots\x12\x14\n" +
+	"\x05found\x18\x02 \x01(\bR\x05found\"`\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\x03R\tattemptId\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\x9b\x02\n" +
+	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\xad\x02\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x17\n" +
@@ -2943,7 +3318,8 @@ const file_optd_proto_rawDesc = "" +
 	"\vreport_only\x18\t \x01(\bR\n" +
 	"reportOnly\x12\x18\n" +
 	"\aexplain\x18\n" +
-	" \x01(\bR\aexplainB\b\n" +
+	" \x01(\bR\aexplain\x12\x10\n" +
+	"\x03seq\x18\v \x01(\x04R\x03seqB\b\n" +
 	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xbf\x03\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
@@ -2962,12 +3338,13 @@ const file_optd_proto_rawDesc = "" +
 	"\blocality\x18\x0e \x01(\tR\blocality\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xa6\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xc0\x01\n" +
 	"\x11HeartbeatResponse\x12)\n" +
 	"\aactions\x18\x01 \x03(\v2\x0f.optd.v1.ActionR\aactions\x12\x1a\n" +
 	"\brejected\x18\x02 \x01(\x05R\brejected\x12#\n" +
 	"\rfinished_jobs\x18\x03 \x03(\tR\ffinishedJobs\x12%\n" +
-	"\x06vetoes\x18\x04 \x03(\v2\r.optd.v1.VetoR\x06vetoes\"\xbc\x01\n" +
+	"\x06vetoes\x18\x04 \x03(\v2\r.optd.v1.VetoR\x06vetoes\x12\x18\n" +
+	"\aretried\x18\x05 \x01(\bR\aretried\"\xbc\x01\n" +
 	"\x04Veto\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x15\n" +
@@ -3088,9 +3465,11 @@ const file_optd_proto_rawDesc = "" +
 	"\bpolicies\x18\x01 \x03(\v2\x13.optd.v1.PolicyCostR\bpolicies\x12\"\n" +
 	"\freplications\x18\x02 \x01(\x05R\freplications\x12\x1d\n" +
 	"\n" +
-	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs2\xdb\x03\n" +
+	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs2\xf8\x04\n" +
 	"\x0eClusterService\x12T\n" +
-	"\x0fRegisterCluster\x12\x1f.optd.v1.RegisterClusterRequest\x1a .optd.v1.RegisterClusterResponse\x12B\n" +
+	"\x0fRegisterCluster\x12\x1f.optd.v1.RegisterClusterRequest\x1a .optd.v1.RegisterClusterResponse\x12N\n" +
+	"\rDeleteCluster\x12\x1d.optd.v1.DeleteClusterRequest\x1a\x1e.optd.v1.DeleteClusterResponse\x12K\n" +
+	"\fListClusters\x12\x1c.optd.v1.ListClustersRequest\x1a\x1d.optd.v1.ListClustersResponse\x12B\n" +
 	"\tSubmitJob\x12\x19.optd.v1.SubmitJobRequest\x1a\x1a.optd.v1.SubmitJobResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.optd.v1.HeartbeatRequest\x1a\x1a.optd.v1.HeartbeatResponse\x12K\n" +
 	"\fPlaceReduces\x12\x1c.optd.v1.PlaceReducesRequest\x1a\x1d.optd.v1.PlaceReducesResponse\x12H\n" +
@@ -3114,7 +3493,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 	return file_optd_proto_rawDescData
 }
 
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_optd_proto_goTypes = []any{
 	(*Node)(nil),                           // 0: optd.v1.Node
 	(*ReduceSlot)(nil),                     // 1: optd.v1.ReduceSlot
@@ -3123,93 +3502,103 @@ var file_optd_proto_goTypes = []any{
 	(*HeartbeatPolicy)(nil),                // 4: optd.v1.HeartbeatPolicy
 	(*RegisterClusterRequest)(nil),         // 5: optd.v1.RegisterClusterRequest
 	(*RegisterClusterResponse)(nil),        // 6: optd.v1.RegisterClusterResponse
-	(*SubmitJobRequest)(nil),               // 7: optd.v1.SubmitJobRequest
-	(*JobStage)(nil),                       // 8: optd.v1.JobStage
-	(*MapInput)(nil),                       // 9: optd.v1.MapInput
-	(*SubmitJobResponse)(nil),              // 10: optd.v1.SubmitJobResponse
-	(*PlaceReducesRequest)(nil),            // 11: optd.v1.PlaceReducesRequest
-	(*PlacedSlot)(nil),                     // 12: optd.v1.PlacedSlot
-	(*PlaceReducesResponse)(nil),           // 13: optd.v1.PlaceReducesResponse
-	(*JobFinishedRequest)(nil),             // 14: optd.v1.JobFinishedRequest
-	(*JobFinishedResponse)(nil),            // 15: optd.v1.JobFinishedResponse
-	(*AttemptStatus)(nil),                  // 16: optd.v1.AttemptStatus
-	(*HeartbeatRequest)(nil),               // 17: optd.v1.HeartbeatRequest
-	(*Action)(nil),                         // 18: optd.v1.Action
-	(*HeartbeatResponse)(nil),              // 19: optd.v1.HeartbeatResponse
-	(*Veto)(nil),                           // 20: optd.v1.Veto
-	(*JobState)(nil),                       // 21: optd.v1.JobState
-	(*EstimatorState)(nil),                 // 22: optd.v1.EstimatorState
-	(*ClusterState)(nil),                   // 23: optd.v1.ClusterState
-	(*GetClusterStateRequest)(nil),         // 24: optd.v1.GetClusterStateRequest
-	(*GetClusterStateResponse)(nil),        // 25: optd.v1.GetClusterStateResponse
-	(*ComputeThresholdsRequest)(nil),       // 26: optd.v1.ComputeThresholdsRequest
-	(*ThresholdStage)(nil),                 // 27: optd.v1.ThresholdStage
-	(*ComputeThresholdsResponse)(nil),      // 28: optd.v1.ComputeThresholdsResponse
-	(*SolveInitialAssignmentRequest)(nil),  // 29: optd.v1.SolveInitialAssignmentRequest
-	(*SolveInitialAssignmentResponse)(nil), // 30: optd.v1.SolveInitialAssignmentResponse
-	(*BoundRequest)(nil),                   // 31: optd.v1.BoundRequest
-	(*BoundProgress)(nil),                  // 32: optd.v1.BoundProgress
-	(*BoundResponse)(nil),                  // 33: optd.v1.BoundResponse
-	(*SimulateRequest)(nil),                // 34: optd.v1.SimulateRequest
-	(*PolicyCost)(nil),                     // 35: optd.v1.PolicyCost
-	(*SimulateResponse)(nil),               // 36: optd.v1.SimulateResponse
-	nil,                                    // 37: optd.v1.Node.CapacityEntry
-	nil,                                    // 38: optd.v1.SubmitJobRequest.MapDemandEntry
-	nil,                                    // 39: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 40: optd.v1.Action.ResourcesEntry
+	(*DeleteClusterRequest)(nil),           // 7: optd.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil),          // 8: optd.v1.DeleteClusterResponse
+	(*ListClustersRequest)(nil),            // 9: optd.v1.ListClustersRequest
+	(*ClusterSummary)(nil),                 // 10: optd.v1.ClusterSummary
+	(*ListClustersResponse)(nil),           // 11: optd.v1.ListClustersResponse
+	(*SubmitJobRequest)(nil),               // 12: optd.v1.SubmitJobRequest
+	(*JobStage)(nil),                       // 13: optd.v1.JobStage
+	(*MapInput)(nil),                       // 14: optd.v1.MapInput
+	(*SubmitJobResponse)(nil),              // 15: optd.v1.SubmitJobResponse
+	(*PlaceReducesRequest)(nil),            // 16: optd.v1.PlaceReducesRequest
+	(*PlacedSlot)(nil),                     // 17: optd.v1.PlacedSlot
+	(*PlaceReducesResponse)(nil),           // 18: optd.v1.PlaceReducesResponse
+	(*JobFinishedRequest)(nil),             // 19: optd.v1.JobFinishedRequest
+	(*JobFinishedResponse)(nil),            // 20: optd.v1.JobFinishedResponse
+	(*AttemptStatus)(nil),                  // 21: optd.v1.AttemptStatus
+	(*HeartbeatRequest)(nil),               // 22: optd.v1.HeartbeatRequest
+	(*Action)(nil),                         // 23: optd.v1.Action
+	(*HeartbeatResponse)(nil),              // 24: optd.v1.HeartbeatResponse
+	(*Veto)(nil),                           // 25: optd.v1.Veto
+	(*JobState)(nil),                       // 26: optd.v1.JobState
+	(*EstimatorState)(nil),                 // 27: optd.v1.EstimatorState
+	(*ClusterState)(nil),                   // 28: optd.v1.ClusterState
+	(*GetClusterStateRequest)(nil),         // 29: optd.v1.GetClusterStateRequest
+	(*GetClusterStateResponse)(nil),        // 30: optd.v1.GetClusterStateResponse
+	(*ComputeThresholdsRequest)(nil),       // 31: optd.v1.ComputeThresholdsRequest
+	(*ThresholdStage)(nil),                 // 32: optd.v1.ThresholdStage
+	(*ComputeThresholdsResponse)(nil),      // 33: optd.v1.ComputeThresholdsResponse
+	(*SolveInitialAssignmentRequest)(nil),  // 34: optd.v1.SolveInitialAssignmentRequest
+	(*SolveInitialAssignmentResponse)(nil), // 35: optd.v1.SolveInitialAssignmentResponse
+	(*BoundRequest)(nil),                   // 36: optd.v1.BoundRequest
+	(*BoundProgress)(nil),                  // 37: optd.v1.BoundProgress
+	(*BoundResponse)(nil),                  // 38: optd.v1.BoundResponse
+	(*SimulateRequest)(nil),                // 39: optd.v1.SimulateRequest
+	(*PolicyCost)(nil),                     // 40: optd.v1.PolicyCost
+	(*SimulateResponse)(nil),               // 41: optd.v1.SimulateResponse
+	nil,                                    // 42: optd.v1.Node.CapacityEntry
+	nil,                                    // 43: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 44: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 45: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	37, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	42, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
 	0,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
 	1,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
 	2,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
 	3,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
 	4,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	23, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
-	38, // 7: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
-	39, // 8: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
-	8,  // 9: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
-	9,  // 10: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
-	12, // 11: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
-	16, // 12: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	40, // 13: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
-	18, // 14: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	20, // 15: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
-	0,  // 16: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	1,  // 17: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	3,  // 18: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	21, // 19: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	22, // 20: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	4,  // 21: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	23, // 22: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	27, // 23: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	32, // 24: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	35, // 25: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	5,  // 26: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	7,  // 27: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	17, // 28: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	11, // 29: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	14, // 30: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	24, // 31: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	26, // 32: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	29, // 33: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	31, // 34: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	34, // 35: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	6,  // 36: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	10, // 37: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	19, // 38: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	13, // 39: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	15, // 40: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	25, // 41: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	28, // 42: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	30, // 43: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	33, // 44: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	36, // 45: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	36, // [36:46] is the sub-list for method output_type
-	26, // [26:36] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	28, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
+	10, // 7: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
+	43, // 8: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	44, // 9: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	13, // 10: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
+	14, // 11: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
+	17, // 12: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
+	21, // 13: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
+	45, // 14: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	23, // 15: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
+	25, // 16: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
+	0,  // 17: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	1,  // 18: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	3,  // 19: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	26, // 20: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	27, // 21: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	4,  // 22: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	28, // 23: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	32, // 24: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	37, // 25: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	40, // 26: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	5,  // 27: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	7,  // 28: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	9,  // 29: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	12, // 30: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	22, // 31: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	16, // 32: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	19, // 33: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	29, // 34: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	31, // 35: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	34, // 36: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	36, // 37: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	39, // 38: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	6,  // 39: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	8,  // 40: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	11, // 41: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	15, // 42: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	24, // 43: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	18, // 44: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	20, // 45: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	30, // 46: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	33, // 47: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	35, // 48: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	38, // 49: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	41, // 50: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	39, // [39:51] is the sub-list for method output_type
+	27, // [27:39] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -3218,23 +3607,23 @@ func file_optd_proto_init() {
 		return
 	}
 	file_optd_proto_msgTypes[4].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[7].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[13].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[17].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[12].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[18].OneofWrappers = []any{}
 	file_optd_proto_msgTypes[22].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[28].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[33].OneofWrappers = []any{
+	file_optd_proto_msgTypes[27].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[33].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[38].OneofWrappers = []any{
 		(*BoundResponse_Progress)(nil),
 		(*BoundResponse_ResultJson)(nil),
 	}
-	file_optd_proto_msgTypes[35].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -312,6 +312,9 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 			if err := c.sched.Ledger.CheckJob(&spec); err != nil {
 				return nil, nil, err
 			}
+			if err := c.checkFits(spec); err != nil {
+				return nil, nil, err
+			}
 			delta.tasks = spec.Tasks()
 		}
 		if err := s.reserve(e, delta); err != nil {

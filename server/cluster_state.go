@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/optd/optd/ledger"
+	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/store"
 	"github.com/optd/optd/thresholds"
@@ -100,6 +101,12 @@ type cluster struct {
 	// beats holds each node's last heartbeat with a seq and its answer,
 	// for retries (in memory only: see HeartbeatRequest.seq).
 	beats map[string]beatAnswer
+	// lastNowS is each node's clock at its last heartbeat served since the
+	// cluster was loaded (a heartbeat of the node before it is refused).
+	lastNowS map[string]float64
+	// capacities are the nodes' capacities over the heartbeat resources
+	// (built on first use by checkFits).
+	capacities []models.Resources
 }
 
 // loadCluster rebuilds a cluster from its stored state. The policy's

@@ -61,6 +61,13 @@ func heartbeatFromRequest(req *optdv1.RegisterClusterRequest, nodes []store.Node
 	if err != nil {
 		return nil, err
 	}
+	for i, n := range nodes {
+		for _, name := range names {
+			if _, ok := n.Capacity[name]; !ok {
+				return nil, invalid(fieldf("nodes[%d].capacity", i), fmt.Sprint(n.Capacity), "has no %q, one of heartbeat.resources %v (give 0 if the node has none)", name, []string(names))
+			}
+		}
+	}
 	return h, nil
 }
 
@@ -217,8 +224,10 @@ func nowS(t *float64) float64 {
 func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy, lim Limits) (ledger.JobSpec, error) {
 	spec := ledger.JobSpec{ID: req.GetJobId(), SubmitS: nowS(req.SubmitS), Queue: req.GetQueue(), Weight: req.GetWeight(),
 		Demand: map[models.TaskType]models.Resources{}}
-	if math.IsNaN(spec.SubmitS) || math.IsInf(spec.SubmitS, 0) {
-		return spec, invalid("submit_s", spec.SubmitS, "must be finite")
+	if req.SubmitS != nil {
+		if err := checkClock("submit_s", spec.SubmitS); err != nil {
+			return spec, err
+		}
 	}
 	if !finiteNonNeg(spec.Weight) {
 		return spec, invalid("weight", spec.Weight, "must be finite and ≥ 0 (0: 1)")
@@ -259,14 +268,24 @@ func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy, lim Limits)
 		}
 		spec.Stages = append(spec.Stages, stage)
 	}
+	if given := req.GetStages(); len(given) > 0 {
+		if n := len(given[0].GetMaps()); int(req.GetMaps()) != n {
+			return spec, invalid("maps", req.GetMaps(), "stages[0] lists %d maps (with stages, maps and reduces are those of the first stage)", n)
+		}
+		if n := given[0].GetReduces(); req.GetReduces() != n {
+			return spec, invalid("reduces", req.GetReduces(), "stages[0].reduces is %d (with stages, maps and reduces are those of the first stage)", n)
+		}
+	}
 	return spec, nil
 }
 
 // beat converts a Heartbeat request.
 func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
 	b := ledger.Beat{Node: req.GetNodeId(), NowS: nowS(req.NowS), ReportOnly: req.GetReportOnly()}
-	if math.IsNaN(b.NowS) || math.IsInf(b.NowS, 0) {
-		return b, invalid("now_s", b.NowS, "must be finite")
+	if req.NowS != nil {
+		if err := checkClock("now_s", b.NowS); err != nil {
+			return b, err
+		}
 	}
 	for i, s := range req.GetRunning() {
 		var ph models.Phase
@@ -355,7 +374,16 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 		case seq < last.seq:
 			return nil, nil, fmt.Errorf("%w: seq = %d: node %q's last heartbeat had seq %d (a heartbeat's seq increases)", ErrPrecondition, seq, req.GetNodeId(), last.seq)
 		}
+		if last, ok := e.c.lastNowS[b.Node]; ok && b.NowS < last {
+			return nil, nil, invalid("now_s", b.NowS, "before node %q's last heartbeat at now_s = %v (the executor's clock never goes back)", b.Node, last)
+		}
 		resp, ch, err := s.decideHeartbeat(ctx, e, req, b)
+		if err == nil {
+			if e.c.lastNowS == nil {
+				e.c.lastNowS = map[string]float64{}
+			}
+			e.c.lastNowS[b.Node] = b.NowS
+		}
 		if err == nil && req.GetSeq() > 0 {
 			if e.c.beats == nil {
 				e.c.beats = map[string]beatAnswer{}
@@ -415,4 +443,50 @@ func (s *ClusterService) decideHeartbeat(ctx context.Context, e *clusterEntry, r
 		s.metrics.decision(sch.Pipe.Spec())
 	}
 	return resp, ch, nil
+}
+
+// checkFits refuses a job with a task type whose container fits no node
+// of the cluster: it would wait forever and keep the cluster from ever
+// being idle.
+func (c *cluster) checkFits(spec ledger.JobSpec) error {
+	if c.capacities == nil {
+		names := models.ResourceNames(c.st.Cluster.Heartbeat.Resources)
+		for i, n := range c.st.Cluster.Nodes {
+			r, err := resources(names, n.Capacity, fieldf("nodes[%d].capacity", i))
+			if err != nil {
+				return err // unreachable: checked at registration
+			}
+			c.capacities = append(c.capacities, r)
+		}
+	}
+	for _, t := range []struct {
+		typ   models.TaskType
+		field string
+	}{{models.MapTask, "map_demand"}, {models.ReduceTask, "reduce_demand"}} {
+		d := spec.Demand[t.typ]
+		if len(d) == 0 || !hasTasks(spec, t.typ) {
+			continue
+		}
+		fits := false
+		for _, capacity := range c.capacities {
+			if d.Fits(capacity) {
+				fits = true
+				break
+			}
+		}
+		if !fits {
+			return invalid(t.field, d.ByName(c.st.Cluster.Heartbeat.Resources), "fits no node of the cluster (a task would wait forever)")
+		}
+	}
+	return nil
+}
+
+// hasTasks reports whether some stage of the job has tasks of type t.
+func hasTasks(spec ledger.JobSpec, t models.TaskType) bool {
+	for _, st := range spec.Stages {
+		if (t == models.MapTask && len(st.Maps) > 0) || (t == models.ReduceTask && st.Reduces > 0) {
+			return true
+		}
+	}
+	return false
 }

@@ -208,7 +208,7 @@ func TestHeartbeatBadInputs(t *testing.T) {
 		{"progress > 1", beat(func(r *optdv1.HeartbeatRequest) {
 			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "map", Progress: 1.5}}
 		}), codes.InvalidArgument, "progress = 1.5"},
-		{"finished before started", beat(func(r *optdv1.HeartbeatRequest) { r.NowS = at(0.5); r.Finished = []int64{id} }), codes.InvalidArgument, "before it started"},
+		{"finished before started", beat(func(r *optdv1.HeartbeatRequest) { r.NowS = at(0.5); r.Finished = []int64{id} }), codes.InvalidArgument, "before"},
 		{"unknown cluster", beat(func(r *optdv1.HeartbeatRequest) { r.ClusterId = "nope" }), codes.NotFound, `cluster "nope"`},
 		{"unknown heartbeat policy", register(func(r *optdv1.RegisterClusterRequest) { r.Heartbeat.Spec = "fifo+magic" }), codes.InvalidArgument, "heartbeat.spec"},
 		{"capacity outside resources", register(func(r *optdv1.RegisterClusterRequest) { r.Nodes[1].Capacity = map[string]float64{"gpus": 1} }), codes.InvalidArgument, "nodes[1].capacity = gpus"},

@@ -133,6 +133,9 @@ func overLimit(field string, value any, limit string, max any) error {
 // sizeUnary rejects a request whose encoded size exceeds MaxRequestBytes.
 func (s *Server) sizeUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if m, ok := req.(proto.Message); ok {
+		if err := checkDecoded(m); err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
 		if n := proto.Size(m); n > s.limits.MaxRequestBytes {
 			return nil, status.Error(codes.InvalidArgument, fmt.Sprintf(
 				"request is %d bytes, over the limit limits.max_request_bytes = %d", n, s.limits.MaxRequestBytes))
@@ -153,6 +156,9 @@ func (ss sizedStream) RecvMsg(m any) error {
 		return err
 	}
 	if pm, ok := m.(proto.Message); ok {
+		if err := checkDecoded(pm); err != nil {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
 		if n := proto.Size(pm); n > ss.max {
 			return status.Error(codes.InvalidArgument, fmt.Sprintf(
 				"request is %d bytes, over the limit limits.max_request_bytes = %d", n, ss.max))

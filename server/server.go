@@ -148,6 +148,7 @@ func New(opts Options) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.logUnary, s.authUnary, s.sizeUnary, s.mapUnary),
 		grpc.ChainStreamInterceptor(s.logStream, s.authStream, s.sizeStream, s.mapStream),
 		grpc.MaxRecvMsgSize(2 * s.limits.MaxRequestBytes),
+		grpc.ForceServerCodecV2(newRequestCodec()),
 	}
 	if opts.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
@@ -230,6 +231,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	lis := s.listener()
 	s.log.Info("listening", "addr", lis.Addr().String(), "data_dir", s.opts.DataDir)
+	warnExposed(s.log, "listen", lis.Addr(), s.opts.TLS != nil, s.opts.Token != "")
 
 	served := make(chan error, 1)
 	go func() { served <- s.grpc.Serve(lis) }()
@@ -362,6 +364,18 @@ func (s *Server) logCall(ctx context.Context, method string, start time.Time, er
 		attrs = append(attrs, slog.String("err", status.Convert(err).Message()))
 	}
 	s.log.LogAttrs(ctx, slog.LevelDebug, "rpc", attrs...)
+}
+
+// warnExposed logs a warning when a listener is reachable beyond this
+// machine (not a loopback address) without TLS or without a token: anyone
+// who can reach it can then read or change every cluster.
+func warnExposed(log *slog.Logger, key string, addr net.Addr, tls, token bool) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() || (tls && token) {
+		return
+	}
+	log.Warn("listening beyond loopback without TLS and a bearer token: anyone who can reach it can call it",
+		"key", key, "addr", addr.String(), "tls", tls, "token", token)
 }
 
 func msSince(start time.Time) float64 {

@@ -77,7 +77,7 @@ func Run(ctx context.Context, env *cli.Env) error {
 	}
 	opts.Metrics = server.NewMetrics()
 	if cfg.Metrics.Listen != "" {
-		if _, err := server.ServeMetrics(ctx, cfg.Metrics.Listen, opts.Metrics, env.Logger); err != nil {
+		if _, err := server.ServeMetrics(ctx, cfg.Metrics.Listen, opts.Metrics, env.Logger, opts.TLS, opts.Token); err != nil {
 			return fmt.Errorf("metrics.listen: %w", err)
 		}
 	}

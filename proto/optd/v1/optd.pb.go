@@ -3174,6 +3174,227 @@ func (x *SimulateResponse) GetElapsedMs() float64 {
 	return 0
 }
 
+type SimulateClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scenario_json is a cluster scenario (the JSON `optd simulate
+	// --scenario FILE` reads), inline; or builtin names one of the built-in
+	// scenarios (`optd simulate --scenario NAME`). Exactly one is set.
+	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
+	Builtin      string `protobuf:"bytes,2,opt,name=builtin,proto3" json:"builtin,omitempty"`
+	// policy is a heartbeat policy spec (`optd simulate --policy`), e.g.
+	// "haste-a" or "fair+late".
+	Policy string `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
+	// seed seeds block replicas, task works and skew, and the policy; 0
+	// means the scenario's own seed.
+	Seed uint64 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
+	// explain collects every heartbeat's vetoes into the result.
+	Explain       bool `protobuf:"varint,5,opt,name=explain,proto3" json:"explain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimulateClusterRequest) Reset() {
+	*x = SimulateClusterRequest{}
+	mi := &file_optd_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateClusterRequest) ProtoMessage() {}
+
+func (x *SimulateClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateClusterRequest.ProtoReflect.Descriptor instead.
+func (*SimulateClusterRequest) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *SimulateClusterRequest) GetScenarioJson() string {
+	if x != nil {
+		return x.ScenarioJson
+	}
+	return ""
+}
+
+func (x *SimulateClusterRequest) GetBuiltin() string {
+	if x != nil {
+		return x.Builtin
+	}
+	return ""
+}
+
+func (x *SimulateClusterRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *SimulateClusterRequest) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *SimulateClusterRequest) GetExplain() bool {
+	if x != nil {
+		return x.Explain
+	}
+	return false
+}
+
+// SimulateClusterProgress counts the jobs finished (done of total).
+type SimulateClusterProgress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Done          int32                  `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
+	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimulateClusterProgress) Reset() {
+	*x = SimulateClusterProgress{}
+	mi := &file_optd_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateClusterProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateClusterProgress) ProtoMessage() {}
+
+func (x *SimulateClusterProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateClusterProgress.ProtoReflect.Descriptor instead.
+func (*SimulateClusterProgress) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SimulateClusterProgress) GetDone() int32 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *SimulateClusterProgress) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+type SimulateClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*SimulateClusterResponse_Progress
+	//	*SimulateClusterResponse_ResultJson
+	Event         isSimulateClusterResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimulateClusterResponse) Reset() {
+	*x = SimulateClusterResponse{}
+	mi := &file_optd_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateClusterResponse) ProtoMessage() {}
+
+func (x *SimulateClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateClusterResponse.ProtoReflect.Descriptor instead.
+func (*SimulateClusterResponse) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SimulateClusterResponse) GetEvent() isSimulateClusterResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *SimulateClusterResponse) GetProgress() *SimulateClusterProgress {
+	if x != nil {
+		if x, ok := x.Event.(*SimulateClusterResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *SimulateClusterResponse) GetResultJson() string {
+	if x != nil {
+		if x, ok := x.Event.(*SimulateClusterResponse_ResultJson); ok {
+			return x.ResultJson
+		}
+	}
+	return ""
+}
+
+type isSimulateClusterResponse_Event interface {
+	isSimulateClusterResponse_Event()
+}
+
+type SimulateClusterResponse_Progress struct {
+	Progress *SimulateClusterProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type SimulateClusterResponse_ResultJson struct {
+	// result_json is the output of `optd simulate` for the same scenario,
+	// policy and seed.
+	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3,oneof"`
+}
+
+func (*SimulateClusterResponse_Progress) isSimulateClusterResponse_Event() {}
+
+func (*SimulateClusterResponse_ResultJson) isSimulateClusterResponse_Event() {}
+
 var File_optd_proto protoreflect.FileDescriptor
 
 const file_optd_proto_rawDesc = "" +
@@ -3465,7 +3686,21 @@ const file_optd_proto_rawDesc = "" +
 	"\bpolicies\x18\x01 \x03(\v2\x13.optd.v1.PolicyCostR\bpolicies\x12\"\n" +
 	"\freplications\x18\x02 \x01(\x05R\freplications\x12\x1d\n" +
 	"\n" +
-	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs2\xf8\x04\n" +
+	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs\"\x9d\x01\n" +
+	"\x16SimulateClusterRequest\x12#\n" +
+	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x18\n" +
+	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x12\x16\n" +
+	"\x06policy\x18\x03 \x01(\tR\x06policy\x12\x12\n" +
+	"\x04seed\x18\x04 \x01(\x04R\x04seed\x12\x18\n" +
+	"\aexplain\x18\x05 \x01(\bR\aexplain\"C\n" +
+	"\x17SimulateClusterProgress\x12\x12\n" +
+	"\x04done\x18\x01 \x01(\x05R\x04done\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\"\x85\x01\n" +
+	"\x17SimulateClusterResponse\x12>\n" +
+	"\bprogress\x18\x01 \x01(\v2 .optd.v1.SimulateClusterProgressH\x00R\bprogress\x12!\n" +
+	"\vresult_json\x18\x02 \x01(\tH\x00R\n" +
+	"resultJsonB\a\n" +
+	"\x05event2\xf8\x04\n" +
 	"\x0eClusterService\x12T\n" +
 	"\x0fRegisterCluster\x12\x1f.optd.v1.RegisterClusterRequest\x1a .optd.v1.RegisterClusterResponse\x12N\n" +
 	"\rDeleteCluster\x12\x1d.optd.v1.DeleteClusterRequest\x1a\x1e.optd.v1.DeleteClusterResponse\x12K\n" +
@@ -3474,12 +3709,14 @@ const file_optd_proto_rawDesc = "" +
 	"\tHeartbeat\x12\x19.optd.v1.HeartbeatRequest\x1a\x1a.optd.v1.HeartbeatResponse\x12K\n" +
 	"\fPlaceReduces\x12\x1c.optd.v1.PlaceReducesRequest\x1a\x1d.optd.v1.PlaceReducesResponse\x12H\n" +
 	"\vJobFinished\x12\x1b.optd.v1.JobFinishedRequest\x1a\x1c.optd.v1.JobFinishedResponse\x12T\n" +
-	"\x0fGetClusterState\x12\x1f.optd.v1.GetClusterStateRequest\x1a .optd.v1.GetClusterStateResponse2\xd3\x02\n" +
+	"\x0fGetClusterState\x12\x1f.optd.v1.GetClusterStateRequest\x1a .optd.v1.GetClusterStateResponse2\xfa\x03\n" +
 	"\x0fOptimizeService\x12Z\n" +
 	"\x11ComputeThresholds\x12!.optd.v1.ComputeThresholdsRequest\x1a\".optd.v1.ComputeThresholdsResponse\x12i\n" +
 	"\x16SolveInitialAssignment\x12&.optd.v1.SolveInitialAssignmentRequest\x1a'.optd.v1.SolveInitialAssignmentResponse\x128\n" +
-	"\x05Bound\x12\x15.optd.v1.BoundRequest\x1a\x16.optd.v1.BoundResponse0\x01\x12?\n" +
-	"\bSimulate\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponseB+Z)github.com/optd/optd/proto/optd/v1;optdv1b\x06proto3"
+	"\x05Bound\x12\x15.optd.v1.BoundRequest\x1a\x16.optd.v1.BoundResponse0\x01\x12D\n" +
+	"\bSimulate\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponse\"\x03\x88\x02\x01\x12H\n" +
+	"\x11SimulatePlacement\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponse\x12V\n" +
+	"\x0fSimulateCluster\x12\x1f.optd.v1.SimulateClusterRequest\x1a .optd.v1.SimulateClusterResponse0\x01B+Z)github.com/optd/optd/proto/optd/v1;optdv1b\x06proto3"
 
 var (
 	file_optd_proto_rawDescOnce sync.Once
@@ -3493,7 +3730,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 	return file_optd_proto_rawDescData
 }
 
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_optd_proto_goTypes = []any{
 	(*Node)(nil),                           // 0: optd.v1.Node
 	(*ReduceSlot)(nil),                     // 1: optd.v1.ReduceSlot
@@ -3537,13 +3774,16 @@ var file_optd_proto_goTypes = []any{
 	(*SimulateRequest)(nil),                // 39: optd.v1.SimulateRequest
 	(*PolicyCost)(nil),                     // 40: optd.v1.PolicyCost
 	(*SimulateResponse)(nil),               // 41: optd.v1.SimulateResponse
-	nil,                                    // 42: optd.v1.Node.CapacityEntry
-	nil,                                    // 43: optd.v1.SubmitJobRequest.MapDemandEntry
-	nil,                                    // 44: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 45: optd.v1.Action.ResourcesEntry
+	(*SimulateClusterRequest)(nil),         // 42: optd.v1.SimulateClusterRequest
+	(*SimulateClusterProgress)(nil),        // 43: optd.v1.SimulateClusterProgress
+	(*SimulateClusterResponse)(nil),        // 44: optd.v1.SimulateClusterResponse
+	nil,                                    // 45: optd.v1.Node.CapacityEntry
+	nil,                                    // 46: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 47: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 48: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	42, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	45, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
 	0,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
 	1,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
 	2,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
@@ -3551,13 +3791,13 @@ var file_optd_proto_depIdxs = []int32{
 	4,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
 	28, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
 	10, // 7: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
-	43, // 8: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
-	44, // 9: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	46, // 8: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	47, // 9: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
 	13, // 10: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
 	14, // 11: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
 	17, // 12: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
 	21, // 13: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	45, // 14: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	48, // 14: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
 	23, // 15: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
 	25, // 16: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
 	0,  // 17: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
@@ -3570,35 +3810,40 @@ var file_optd_proto_depIdxs = []int32{
 	32, // 24: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
 	37, // 25: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
 	40, // 26: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	5,  // 27: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	7,  // 28: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
-	9,  // 29: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
-	12, // 30: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	22, // 31: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	16, // 32: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	19, // 33: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	29, // 34: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	31, // 35: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	34, // 36: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	36, // 37: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	39, // 38: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	6,  // 39: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	8,  // 40: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
-	11, // 41: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
-	15, // 42: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	24, // 43: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	18, // 44: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	20, // 45: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	30, // 46: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	33, // 47: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	35, // 48: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	38, // 49: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	41, // 50: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	39, // [39:51] is the sub-list for method output_type
-	27, // [27:39] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	43, // 27: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
+	5,  // 28: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	7,  // 29: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	9,  // 30: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	12, // 31: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	22, // 32: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	16, // 33: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	19, // 34: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	29, // 35: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	31, // 36: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	34, // 37: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	36, // 38: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	39, // 39: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	39, // 40: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
+	42, // 41: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
+	6,  // 42: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	8,  // 43: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	11, // 44: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	15, // 45: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	24, // 46: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	18, // 47: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	20, // 48: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	30, // 49: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	33, // 50: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	35, // 51: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	38, // 52: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	41, // 53: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	41, // 54: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
+	44, // 55: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
+	42, // [42:56] is the sub-list for method output_type
+	28, // [28:42] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -3617,13 +3862,17 @@ func file_optd_proto_init() {
 		(*BoundResponse_ResultJson)(nil),
 	}
 	file_optd_proto_msgTypes[40].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[44].OneofWrappers = []any{
+		(*SimulateClusterResponse_Progress)(nil),
+		(*SimulateClusterResponse_ResultJson)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -481,6 +481,8 @@ const (
 	OptimizeService_SolveInitialAssignment_FullMethodName = "/optd.v1.OptimizeService/SolveInitialAssignment"
 	OptimizeService_Bound_FullMethodName                  = "/optd.v1.OptimizeService/Bound"
 	OptimizeService_Simulate_FullMethodName               = "/optd.v1.OptimizeService/Simulate"
+	OptimizeService_SimulatePlacement_FullMethodName      = "/optd.v1.OptimizeService/SimulatePlacement"
+	OptimizeService_SimulateCluster_FullMethodName        = "/optd.v1.OptimizeService/SimulateCluster"
 )
 
 // OptimizeServiceClient is the client API for OptimizeService service.
@@ -498,9 +500,20 @@ type OptimizeServiceClient interface {
 	// Bound streams progress, then the policies' costs, the lower bounds and
 	// the gaps of a reduce-placement scenario (as `optd bound`).
 	Bound(ctx context.Context, in *BoundRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BoundResponse], error)
-	// Simulate runs a reduce-placement scenario under several policies with
-	// common random numbers and returns each policy's mean cost per job.
+	// Deprecated: Do not use.
+	// Simulate is SimulatePlacement under its first name, which did not say
+	// which simulator it runs (`optd simulate` is the cluster simulator:
+	// SimulateCluster). Kept, and answered the same.
 	Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error)
+	// SimulatePlacement runs a reduce-placement scenario (the placement queue
+	// of `optd bound`) under several policies with common random numbers and
+	// returns each policy's mean cost per job.
+	SimulatePlacement(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error)
+	// SimulateCluster runs the cluster simulator of `optd simulate`: a
+	// cluster scenario under a heartbeat policy. It streams progress (jobs
+	// finished), then the result: the JSON `optd simulate` prints for the
+	// same scenario, policy and seed (the same fields and values).
+	SimulateCluster(ctx context.Context, in *SimulateClusterRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SimulateClusterResponse], error)
 }
 
 type optimizeServiceClient struct {
@@ -550,6 +563,7 @@ func (c *optimizeServiceClient) Bound(ctx context.Context, in *BoundRequest, opt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OptimizeService_BoundClient = grpc.ServerStreamingClient[BoundResponse]
 
+// Deprecated: Do not use.
 func (c *optimizeServiceClient) Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SimulateResponse)
@@ -559,6 +573,35 @@ func (c *optimizeServiceClient) Simulate(ctx context.Context, in *SimulateReques
 	}
 	return out, nil
 }
+
+func (c *optimizeServiceClient) SimulatePlacement(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SimulateResponse)
+	err := c.cc.Invoke(ctx, OptimizeService_SimulatePlacement_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *optimizeServiceClient) SimulateCluster(ctx context.Context, in *SimulateClusterRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SimulateClusterResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &OptimizeService_ServiceDesc.Streams[1], OptimizeService_SimulateCluster_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SimulateClusterRequest, SimulateClusterResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type OptimizeService_SimulateClusterClient = grpc.ServerStreamingClient[SimulateClusterResponse]
 
 // OptimizeServiceServer is the server API for OptimizeService service.
 // All implementations must embed UnimplementedOptimizeServiceServer
@@ -575,9 +618,20 @@ type OptimizeServiceServer interface {
 	// Bound streams progress, then the policies' costs, the lower bounds and
 	// the gaps of a reduce-placement scenario (as `optd bound`).
 	Bound(*BoundRequest, grpc.ServerStreamingServer[BoundResponse]) error
-	// Simulate runs a reduce-placement scenario under several policies with
-	// common random numbers and returns each policy's mean cost per job.
+	// Deprecated: Do not use.
+	// Simulate is SimulatePlacement under its first name, which did not say
+	// which simulator it runs (`optd simulate` is the cluster simulator:
+	// SimulateCluster). Kept, and answered the same.
 	Simulate(context.Context, *SimulateRequest) (*SimulateResponse, error)
+	// SimulatePlacement runs a reduce-placement scenario (the placement queue
+	// of `optd bound`) under several policies with common random numbers and
+	// returns each policy's mean cost per job.
+	SimulatePlacement(context.Context, *SimulateRequest) (*SimulateResponse, error)
+	// SimulateCluster runs the cluster simulator of `optd simulate`: a
+	// cluster scenario under a heartbeat policy. It streams progress (jobs
+	// finished), then the result: the JSON `optd simulate` prints for the
+	// same scenario, policy and seed (the same fields and values).
+	SimulateCluster(*SimulateClusterRequest, grpc.ServerStreamingServer[SimulateClusterResponse]) error
 	mustEmbedUnimplementedOptimizeServiceServer()
 }
 
@@ -599,6 +653,12 @@ func (UnimplementedOptimizeServiceServer) Bound(*BoundRequest, grpc.ServerStream
 }
 func (UnimplementedOptimizeServiceServer) Simulate(context.Context, *SimulateRequest) (*SimulateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Simulate not implemented")
+}
+func (UnimplementedOptimizeServiceServer) SimulatePlacement(context.Context, *SimulateRequest) (*SimulateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SimulatePlacement not implemented")
+}
+func (UnimplementedOptimizeServiceServer) SimulateCluster(*SimulateClusterRequest, grpc.ServerStreamingServer[SimulateClusterResponse]) error {
+	return status.Error(codes.Unimplemented, "method SimulateCluster not implemented")
 }
 func (UnimplementedOptimizeServiceServer) mustEmbedUnimplementedOptimizeServiceServer() {}
 func (UnimplementedOptimizeServiceServer) testEmbeddedByValue()                         {}
@@ -686,6 +746,35 @@ func _OptimizeService_Simulate_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OptimizeService_SimulatePlacement_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SimulateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OptimizeServiceServer).SimulatePlacement(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OptimizeService_SimulatePlacement_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OptimizeServiceServer).SimulatePlacement(ctx, req.(*SimulateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OptimizeService_SimulateCluster_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SimulateClusterRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(OptimizeServiceServer).SimulateCluster(m, &grpc.GenericServerStream[SimulateClusterRequest, SimulateClusterResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type OptimizeService_SimulateClusterServer = grpc.ServerStreamingServer[SimulateClusterResponse]
+
 // OptimizeService_ServiceDesc is the grpc.ServiceDesc for OptimizeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -705,11 +794,20 @@ var OptimizeService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Simulate",
 			Handler:    _OptimizeService_Simulate_Handler,
 		},
+		{
+			MethodName: "SimulatePlacement",
+			Handler:    _OptimizeService_SimulatePlacement_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Bound",
 			Handler:       _OptimizeService_Bound_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "SimulateCluster",
+			Handler:       _OptimizeService_SimulateCluster_Handler,
 			ServerStreams: true,
 		},
 	},

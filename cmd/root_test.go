@@ -114,6 +114,9 @@ type configJSON struct {
 	Metrics struct {
 		Listen string `json:"listen"`
 	} `json:"metrics"`
+	Gateway struct {
+		Listen string `json:"listen"`
+	} `json:"gateway"`
 	Limits struct {
 		MaxRequestBytes       int    `json:"max_request_bytes"`
 		MaxSlots              int    `json:"max_slots"`

@@ -100,6 +100,9 @@ type Options struct {
 	Limits Limits
 	// Metrics, if set, records every call's latency by method and code.
 	Metrics *Metrics
+	// GatewayListen, if set, is the host:port of the HTTP/JSON gateway
+	// (see gateway.go): the same services, TLS and token.
+	GatewayListen string
 	// Store, if set, drives the health status once the self-checks pass:
 	// NOT_SERVING while it refuses changes (read-only for lack of disk
 	// space, or failed), SERVING again when it takes them.
@@ -116,8 +119,15 @@ type Server struct {
 	// services are the names with a health status, "" (overall) first.
 	services []string
 
-	mu  sync.Mutex
-	lis net.Listener
+	// unaryChain is the interceptor chain of unary calls, which the
+	// gateway's in-process calls go through too; registered holds the
+	// services, for the gateway.
+	unaryChain grpc.UnaryServerInterceptor
+	registered *registrar
+
+	mu          sync.Mutex
+	lis         net.Listener
+	gatewayAddr net.Addr
 }
 
 // New validates opts and builds the server; it does not bind or touch the
@@ -144,8 +154,9 @@ func New(opts Options) (*Server, error) {
 	// status of every call, including authentication and size failures;
 	// authentication runs before anything looks at the request; the error
 	// mapping is innermost so that handlers return plain Go errors.
+	s.unaryChain = unaryChain(s.logUnary, s.authUnary, s.sizeUnary, s.mapUnary)
 	sopts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.logUnary, s.authUnary, s.sizeUnary, s.mapUnary),
+		grpc.UnaryInterceptor(s.unaryChain),
 		grpc.ChainStreamInterceptor(s.logStream, s.authStream, s.sizeStream, s.mapStream),
 		grpc.MaxRecvMsgSize(2 * s.limits.MaxRequestBytes),
 		grpc.ForceServerCodecV2(newRequestCodec()),
@@ -154,8 +165,10 @@ func New(opts Options) (*Server, error) {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
 	s.grpc = grpc.NewServer(sopts...)
+	s.registered = &registrar{services: map[string]registered{}}
 	for _, register := range opts.Register {
 		register(s.grpc)
+		register(s.registered)
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -233,6 +246,14 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("listening", "addr", lis.Addr().String(), "data_dir", s.opts.DataDir)
 	warnExposed(s.log, "listen", lis.Addr(), s.opts.TLS != nil, s.opts.Token != "")
 
+	if s.opts.GatewayListen != "" {
+		gctx, cancelGateway := context.WithCancel(ctx)
+		defer cancelGateway()
+		if err := s.serveGateway(gctx); err != nil {
+			lis.Close()
+			return err
+		}
+	}
 	served := make(chan error, 1)
 	go func() { served <- s.grpc.Serve(lis) }()
 

@@ -15,6 +15,7 @@
 //	tls.client_ca_file --tls-client-ca     OPTD_TLS_CLIENT_CA_FILE "" (no client certificates)
 //	auth.token_file   --token-file         OPTD_AUTH_TOKEN_FILE    "" (no bearer token)
 //	metrics.listen    --metrics-listen     OPTD_METRICS_LISTEN     "" (no metrics endpoint)
+//	gateway.listen    --gateway-listen     OPTD_GATEWAY_LISTEN     "" (no HTTP/JSON gateway)
 //	limits.max_request_bytes --max-request-bytes OPTD_LIMITS_MAX_REQUEST_BYTES 4194304
 //	limits.max_slots  --max-slots          OPTD_LIMITS_MAX_SLOTS   100000
 //	limits.max_jobs   --max-jobs           OPTD_LIMITS_MAX_JOBS    100000
@@ -71,6 +72,7 @@ const (
 	KeyTLSClientCA           = "tls.client_ca_file"
 	KeyTokenFile             = "auth.token_file"
 	KeyMetricsListen         = "metrics.listen"
+	KeyGatewayListen         = "gateway.listen"
 	KeyMaxRequestBytes       = "limits.max_request_bytes"
 	KeyMaxSlots              = "limits.max_slots"
 	KeyMaxJobs               = "limits.max_jobs"
@@ -124,6 +126,8 @@ type Config struct {
 	Auth Auth `json:"auth"`
 	// Metrics configures the Prometheus endpoint.
 	Metrics Metrics `json:"metrics"`
+	// Gateway configures the HTTP/JSON gateway.
+	Gateway Gateway `json:"gateway"`
 	// Limits bound request and problem sizes.
 	Limits Limits `json:"limits"`
 }
@@ -148,6 +152,13 @@ type Auth struct {
 type Metrics struct {
 	// Listen is the host:port of the HTTP server exposing /metrics; empty
 	// disables it.
+	Listen string `json:"listen"`
+}
+
+// Gateway configures the HTTP/JSON gateway (grpc-gateway) of the gRPC API.
+type Gateway struct {
+	// Listen is its host:port (same TLS and token as the gRPC server);
+	// empty disables it.
 	Listen string `json:"listen"`
 }
 
@@ -271,6 +282,11 @@ func (c Config) Verify() error {
 	if c.Metrics.Listen != "" {
 		if reason := checkHostPort(c.Metrics.Listen); reason != "" {
 			add(KeyMetricsListen, c.Metrics.Listen, reason)
+		}
+	}
+	if c.Gateway.Listen != "" {
+		if reason := checkHostPort(c.Gateway.Listen); reason != "" {
+			add(KeyGatewayListen, c.Gateway.Listen, reason)
 		}
 	}
 	for _, s := range settings {

@@ -97,6 +97,7 @@ func TestEnvVarNames(t *testing.T) {
 		KeyTLSClientCA:           "OPTD_TLS_CLIENT_CA_FILE",
 		KeyTokenFile:             "OPTD_AUTH_TOKEN_FILE",
 		KeyMetricsListen:         "OPTD_METRICS_LISTEN",
+		KeyGatewayListen:         "OPTD_GATEWAY_LISTEN",
 		KeyMaxRequestBytes:       "OPTD_LIMITS_MAX_REQUEST_BYTES",
 		KeyMaxSlots:              "OPTD_LIMITS_MAX_SLOTS",
 		KeyMaxJobs:               "OPTD_LIMITS_MAX_JOBS",

@@ -48,6 +48,7 @@ var settings = []setting{
 	{KeyTLSClientCA, "tls-client-ca", "PEM CA bundle: require client certificates signed by it (mTLS)", func(c *Config) any { return &c.TLS.ClientCAFile }, false, true},
 	{KeyTokenFile, "token-file", "file holding the bearer token calls must carry (health checks exempt)", func(c *Config) any { return &c.Auth.TokenFile }, false, true},
 	{KeyMetricsListen, "metrics-listen", "host:port of the Prometheus /metrics endpoint (empty: off)", func(c *Config) any { return &c.Metrics.Listen }, false, true},
+	{KeyGatewayListen, "gateway-listen", "host:port of the HTTP/JSON gateway, same TLS and token (empty: off)", func(c *Config) any { return &c.Gateway.Listen }, false, true},
 	{KeyMaxRequestBytes, "max-request-bytes", "largest request accepted, in bytes", func(c *Config) any { return &c.Limits.MaxRequestBytes }, true, true},
 	{KeyMaxSlots, "max-slots", "most reduce slots (and nodes) per cluster", func(c *Config) any { return &c.Limits.MaxSlots }, true, true},
 	{KeyMaxJobs, "max-jobs", "most unfinished jobs per cluster", func(c *Config) any { return &c.Limits.MaxJobs }, true, true},

@@ -98,6 +98,7 @@ func Run(ctx context.Context, env *cli.Env) error {
 func Options(env *cli.Env) server.Options {
 	return server.Options{
 		Listen:          env.Config.Listen,
+		GatewayListen:   env.Config.Gateway.Listen,
 		DataDir:         env.Config.DataDir,
 		ShutdownTimeout: env.Config.ShutdownTimeout,
 		Logger:          env.Logger,

@@ -288,9 +288,13 @@ func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
 		}
 	}
 	for i, s := range req.GetRunning() {
+		name, ok := phaseOf(s)
+		if !ok {
+			return b, invalid(fieldf("running[%d].phase_type", i), s.GetPhaseType(), "must be a known phase, and phase (%q), if also given, the same", s.GetPhase())
+		}
 		var ph models.Phase
-		if err := ph.UnmarshalText([]byte(s.GetPhase())); err != nil || ph == models.PhasePending {
-			return b, invalid(fieldf("running[%d].phase", i), s.GetPhase(), `must be "map", "shuffle", "sort" or "reduce"`)
+		if err := ph.UnmarshalText([]byte(name)); err != nil || ph == models.PhasePending {
+			return b, invalid(fieldf("running[%d].phase", i), name, `must be "map", "shuffle", "sort" or "reduce"`)
 		}
 		b.Running = append(b.Running, ledger.Status{Attempt: attemptID(s.GetAttemptId()), Phase: ph, Progress: s.GetProgress()})
 	}
@@ -416,7 +420,7 @@ func (s *ClusterService) decideHeartbeat(ctx context.Context, e *clusterEntry, r
 	resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
 	if req.GetExplain() {
 		for _, v := range d.Vetoes {
-			resp.Vetoes = append(resp.Vetoes, vetoProto(v))
+			resp.Vetoes = append(resp.Vetoes, vetoWithEnums(vetoProto(v)))
 		}
 	}
 	ch := &store.Change{}
@@ -437,7 +441,7 @@ func (s *ClusterService) decideHeartbeat(ctx context.Context, e *clusterEntry, r
 	}
 	names := e.c.st.Cluster.Heartbeat.Resources
 	for _, a := range d.Applied {
-		resp.Actions = append(resp.Actions, actionProto(a, names))
+		resp.Actions = append(resp.Actions, withEnums(actionProto(a, names)))
 	}
 	if len(d.Applied) > 0 {
 		s.metrics.decision(sch.Pipe.Spec())

@@ -51,6 +51,220 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ActionKind int32
+
+const (
+	ActionKind_ACTION_KIND_UNSPECIFIED ActionKind = 0
+	ActionKind_ACTION_KIND_START       ActionKind = 1
+	ActionKind_ACTION_KIND_SPECULATE   ActionKind = 2
+	ActionKind_ACTION_KIND_KILL        ActionKind = 3
+	ActionKind_ACTION_KIND_ADJUST      ActionKind = 4
+	ActionKind_ACTION_KIND_SLOTS       ActionKind = 5
+)
+
+// Enum value maps for ActionKind.
+var (
+	ActionKind_name = map[int32]string{
+		0: "ACTION_KIND_UNSPECIFIED",
+		1: "ACTION_KIND_START",
+		2: "ACTION_KIND_SPECULATE",
+		3: "ACTION_KIND_KILL",
+		4: "ACTION_KIND_ADJUST",
+		5: "ACTION_KIND_SLOTS",
+	}
+	ActionKind_value = map[string]int32{
+		"ACTION_KIND_UNSPECIFIED": 0,
+		"ACTION_KIND_START":       1,
+		"ACTION_KIND_SPECULATE":   2,
+		"ACTION_KIND_KILL":        3,
+		"ACTION_KIND_ADJUST":      4,
+		"ACTION_KIND_SLOTS":       5,
+	}
+)
+
+func (x ActionKind) Enum() *ActionKind {
+	p := new(ActionKind)
+	*p = x
+	return p
+}
+
+func (x ActionKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ActionKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[0].Descriptor()
+}
+
+func (ActionKind) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[0]
+}
+
+func (x ActionKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ActionKind.Descriptor instead.
+func (ActionKind) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{0}
+}
+
+type TaskType int32
+
+const (
+	TaskType_TASK_TYPE_UNSPECIFIED TaskType = 0
+	TaskType_TASK_TYPE_MAP         TaskType = 1
+	TaskType_TASK_TYPE_REDUCE      TaskType = 2
+)
+
+// Enum value maps for TaskType.
+var (
+	TaskType_name = map[int32]string{
+		0: "TASK_TYPE_UNSPECIFIED",
+		1: "TASK_TYPE_MAP",
+		2: "TASK_TYPE_REDUCE",
+	}
+	TaskType_value = map[string]int32{
+		"TASK_TYPE_UNSPECIFIED": 0,
+		"TASK_TYPE_MAP":         1,
+		"TASK_TYPE_REDUCE":      2,
+	}
+)
+
+func (x TaskType) Enum() *TaskType {
+	p := new(TaskType)
+	*p = x
+	return p
+}
+
+func (x TaskType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskType) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[1].Descriptor()
+}
+
+func (TaskType) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[1]
+}
+
+func (x TaskType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskType.Descriptor instead.
+func (TaskType) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{1}
+}
+
+type Locality int32
+
+const (
+	Locality_LOCALITY_UNSPECIFIED Locality = 0
+	Locality_LOCALITY_NODE_LOCAL  Locality = 1
+	Locality_LOCALITY_RACK_LOCAL  Locality = 2
+	Locality_LOCALITY_OFF_RACK    Locality = 3
+)
+
+// Enum value maps for Locality.
+var (
+	Locality_name = map[int32]string{
+		0: "LOCALITY_UNSPECIFIED",
+		1: "LOCALITY_NODE_LOCAL",
+		2: "LOCALITY_RACK_LOCAL",
+		3: "LOCALITY_OFF_RACK",
+	}
+	Locality_value = map[string]int32{
+		"LOCALITY_UNSPECIFIED": 0,
+		"LOCALITY_NODE_LOCAL":  1,
+		"LOCALITY_RACK_LOCAL":  2,
+		"LOCALITY_OFF_RACK":    3,
+	}
+)
+
+func (x Locality) Enum() *Locality {
+	p := new(Locality)
+	*p = x
+	return p
+}
+
+func (x Locality) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Locality) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[2].Descriptor()
+}
+
+func (Locality) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[2]
+}
+
+func (x Locality) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Locality.Descriptor instead.
+func (Locality) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{2}
+}
+
+type Phase int32
+
+const (
+	Phase_PHASE_UNSPECIFIED Phase = 0
+	Phase_PHASE_MAP         Phase = 1
+	Phase_PHASE_SHUFFLE     Phase = 2
+	Phase_PHASE_SORT        Phase = 3
+	Phase_PHASE_REDUCE      Phase = 4
+)
+
+// Enum value maps for Phase.
+var (
+	Phase_name = map[int32]string{
+		0: "PHASE_UNSPECIFIED",
+		1: "PHASE_MAP",
+		2: "PHASE_SHUFFLE",
+		3: "PHASE_SORT",
+		4: "PHASE_REDUCE",
+	}
+	Phase_value = map[string]int32{
+		"PHASE_UNSPECIFIED": 0,
+		"PHASE_MAP":         1,
+		"PHASE_SHUFFLE":     2,
+		"PHASE_SORT":        3,
+		"PHASE_REDUCE":      4,
+	}
+)
+
+func (x Phase) Enum() *Phase {
+	p := new(Phase)
+	*p = x
+	return p
+}
+
+func (x Phase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Phase) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[3].Descriptor()
+}
+
+func (Phase) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[3]
+}
+
+func (x Phase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Phase.Descriptor instead.
+func (Phase) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{3}
+}
+
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id is unique in the cluster.
@@ -1455,8 +1669,10 @@ type AttemptStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// attempt_id is the id optd gave the attempt (Action.attempt_id).
 	AttemptId int64 `protobuf:"varint,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	// phase is "map" for a map; "shuffle", "sort" or "reduce" for a reduce.
-	Phase string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	// phase is "map" for a map; "shuffle", "sort" or "reduce" for a reduce;
+	// or give phase_type instead (both: they must agree).
+	Phase     string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	PhaseType Phase  `protobuf:"varint,4,opt,name=phase_type,json=phaseType,proto3,enum=optd.v1.Phase" json:"phase_type,omitempty"`
 	// progress is the fraction of the phase done, in [0, 1].
 	Progress      float64 `protobuf:"fixed64,3,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1505,6 +1721,13 @@ func (x *AttemptStatus) GetPhase() string {
 		return x.Phase
 	}
 	return ""
+}
+
+func (x *AttemptStatus) GetPhaseType() Phase {
+	if x != nil {
+		return x.PhaseType
+	}
+	return Phase_PHASE_UNSPECIFIED
 }
 
 func (x *AttemptStatus) GetProgress() float64 {
@@ -1669,7 +1892,12 @@ type Action struct {
 	MapSlots    int32  `protobuf:"varint,12,opt,name=map_slots,json=mapSlots,proto3" json:"map_slots,omitempty"`
 	ReduceSlots int32  `protobuf:"varint,13,opt,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
 	// locality of a map start: "node_local", "rack_local" or "off_rack".
-	Locality      string `protobuf:"bytes,14,opt,name=locality,proto3" json:"locality,omitempty"`
+	Locality string `protobuf:"bytes,14,opt,name=locality,proto3" json:"locality,omitempty"`
+	// The enum twins of kind, task_type, slot and locality.
+	ActionKind    ActionKind `protobuf:"varint,15,opt,name=action_kind,json=actionKind,proto3,enum=optd.v1.ActionKind" json:"action_kind,omitempty"`
+	TaskTypeEnum  TaskType   `protobuf:"varint,16,opt,name=task_type_enum,json=taskTypeEnum,proto3,enum=optd.v1.TaskType" json:"task_type_enum,omitempty"`
+	SlotType      TaskType   `protobuf:"varint,17,opt,name=slot_type,json=slotType,proto3,enum=optd.v1.TaskType" json:"slot_type,omitempty"`
+	LocalityType  Locality   `protobuf:"varint,18,opt,name=locality_type,json=localityType,proto3,enum=optd.v1.Locality" json:"locality_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1788,6 +2016,34 @@ func (x *Action) GetLocality() string {
 	return ""
 }
 
+func (x *Action) GetActionKind() ActionKind {
+	if x != nil {
+		return x.ActionKind
+	}
+	return ActionKind_ACTION_KIND_UNSPECIFIED
+}
+
+func (x *Action) GetTaskTypeEnum() TaskType {
+	if x != nil {
+		return x.TaskTypeEnum
+	}
+	return TaskType_TASK_TYPE_UNSPECIFIED
+}
+
+func (x *Action) GetSlotType() TaskType {
+	if x != nil {
+		return x.SlotType
+	}
+	return TaskType_TASK_TYPE_UNSPECIFIED
+}
+
+func (x *Action) GetLocalityType() Locality {
+	if x != nil {
+		return x.LocalityType
+	}
+	return Locality_LOCALITY_UNSPECIFIED
+}
+
 type HeartbeatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// actions the node's executor is to carry out, in order.
@@ -1886,8 +2142,11 @@ type Veto struct {
 	Task            int32  `protobuf:"varint,5,opt,name=task,proto3" json:"task,omitempty"`
 	SourceAttemptId int64  `protobuf:"varint,6,opt,name=source_attempt_id,json=sourceAttemptId,proto3" json:"source_attempt_id,omitempty"`
 	Reason          string `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The enum twins of kind and task_type.
+	ActionKind    ActionKind `protobuf:"varint,8,opt,name=action_kind,json=actionKind,proto3,enum=optd.v1.ActionKind" json:"action_kind,omitempty"`
+	TaskTypeEnum  TaskType   `protobuf:"varint,9,opt,name=task_type_enum,json=taskTypeEnum,proto3,enum=optd.v1.TaskType" json:"task_type_enum,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Veto) Reset() {
@@ -1967,6 +2226,20 @@ func (x *Veto) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Veto) GetActionKind() ActionKind {
+	if x != nil {
+		return x.ActionKind
+	}
+	return ActionKind_ACTION_KIND_UNSPECIFIED
+}
+
+func (x *Veto) GetTaskTypeEnum() TaskType {
+	if x != nil {
+		return x.TaskTypeEnum
+	}
+	return TaskType_TASK_TYPE_UNSPECIFIED
 }
 
 type JobState struct {
@@ -3522,11 +3795,13 @@ const file_optd_proto_rawDesc = "" +
 	"\x13JobFinishedResponse\x12\x1f\n" +
 	"\vfreed_slots\x18\x01 \x01(\x05R\n" +
 	"freedSlots\x12\x14\n" +
-	"\x05found\x18\x02 \x01(\bR\x05found\"`\n" +
+	"\x05found\x18\x02 \x01(\bR\x05found\"\x8f\x01\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\x03R\tattemptId\x12\x14\n" +
-	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1a\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\x12-\n" +
+	"\n" +
+	"phase_type\x18\x04 \x01(\x0e2\x0e.optd.v1.PhaseR\tphaseType\x12\x1a\n" +
 	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\xad\x02\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
@@ -3541,7 +3816,7 @@ const file_optd_proto_rawDesc = "" +
 	"\aexplain\x18\n" +
 	" \x01(\bR\aexplain\x12\x10\n" +
 	"\x03seq\x18\v \x01(\x04R\x03seqB\b\n" +
-	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xbf\x03\n" +
+	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\x96\x05\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12<\n" +
@@ -3556,7 +3831,12 @@ const file_optd_proto_rawDesc = "" +
 	"\x04slot\x18\v \x01(\tR\x04slot\x12\x1b\n" +
 	"\tmap_slots\x18\f \x01(\x05R\bmapSlots\x12!\n" +
 	"\freduce_slots\x18\r \x01(\x05R\vreduceSlots\x12\x1a\n" +
-	"\blocality\x18\x0e \x01(\tR\blocality\x1a<\n" +
+	"\blocality\x18\x0e \x01(\tR\blocality\x124\n" +
+	"\vaction_kind\x18\x0f \x01(\x0e2\x13.optd.v1.ActionKindR\n" +
+	"actionKind\x127\n" +
+	"\x0etask_type_enum\x18\x10 \x01(\x0e2\x11.optd.v1.TaskTypeR\ftaskTypeEnum\x12.\n" +
+	"\tslot_type\x18\x11 \x01(\x0e2\x11.optd.v1.TaskTypeR\bslotType\x126\n" +
+	"\rlocality_type\x18\x12 \x01(\x0e2\x11.optd.v1.LocalityR\flocalityType\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xc0\x01\n" +
@@ -3565,7 +3845,7 @@ const file_optd_proto_rawDesc = "" +
 	"\brejected\x18\x02 \x01(\x05R\brejected\x12#\n" +
 	"\rfinished_jobs\x18\x03 \x03(\tR\ffinishedJobs\x12%\n" +
 	"\x06vetoes\x18\x04 \x03(\v2\r.optd.v1.VetoR\x06vetoes\x12\x18\n" +
-	"\aretried\x18\x05 \x01(\bR\aretried\"\xbc\x01\n" +
+	"\aretried\x18\x05 \x01(\bR\aretried\"\xab\x02\n" +
 	"\x04Veto\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x15\n" +
@@ -3573,7 +3853,10 @@ const file_optd_proto_rawDesc = "" +
 	"\ttask_type\x18\x04 \x01(\tR\btaskType\x12\x12\n" +
 	"\x04task\x18\x05 \x01(\x05R\x04task\x12*\n" +
 	"\x11source_attempt_id\x18\x06 \x01(\x03R\x0fsourceAttemptId\x12\x16\n" +
-	"\x06reason\x18\a \x01(\tR\x06reason\"\xdb\x01\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x124\n" +
+	"\vaction_kind\x18\b \x01(\x0e2\x13.optd.v1.ActionKindR\n" +
+	"actionKind\x127\n" +
+	"\x0etask_type_enum\x18\t \x01(\x0e2\x11.optd.v1.TaskTypeR\ftaskTypeEnum\"\xdb\x01\n" +
 	"\bJobState\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04maps\x18\x02 \x01(\x05R\x04maps\x12\x18\n" +
@@ -3700,7 +3983,31 @@ const file_optd_proto_rawDesc = "" +
 	"\bprogress\x18\x01 \x01(\v2 .optd.v1.SimulateClusterProgressH\x00R\bprogress\x12!\n" +
 	"\vresult_json\x18\x02 \x01(\tH\x00R\n" +
 	"resultJsonB\a\n" +
-	"\x05event2\xf8\x04\n" +
+	"\x05event*\xa0\x01\n" +
+	"\n" +
+	"ActionKind\x12\x1b\n" +
+	"\x17ACTION_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11ACTION_KIND_START\x10\x01\x12\x19\n" +
+	"\x15ACTION_KIND_SPECULATE\x10\x02\x12\x14\n" +
+	"\x10ACTION_KIND_KILL\x10\x03\x12\x16\n" +
+	"\x12ACTION_KIND_ADJUST\x10\x04\x12\x15\n" +
+	"\x11ACTION_KIND_SLOTS\x10\x05*N\n" +
+	"\bTaskType\x12\x19\n" +
+	"\x15TASK_TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rTASK_TYPE_MAP\x10\x01\x12\x14\n" +
+	"\x10TASK_TYPE_REDUCE\x10\x02*m\n" +
+	"\bLocality\x12\x18\n" +
+	"\x14LOCALITY_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13LOCALITY_NODE_LOCAL\x10\x01\x12\x17\n" +
+	"\x13LOCALITY_RACK_LOCAL\x10\x02\x12\x15\n" +
+	"\x11LOCALITY_OFF_RACK\x10\x03*b\n" +
+	"\x05Phase\x12\x15\n" +
+	"\x11PHASE_UNSPECIFIED\x10\x00\x12\r\n" +
+	"\tPHASE_MAP\x10\x01\x12\x11\n" +
+	"\rPHASE_SHUFFLE\x10\x02\x12\x0e\n" +
+	"\n" +
+	"PHASE_SORT\x10\x03\x12\x10\n" +
+	"\fPHASE_REDUCE\x10\x042\xf8\x04\n" +
 	"\x0eClusterService\x12T\n" +
 	"\x0fRegisterCluster\x12\x1f.optd.v1.RegisterClusterRequest\x1a .optd.v1.RegisterClusterResponse\x12N\n" +
 	"\rDeleteCluster\x12\x1d.optd.v1.DeleteClusterRequest\x1a\x1e.optd.v1.DeleteClusterResponse\x12K\n" +
@@ -3730,120 +4037,132 @@ func file_optd_proto_rawDescGZIP() []byte {
 	return file_optd_proto_rawDescData
 }
 
+var file_optd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_optd_proto_goTypes = []any{
-	(*Node)(nil),                           // 0: optd.v1.Node
-	(*ReduceSlot)(nil),                     // 1: optd.v1.ReduceSlot
-	(*Topology)(nil),                       // 2: optd.v1.Topology
-	(*PlacementPolicy)(nil),                // 3: optd.v1.PlacementPolicy
-	(*HeartbeatPolicy)(nil),                // 4: optd.v1.HeartbeatPolicy
-	(*RegisterClusterRequest)(nil),         // 5: optd.v1.RegisterClusterRequest
-	(*RegisterClusterResponse)(nil),        // 6: optd.v1.RegisterClusterResponse
-	(*DeleteClusterRequest)(nil),           // 7: optd.v1.DeleteClusterRequest
-	(*DeleteClusterResponse)(nil),          // 8: optd.v1.DeleteClusterResponse
-	(*ListClustersRequest)(nil),            // 9: optd.v1.ListClustersRequest
-	(*ClusterSummary)(nil),                 // 10: optd.v1.ClusterSummary
-	(*ListClustersResponse)(nil),           // 11: optd.v1.ListClustersResponse
-	(*SubmitJobRequest)(nil),               // 12: optd.v1.SubmitJobRequest
-	(*JobStage)(nil),                       // 13: optd.v1.JobStage
-	(*MapInput)(nil),                       // 14: optd.v1.MapInput
-	(*SubmitJobResponse)(nil),              // 15: optd.v1.SubmitJobResponse
-	(*PlaceReducesRequest)(nil),            // 16: optd.v1.PlaceReducesRequest
-	(*PlacedSlot)(nil),                     // 17: optd.v1.PlacedSlot
-	(*PlaceReducesResponse)(nil),           // 18: optd.v1.PlaceReducesResponse
-	(*JobFinishedRequest)(nil),             // 19: optd.v1.JobFinishedRequest
-	(*JobFinishedResponse)(nil),            // 20: optd.v1.JobFinishedResponse
-	(*AttemptStatus)(nil),                  // 21: optd.v1.AttemptStatus
-	(*HeartbeatRequest)(nil),               // 22: optd.v1.HeartbeatRequest
-	(*Action)(nil),                         // 23: optd.v1.Action
-	(*HeartbeatResponse)(nil),              // 24: optd.v1.HeartbeatResponse
-	(*Veto)(nil),                           // 25: optd.v1.Veto
-	(*JobState)(nil),                       // 26: optd.v1.JobState
-	(*EstimatorState)(nil),                 // 27: optd.v1.EstimatorState
-	(*ClusterState)(nil),                   // 28: optd.v1.ClusterState
-	(*GetClusterStateRequest)(nil),         // 29: optd.v1.GetClusterStateRequest
-	(*GetClusterStateResponse)(nil),        // 30: optd.v1.GetClusterStateResponse
-	(*ComputeThresholdsRequest)(nil),       // 31: optd.v1.ComputeThresholdsRequest
-	(*ThresholdStage)(nil),                 // 32: optd.v1.ThresholdStage
-	(*ComputeThresholdsResponse)(nil),      // 33: optd.v1.ComputeThresholdsResponse
-	(*SolveInitialAssignmentRequest)(nil),  // 34: optd.v1.SolveInitialAssignmentRequest
-	(*SolveInitialAssignmentResponse)(nil), // 35: optd.v1.SolveInitialAssignmentResponse
-	(*BoundRequest)(nil),                   // 36: optd.v1.BoundRequest
-	(*BoundProgress)(nil),                  // 37: optd.v1.BoundProgress
-	(*BoundResponse)(nil),                  // 38: optd.v1.BoundResponse
-	(*SimulateRequest)(nil),                // 39: optd.v1.SimulateRequest
-	(*PolicyCost)(nil),                     // 40: optd.v1.PolicyCost
-	(*SimulateResponse)(nil),               // 41: optd.v1.SimulateResponse
-	(*SimulateClusterRequest)(nil),         // 42: optd.v1.SimulateClusterRequest
-	(*SimulateClusterProgress)(nil),        // 43: optd.v1.SimulateClusterProgress
-	(*SimulateClusterResponse)(nil),        // 44: optd.v1.SimulateClusterResponse
-	nil,                                    // 45: optd.v1.Node.CapacityEntry
-	nil,                                    // 46: optd.v1.SubmitJobRequest.MapDemandEntry
-	nil,                                    // 47: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 48: optd.v1.Action.ResourcesEntry
+	(ActionKind)(0),                        // 0: optd.v1.ActionKind
+	(TaskType)(0),                          // 1: optd.v1.TaskType
+	(Locality)(0),                          // 2: optd.v1.Locality
+	(Phase)(0),                             // 3: optd.v1.Phase
+	(*Node)(nil),                           // 4: optd.v1.Node
+	(*ReduceSlot)(nil),                     // 5: optd.v1.ReduceSlot
+	(*Topology)(nil),                       // 6: optd.v1.Topology
+	(*PlacementPolicy)(nil),                // 7: optd.v1.PlacementPolicy
+	(*HeartbeatPolicy)(nil),                // 8: optd.v1.HeartbeatPolicy
+	(*RegisterClusterRequest)(nil),         // 9: optd.v1.RegisterClusterRequest
+	(*RegisterClusterResponse)(nil),        // 10: optd.v1.RegisterClusterResponse
+	(*DeleteClusterRequest)(nil),           // 11: optd.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil),          // 12: optd.v1.DeleteClusterResponse
+	(*ListClustersRequest)(nil),            // 13: optd.v1.ListClustersRequest
+	(*ClusterSummary)(nil),                 // 14: optd.v1.ClusterSummary
+	(*ListClustersResponse)(nil),           // 15: optd.v1.ListClustersResponse
+	(*SubmitJobRequest)(nil),               // 16: optd.v1.SubmitJobRequest
+	(*JobStage)(nil),                       // 17: optd.v1.JobStage
+	(*MapInput)(nil),                       // 18: optd.v1.MapInput
+	(*SubmitJobResponse)(nil),              // 19: optd.v1.SubmitJobResponse
+	(*PlaceReducesRequest)(nil),            // 20: optd.v1.PlaceReducesRequest
+	(*PlacedSlot)(nil),                     // 21: optd.v1.PlacedSlot
+	(*PlaceReducesResponse)(nil),           // 22: optd.v1.PlaceReducesResponse
+	(*JobFinishedRequest)(nil),             // 23: optd.v1.JobFinishedRequest
+	(*JobFinishedResponse)(nil),            // 24: optd.v1.JobFinishedResponse
+	(*AttemptStatus)(nil),                  // 25: optd.v1.AttemptStatus
+	(*HeartbeatRequest)(nil),               // 26: optd.v1.HeartbeatRequest
+	(*Action)(nil),                         // 27: optd.v1.Action
+	(*HeartbeatResponse)(nil),              // 28: optd.v1.HeartbeatResponse
+	(*Veto)(nil),                           // 29: optd.v1.Veto
+	(*JobState)(nil),                       // 30: optd.v1.JobState
+	(*EstimatorState)(nil),                 // 31: optd.v1.EstimatorState
+	(*ClusterState)(nil),                   // 32: optd.v1.ClusterState
+	(*GetClusterStateRequest)(nil),         // 33: optd.v1.GetClusterStateRequest
+	(*GetClusterStateResponse)(nil),        // 34: optd.v1.GetClusterStateResponse
+	(*ComputeThresholdsRequest)(nil),       // 35: optd.v1.ComputeThresholdsRequest
+	(*ThresholdStage)(nil),                 // 36: optd.v1.ThresholdStage
+	(*ComputeThresholdsResponse)(nil),      // 37: optd.v1.ComputeThresholdsResponse
+	(*SolveInitialAssignmentRequest)(nil),  // 38: optd.v1.SolveInitialAssignmentRequest
+	(*SolveInitialAssignmentResponse)(nil), // 39: optd.v1.SolveInitialAssignmentResponse
+	(*BoundRequest)(nil),                   // 40: optd.v1.BoundRequest
+	(*BoundProgress)(nil),                  // 41: optd.v1.BoundProgress
+	(*BoundResponse)(nil),                  // 42: optd.v1.BoundResponse
+	(*SimulateRequest)(nil),                // 43: optd.v1.SimulateRequest
+	(*PolicyCost)(nil),                     // 44: optd.v1.PolicyCost
+	(*SimulateResponse)(nil),               // 45: optd.v1.SimulateResponse
+	(*SimulateClusterRequest)(nil),         // 46: optd.v1.SimulateClusterRequest
+	(*SimulateClusterProgress)(nil),        // 47: optd.v1.SimulateClusterProgress
+	(*SimulateClusterResponse)(nil),        // 48: optd.v1.SimulateClusterResponse
+	nil,                                    // 49: optd.v1.Node.CapacityEntry
+	nil,                                    // 50: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 51: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 52: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	45, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
-	0,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
-	1,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
-	2,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
-	3,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
-	4,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	28, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
-	10, // 7: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
-	46, // 8: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
-	47, // 9: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
-	13, // 10: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
-	14, // 11: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
-	17, // 12: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
-	21, // 13: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	48, // 14: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
-	23, // 15: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	25, // 16: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
-	0,  // 17: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	1,  // 18: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	3,  // 19: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	26, // 20: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	27, // 21: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	4,  // 22: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	28, // 23: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	32, // 24: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	37, // 25: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	40, // 26: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	43, // 27: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
-	5,  // 28: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	7,  // 29: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
-	9,  // 30: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
-	12, // 31: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	22, // 32: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	16, // 33: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	19, // 34: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	29, // 35: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	31, // 36: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	34, // 37: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	36, // 38: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	39, // 39: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	39, // 40: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
-	42, // 41: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
-	6,  // 42: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	8,  // 43: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
-	11, // 44: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
-	15, // 45: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	24, // 46: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	18, // 47: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	20, // 48: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	30, // 49: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	33, // 50: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	35, // 51: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	38, // 52: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	41, // 53: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	41, // 54: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
-	44, // 55: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
-	42, // [42:56] is the sub-list for method output_type
-	28, // [28:42] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	49, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	4,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
+	5,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
+	6,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
+	7,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
+	8,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	32, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
+	14, // 7: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
+	50, // 8: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	51, // 9: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	17, // 10: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
+	18, // 11: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
+	21, // 12: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
+	3,  // 13: optd.v1.AttemptStatus.phase_type:type_name -> optd.v1.Phase
+	25, // 14: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
+	52, // 15: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	0,  // 16: optd.v1.Action.action_kind:type_name -> optd.v1.ActionKind
+	1,  // 17: optd.v1.Action.task_type_enum:type_name -> optd.v1.TaskType
+	1,  // 18: optd.v1.Action.slot_type:type_name -> optd.v1.TaskType
+	2,  // 19: optd.v1.Action.locality_type:type_name -> optd.v1.Locality
+	27, // 20: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
+	29, // 21: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
+	0,  // 22: optd.v1.Veto.action_kind:type_name -> optd.v1.ActionKind
+	1,  // 23: optd.v1.Veto.task_type_enum:type_name -> optd.v1.TaskType
+	4,  // 24: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	5,  // 25: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	7,  // 26: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	30, // 27: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	31, // 28: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	8,  // 29: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	32, // 30: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	36, // 31: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	41, // 32: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	44, // 33: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	47, // 34: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
+	9,  // 35: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	11, // 36: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	13, // 37: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	16, // 38: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	26, // 39: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	20, // 40: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	23, // 41: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	33, // 42: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	35, // 43: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	38, // 44: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	40, // 45: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	43, // 46: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	43, // 47: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
+	46, // 48: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
+	10, // 49: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	12, // 50: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	15, // 51: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	19, // 52: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	28, // 53: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	22, // 54: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	24, // 55: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	34, // 56: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	37, // 57: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	39, // 58: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	42, // 59: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	45, // 60: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	45, // 61: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
+	48, // 62: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
+	49, // [49:63] is the sub-list for method output_type
+	35, // [35:49] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -3871,13 +4190,14 @@ func file_optd_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      4,
 			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
 		GoTypes:           file_optd_proto_goTypes,
 		DependencyIndexes: file_optd_proto_depIdxs,
+		EnumInfos:         file_optd_proto_enumTypes,
 		MessageInfos:      file_optd_proto_msgTypes,
 	}.Build()
 	File_optd_proto = out.File

@@ -114,13 +114,24 @@ type configJSON struct {
 	Metrics struct {
 		Listen string `json:"listen"`
 	} `json:"metrics"`
+	Gateway struct {
+		Listen string `json:"listen"`
+	} `json:"gateway"`
 	Limits struct {
-		MaxRequestBytes  int    `json:"max_request_bytes"`
-		MaxSlots         int    `json:"max_slots"`
-		MaxJobs          int    `json:"max_jobs"`
-		MaxTasks         int    `json:"max_tasks"`
-		MaxSolveTime     string `json:"max_solve_time"`
-		MaxSimulatedJobs int    `json:"max_simulated_jobs"`
+		MaxRequestBytes       int    `json:"max_request_bytes"`
+		MaxSlots              int    `json:"max_slots"`
+		MaxJobs               int    `json:"max_jobs"`
+		MaxTasks              int    `json:"max_tasks"`
+		MaxSolveTime          string `json:"max_solve_time"`
+		MaxSimulatedJobs      int    `json:"max_simulated_jobs"`
+		MaxNodes              int    `json:"max_nodes"`
+		MaxClusters           int    `json:"max_clusters"`
+		MaxTotalNodes         int    `json:"max_total_nodes"`
+		MaxTotalSlots         int    `json:"max_total_slots"`
+		MaxTotalJobs          int    `json:"max_total_jobs"`
+		MaxClusterTasks       int    `json:"max_cluster_tasks"`
+		MaxTotalTasks         int    `json:"max_total_tasks"`
+		MaxStartsPerHeartbeat int    `json:"max_starts_per_heartbeat"`
 	} `json:"limits"`
 }
 

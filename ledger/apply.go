@@ -31,6 +31,10 @@ func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied
 		return nil, 0, fmt.Errorf("%w: node %q", ErrUnknown, id)
 	}
 	var adjusts []policy.Action
+	// occ is n's occupancy, computed once and kept up to date by start, so
+	// that a heartbeat of k starts costs O(running + k), not O(running · k);
+	// a kill (of an attempt possibly elsewhere) makes it stale (nil).
+	var occ *models.Occupancy
 	for _, a := range actions {
 		switch a.Kind {
 		case policy.ActionSlots:
@@ -41,7 +45,11 @@ func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied
 			a.MapSlots, a.ReduceSlots, a.Node = m, r, n.id
 			applied = append(applied, Applied{Action: a})
 		case policy.ActionStart, policy.ActionSpeculate:
-			at, ok := l.start(n, a, now)
+			if occ == nil {
+				o := n.used(l.dims)
+				occ = &o
+			}
+			at, ok := l.start(n, occ, a, now)
 			if !ok {
 				rejected++
 				continue
@@ -58,6 +66,7 @@ func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied
 				rejected++
 				continue
 			}
+			occ = nil
 			applied = append(applied, Applied{Action: a})
 		case policy.ActionAdjust:
 			adjusts = append(adjusts, a)
@@ -74,16 +83,19 @@ func (l *Ledger) Apply(id string, now float64, actions []policy.Action) (applied
 			at.changed()
 		}
 	}
+	granted := n.used(l.dims).Granted // kept up to date below: O(running + adjusts)
 	for _, a := range adjusts {
 		at := l.attempt[a.Attempt]
 		if at == nil || at.node != n || len(a.Resources) != l.dims || hasNegative(a.Resources) {
 			rejected++
 			continue
 		}
-		if !n.used(l.dims).Granted.Sub(at.granted).Add(a.Resources).Fits(n.capacity) {
+		next := granted.Sub(at.granted).Add(a.Resources)
+		if !next.Fits(n.capacity) {
 			rejected++
 			continue
 		}
+		granted = next
 		at.granted = a.Resources.Clone()
 		at.changed()
 		applied = append(applied, Applied{Action: a})
@@ -111,8 +123,9 @@ func (l *Ledger) setSlots(n *node, m, r int) (int, int, bool) {
 }
 
 // start launches a task (or a speculative copy of attempt a.Attempt's task)
-// on n if the action is valid.
-func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
+// on n if the action is valid; o is n's occupancy, to which the new attempt
+// is added.
+func (l *Ledger) start(n *node, o *models.Occupancy, a policy.Action, now float64) (*attempt, bool) {
 	var t *task
 	if a.Kind == policy.ActionSpeculate {
 		orig := l.attempt[a.Attempt]
@@ -138,7 +151,6 @@ func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
 	if slot == 0 && l.slots {
 		slot = t.typ
 	}
-	o := n.used(l.dims)
 	if l.dims > 0 && (len(req) != l.dims || hasNegative(req) || !o.Requested.Add(req).Fits(n.capacity) || !t.job.demand[t.typ].Fits(req)) {
 		return nil, false
 	}
@@ -158,6 +170,7 @@ func (l *Ledger) start(n *node, a policy.Action, now float64) (*attempt, bool) {
 	}
 	t.attempts = append(t.attempts, at)
 	n.running = append(n.running, at)
+	o.Add(at.requested, at.granted, at.slot)
 	l.attempt[at.id] = at
 	n.view, t.job.view = nil, nil
 	return at, true
@@ -362,6 +375,7 @@ func (l *Ledger) Remove(id string) error {
 
 func (l *Ledger) drop(j *job) {
 	delete(l.jobAt, j.spec.ID)
+	l.tasks -= j.spec.Tasks()
 	for i, a := range l.active {
 		if a == j {
 			l.active = append(l.active[:i], l.active[i+1:]...)

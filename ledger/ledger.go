@@ -49,6 +49,15 @@ type JobSpec struct {
 	Stages []StageSpec `json:"stages"`
 }
 
+// Tasks counts the job's tasks over all its stages.
+func (s *JobSpec) Tasks() int {
+	n := 0
+	for _, st := range s.Stages {
+		n += len(st.Maps) + st.Reduces
+	}
+	return n
+}
+
 // StageSpec is one stage of a job.
 type StageSpec struct {
 	// Maps lists, for each map task, the nodes holding a replica of its
@@ -77,6 +86,7 @@ type Ledger struct {
 	jobAt   map[string]*job
 	attempt map[int]*attempt
 	nextID  int
+	tasks   int // Σ Tasks() over the active jobs
 }
 
 type node struct {
@@ -164,6 +174,18 @@ func (l *Ledger) Active() int { return len(l.active) }
 // Running is the number of running attempts.
 func (l *Ledger) Running() int { return len(l.attempt) }
 
+// Tasks is the number of tasks (all stages) of the active jobs: what the
+// ledger holds in memory for them.
+func (l *Ledger) Tasks() int { return l.tasks }
+
+// Job returns the submission of active job id.
+func (l *Ledger) Job(id string) (JobSpec, bool) {
+	if j := l.jobAt[id]; j != nil {
+		return j.spec, true
+	}
+	return JobSpec{}, false
+}
+
 // HasJob reports whether job id is active.
 func (l *Ledger) HasJob(id string) bool { return l.jobAt[id] != nil }
 
@@ -232,6 +254,7 @@ func (l *Ledger) Submit(spec JobSpec) error {
 	}
 	l.active = append(l.active, j)
 	l.jobAt[spec.ID] = j
+	l.tasks += spec.Tasks()
 	l.startStage(j)
 	return nil
 }

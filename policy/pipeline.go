@@ -26,6 +26,7 @@ type Pipeline struct {
 	observers   []Observer
 	committers  []Committer
 	initialized bool
+	maxStarts   int // HeartbeatConfig.MaxStarts
 }
 
 // NewPipeline builds the pipeline of a spec "assignment[+addon...]", e.g.
@@ -51,7 +52,7 @@ type Pipeline struct {
 //     tasks that will actually run, so sharing comes last.
 func NewPipeline(spec string, cfg HeartbeatConfig) (*Pipeline, error) {
 	items := strings.Split(spec, "+")
-	p := &Pipeline{spec: spec}
+	p := &Pipeline{spec: spec, maxStarts: max(cfg.MaxStarts, 0)}
 	seen := map[string]bool{}
 	for i, raw := range items {
 		name := strings.TrimSpace(raw)
@@ -293,9 +294,9 @@ func (p *Pipeline) applySlots(hb *Heartbeat) {
 
 // assign runs the Assigner/LaunchFilter loop of stage 2: the first ranked
 // candidate that fits and that every filter admits starts, then the
-// assigner ranks again, until none starts.
+// assigner ranks again, until none starts or maxStarts did.
 func (p *Pipeline) assign(hb *Heartbeat, d *Decision) {
-	for {
+	for starts := 0; p.maxStarts == 0 || starts < p.maxStarts; starts++ {
 		accepted := false
 		for _, a := range p.assigner.Rank(hb) {
 			if a.Kind != ActionStart || hb.Taken(a.Job, a.Type, a.Task) || !hb.Fits(a.SlotOrType(), a.Resources) {

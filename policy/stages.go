@@ -138,6 +138,12 @@ type HeartbeatConfig struct {
 	// pipeline then gets the ReducePlacementStage, which places each job's
 	// reducers with it (a fresh policy per pipeline: it keeps state).
 	Placement Placement
+	// MaxStarts bounds the starts one heartbeat decides (0: no bound), as
+	// YARN's yarn.scheduler.fair.max.assign and the capacity scheduler's
+	// per-node-heartbeat.maximum-container-assignments do: a node that
+	// tasks without demands all fit would otherwise start every pending
+	// task in one heartbeat (one answer and one durable record of them all).
+	MaxStarts int
 }
 
 // Stages are the parts one spec item contributes to a pipeline. An

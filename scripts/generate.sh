@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # generate.sh regenerates every generated file (`go generate ./...`).
 # With --check it fails if regeneration changed, added or removed any file that
-# carries the standard "Code generated ... DO NOT EDIT." header, i.e. if the
-# checked-in generated code is stale.
+# carries the standard "Code generated ... DO NOT EDIT." header, or any OpenAPI
+# document (*.swagger.json), i.e. if the checked-in generated code is stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 generated() {
   # grep exits 1 when nothing matches; no generated files is not an error.
-  { grep -rlE --include='*.go' '^// Code generated .* DO NOT EDIT\.$' . 2>/dev/null || true; } | sort | xargs -r sha256sum
+  # The OpenAPI documents protoc-gen-openapiv2 writes (JSON, no header) too.
+  { grep -rlE --include='*.go' '^// Code generated .* DO NOT EDIT\.$' . 2>/dev/null || true
+    find . -name '*.swagger.json' -not -path './.git/*'; } | sort | xargs -r sha256sum
 }
 
 if [ "${1:-}" = "--check" ]; then

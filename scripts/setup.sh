@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh          build and run: COIN-OR Clp (cgo), pkg-config, g++
 #   scripts/setup.sh --test   also the test peers: cbc (exact MIP oracle), glpsol, protoc,
-#                             python3-grpcio (the Python client example)
+#                             python3-grpcio (the Python client example),
+#                             default-jdk-headless (the Java client example)
 #   scripts/setup.sh --bench  also what the benchmark report compares against: the test
 #                             peers, Debian's nodejs and npm, and the pinned highs npm
 #                             package (HiGHS compiled to WebAssembly) in benchmarks/highs
@@ -30,6 +31,7 @@ if [ "$want_test" = 1 ]; then
   need glpk-utils
   need protobuf-compiler
   need python3-grpcio      # the README's Python client (server/python_client_test.go)
+  need default-jdk-headless # the Java client of the HTTP/JSON gateway (server/gateway_test.go)
   need python3-protobuf
 fi
 if [ "$want_bench" = 1 ]; then

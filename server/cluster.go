@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -39,19 +41,25 @@ type ClusterService struct {
 	metrics *Metrics
 	log     *slog.Logger
 
+	// mu guards clusters, total and every entry's usage.
 	mu       sync.Mutex
 	clusters map[string]*clusterEntry
+	total    usage
 }
 
 // clusterEntry is a known cluster: lock is a 1-slot semaphore (held while a
 // call works on the cluster); c is nil until loaded. gen counts the loads
 // (the store's abort-after-failure unit); broken is set when a queued
-// change failed, so that the next call reloads.
+// change failed, so that the next call reloads. deleted (under lock) tells
+// the calls that waited for the lock that DeleteCluster removed it. usage
+// (under ClusterService.mu) is what it holds, as last settled.
 type clusterEntry struct {
-	lock   chan struct{}
-	c      *cluster
-	gen    uint64
-	broken atomic.Bool
+	lock    chan struct{}
+	c       *cluster
+	gen     uint64
+	broken  atomic.Bool
+	deleted bool
+	usage   usage
 }
 
 // NewClusterService serves the clusters in st. metrics and log may be nil.
@@ -66,10 +74,40 @@ func NewClusterService(st *store.Store, limits Limits, metrics *Metrics, log *sl
 	s := &ClusterService{store: st, limits: limits.withDefaults(), metrics: metrics, log: log,
 		clusters: make(map[string]*clusterEntry, len(ids))}
 	metrics.watchStore(st)
+	// Every cluster is loaded now, so that the limits count what the
+	// stored clusters hold from the first call (they hold it in memory
+	// from their first call anyway). One that fails to load is counted as
+	// a cluster and fails its calls as before.
 	for _, id := range ids {
-		s.clusters[id] = &clusterEntry{lock: make(chan struct{}, 1)}
+		e := &clusterEntry{lock: make(chan struct{}, 1), usage: usage{clusters: 1}}
+		s.clusters[id] = e
+		s.total = s.total.plus(e.usage)
+		e.lock <- struct{}{}
+		if err := s.load(context.Background(), id, e); err != nil {
+			log.Warn("cluster not loaded at startup", "cluster_id", id, "err", err)
+		}
+		<-e.lock
+	}
+	if len(ids) > 0 {
+		log.Info("clusters loaded", "holding", s.total.String())
 	}
 	return s, nil
+}
+
+// load (re)loads entry e's cluster from the store; e's lock is held.
+func (s *ClusterService) load(ctx context.Context, id string, e *clusterEntry) error {
+	e.c = nil
+	e.broken.Store(false)
+	e.gen++
+	st, err := s.store.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if e.c, err = loadCluster(st, s.limits); err != nil {
+		return err
+	}
+	s.settle(e, usageOf(e.c))
+	return nil
 }
 
 // Register adds the service to a gRPC server (for [Options.Register]).
@@ -95,7 +133,7 @@ func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntr
 		e.gen++
 		st, err := s.store.Load(ctx, id)
 		if err == nil {
-			e.c, err = loadCluster(st)
+			e.c, err = loadCluster(st, s.limits)
 		}
 		if err != nil {
 			release()
@@ -119,17 +157,29 @@ func (s *ClusterService) acquire(ctx context.Context, id string) (e *clusterEntr
 // began changing the in-memory cluster; the cluster is then dropped and
 // the next call reloads its durable state. A failed commit drops it too
 // (broken, see acquire).
+//
+// A call whose deadline has passed (or that was cancelled) by the time it
+// holds the lock changes nothing: its client has given up and may retry.
+// fn itself is bounded (every decision's cost is, see Limits), so the lock
+// is never held for long past a deadline either.
 func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e *clusterEntry) (T, *store.Change, error)) (T, error) {
 	var zero T
 	e, release, err := s.acquire(ctx, id)
 	if err != nil {
 		return zero, err
 	}
+	if err := ctx.Err(); err != nil {
+		release()
+		return zero, fmt.Errorf("cluster %q: not started: %w", id, err)
+	}
 	resp, ch, err := fn(e)
+	if err != nil && ch != nil {
+		e.c = nil
+	}
+	if e.c != nil {
+		s.settle(e, usageOf(e.c))
+	}
 	if err != nil {
-		if ch != nil {
-			e.c = nil
-		}
 		release()
 		return zero, err
 	}
@@ -149,7 +199,9 @@ func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e 
 	return resp, nil
 }
 
-// RegisterCluster implements optd.v1.ClusterService.
+// RegisterCluster implements optd.v1.ClusterService. A retry (the same
+// request for a cluster that exists) answers its state; a different
+// cluster under a taken id is ALREADY_EXISTS.
 func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.RegisterClusterRequest) (*optdv1.RegisterClusterResponse, error) {
 	c, err := clusterFromRequest(req, s.limits)
 	if err != nil {
@@ -165,34 +217,83 @@ func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.Regist
 	s.mu.Lock()
 	if _, dup := s.clusters[c.ID]; dup {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: cluster %q", store.ErrExists, c.ID)
+		return s.registerRetry(ctx, c)
 	}
 	s.clusters[c.ID] = e
 	s.mu.Unlock()
-
-	st := &store.State{Cluster: c, Estimator: estimatorState(p, 0)}
-	if err := s.store.Create(ctx, c, st.Estimator); err != nil {
+	forget := func() {
+		s.settle(e, usage{})
 		s.mu.Lock()
 		delete(s.clusters, c.ID)
 		s.mu.Unlock()
+	}
+	if err := s.reserve(e, usage{clusters: 1, nodes: len(c.Nodes), slots: len(c.Slots)}); err != nil {
+		forget()
 		return nil, err
 	}
-	if e.c, err = loadCluster(st); err != nil {
+	st := &store.State{Cluster: c, Estimator: estimatorState(p, 0)}
+	if err := s.store.Create(ctx, c, st.Estimator); err != nil {
+		forget()
 		return nil, err
 	}
+	if e.c, err = loadCluster(st, s.limits); err != nil {
+		return nil, err
+	}
+	s.settle(e, usageOf(e.c))
 	s.log.InfoContext(ctx, "cluster registered", "cluster_id", c.ID, "nodes", len(c.Nodes), "slots", len(c.Slots), "policy", c.Policy.Name)
 	return &optdv1.RegisterClusterResponse{State: stateProto(e.c)}, nil
 }
 
-// SubmitJob implements optd.v1.ClusterService.
+// registerRetry answers a RegisterCluster whose id is taken: the state if
+// the stored cluster is the one requested (a retry), else ALREADY_EXISTS.
+func (s *ClusterService) registerRetry(ctx context.Context, c store.Cluster) (*optdv1.RegisterClusterResponse, error) {
+	return change(ctx, s, c.ID, func(e *clusterEntry) (*optdv1.RegisterClusterResponse, *store.Change, error) {
+		same, err := sameCluster(e.c.st.Cluster, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !same {
+			return nil, nil, fmt.Errorf("%w: cluster %q, registered with other nodes, slots or policies (DeleteCluster it first)", store.ErrExists, c.ID)
+		}
+		return &optdv1.RegisterClusterResponse{State: stateProto(e.c), Retried: true}, nil, nil
+	})
+}
+
+// sameCluster compares two clusters as the store keeps them (their JSON
+// after a round trip, so that an empty and an absent map compare equal).
+func sameCluster(a, b store.Cluster) (bool, error) {
+	canon := func(c store.Cluster) ([]byte, error) {
+		data, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		var back store.Cluster
+		if err := json.Unmarshal(data, &back); err != nil {
+			return nil, err
+		}
+		return json.Marshal(back)
+	}
+	x, err := canon(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := canon(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(x, y), nil
+}
+
+// SubmitJob implements optd.v1.ClusterService. A retry (the same request
+// while the job is unfinished) answers the first call's N_i.
 func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobRequest) (*optdv1.SubmitJobResponse, error) {
 	if err := checkSubmit(req); err != nil {
 		return nil, err
 	}
 	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.SubmitJobResponse, *store.Change, error) {
 		c := e.c
-		if _, dup := c.jobs[req.GetJobId()]; dup {
-			return nil, nil, fmt.Errorf("%w: job %q is already in cluster %q", store.ErrExists, req.GetJobId(), req.GetClusterId())
+		if i, dup := c.jobs[req.GetJobId()]; dup {
+			return submitRetry(c, c.st.Jobs[i], req, s.limits)
 		}
 		if req.GetReduces() < 1 && c.sched == nil {
 			return nil, nil, invalid("reduces", req.GetReduces(), "must be ≥ 1")
@@ -200,15 +301,26 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 		if r, n := int(req.GetReduces()), len(c.st.Cluster.Slots); r > n && (n > 0 || c.sched == nil) {
 			return nil, nil, invalid("reduces", r, "more than the cluster's %d reduce slots", n)
 		}
-		if len(c.st.Jobs) >= s.limits.MaxJobs {
-			return nil, nil, fmt.Errorf("%w: cluster %q has %d unfinished jobs, the limit limits.max_jobs", ErrExhausted, req.GetClusterId(), len(c.st.Jobs))
-		}
 		ch := &store.Change{}
+		delta := usage{jobs: 1}
+		var spec ledger.JobSpec
 		if c.sched != nil {
-			spec, err := jobSpec(req, c.st.Cluster.Heartbeat, s.limits)
-			if err != nil {
+			var err error
+			if spec, err = jobSpec(req, c.st.Cluster.Heartbeat, s.limits); err != nil {
 				return nil, nil, err
 			}
+			if err := c.sched.Ledger.CheckJob(&spec); err != nil {
+				return nil, nil, err
+			}
+			if err := c.checkFits(spec); err != nil {
+				return nil, nil, err
+			}
+			delta.tasks = spec.Tasks()
+		}
+		if err := s.reserve(e, delta); err != nil {
+			return nil, nil, err
+		}
+		if c.sched != nil {
 			ev, err := c.sched.Submit(spec)
 			if err != nil {
 				return nil, nil, err
@@ -226,6 +338,39 @@ func (s *ClusterService) SubmitJob(ctx context.Context, req *optdv1.SubmitJobReq
 		ch.Put, ch.Meta = []store.Job{job}, &meta
 		return &optdv1.SubmitJobResponse{JobsInSystem: int32(job.JobsInSystem)}, ch, nil
 	})
+}
+
+// submitRetry answers a SubmitJob for an unfinished job: its first answer
+// if the request is the one that submitted it, else ALREADY_EXISTS. The
+// answer waits for the first call's change to be durable (a nil change).
+func submitRetry(c *cluster, job store.Job, req *optdv1.SubmitJobRequest, lim Limits) (*optdv1.SubmitJobResponse, *store.Change, error) {
+	same := job.Maps == int(req.GetMaps()) && job.Reduces == int(req.GetReduces())
+	if c.sched != nil && same {
+		if old, ok := c.sched.Ledger.Job(job.ID); ok { // else it completed: the counts are all there is
+			spec, err := jobSpec(req, c.st.Cluster.Heartbeat, lim)
+			if err != nil {
+				return nil, nil, err
+			}
+			if req.SubmitS == nil {
+				spec.SubmitS = old.SubmitS // the server's clock at the first call
+			}
+			if spec.Weight == 0 {
+				spec.Weight = 1
+			}
+			same = sameJSON(old, spec)
+		}
+	}
+	if !same {
+		return nil, nil, fmt.Errorf("%w: job %q is already in cluster %q with other tasks (a retry must repeat the request)", store.ErrExists, job.ID, req.GetClusterId())
+	}
+	return &optdv1.SubmitJobResponse{JobsInSystem: int32(job.JobsInSystem), Retried: true}, nil, nil
+}
+
+// sameJSON compares two values by their JSON encoding.
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // PlaceReduces implements optd.v1.ClusterService: the cluster's placement
@@ -250,7 +395,7 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 	}
 	job := c.st.Jobs[i]
 	if job.Placed {
-		return nil, nil, fmt.Errorf("%w: job %q already holds %d reduce slots", ErrPrecondition, job.ID, len(job.Slots))
+		return placeRetry(c, job, req)
 	}
 	if r := int(req.GetReduces()); r > 0 {
 		job.Reduces = r
@@ -303,6 +448,26 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 	return resp, &store.Change{Put: []store.Job{job}, Observed: observed}, nil
 }
 
+// placeRetry answers a PlaceReduces for a job that holds slots: the slots
+// if the request is the one that placed them (a retry), else
+// FAILED_PRECONDITION. The answer waits for the first call's change to be
+// durable (a nil change).
+func placeRetry(c *cluster, job store.Job, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, *store.Change, error) {
+	if req.GetDataMb() != job.DataMB || (req.GetReduces() != 0 && int(req.GetReduces()) != len(job.Slots)) {
+		return nil, nil, fmt.Errorf("%w: job %q already holds %d reduce slots, placed for data_mb = %v (this request: data_mb = %v, reduces = %d)",
+			ErrPrecondition, job.ID, len(job.Slots), job.DataMB, req.GetDataMb(), req.GetReduces())
+	}
+	resp := &optdv1.PlaceReducesResponse{Policy: c.policy.Name(), Retried: true,
+		Reason: "a retry: the slots the job holds since its placement"}
+	y := job.DataMB / float64(len(job.Slots))
+	for _, v := range job.Slots {
+		sl := c.st.Cluster.Slots[v]
+		resp.Slots = append(resp.Slots, &optdv1.PlacedSlot{Slot: int32(v), NodeId: sl.Node, FetchCost: sl.FetchCost})
+		resp.FetchCost += y * sl.FetchCost
+	}
+	return resp, nil, nil
+}
+
 // checkPositions guards against a policy answering out of contract.
 func checkPositions(pos []int, r, nFree int) error {
 	if len(pos) != r {
@@ -325,7 +490,9 @@ func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishe
 		c := e.c
 		i, ok := c.jobs[req.GetJobId()]
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: job %q in cluster %q", store.ErrNotFound, req.GetJobId(), req.GetClusterId())
+			// A retry of an applied call, or a job never submitted: nothing
+			// to do; answered once the changes queued before are durable.
+			return &optdv1.JobFinishedResponse{}, nil, nil
 		}
 		ch := &store.Change{}
 		if c.sched != nil && c.sched.Ledger.HasJob(req.GetJobId()) {
@@ -344,7 +511,7 @@ func (s *ClusterService) JobFinished(ctx context.Context, req *optdv1.JobFinishe
 		c.st.Meta = meta
 		c.deleteJob(req.GetJobId())
 		ch.Delete, ch.Meta = []string{req.GetJobId()}, &meta
-		return &optdv1.JobFinishedResponse{FreedSlots: int32(freed)}, ch, nil
+		return &optdv1.JobFinishedResponse{FreedSlots: int32(freed), Found: true}, ch, nil
 	})
 }
 

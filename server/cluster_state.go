@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/optd/optd/ledger"
+	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/store"
 	"github.com/optd/optd/thresholds"
@@ -97,6 +98,15 @@ type cluster struct {
 	// checkpoint, after the first compaction) and logBytes that of the
 	// entries after it (see logChange).
 	checkpointBytes, logBytes int
+	// beats holds each node's last heartbeat with a seq and its answer,
+	// for retries (in memory only: see HeartbeatRequest.seq).
+	beats map[string]beatAnswer
+	// lastNowS is each node's clock at its last heartbeat served since the
+	// cluster was loaded (a heartbeat of the node before it is refused).
+	lastNowS map[string]float64
+	// capacities are the nodes' capacities over the heartbeat resources
+	// (built on first use by checkFits).
+	capacities []models.Resources
 }
 
 // loadCluster rebuilds a cluster from its stored state. The policy's
@@ -104,14 +114,14 @@ type cluster struct {
 // which reproduces the window, its order and its sums (the running sums are
 // recomputed every ω observations, so they agree with the live ones up to
 // rounding); Seen is carried over through seenOffset. The "random" policy's
-// stream restarts from its seed.
-func loadCluster(st *store.State) (*cluster, error) {
+// stream restarts from its seed. lim bounds the heartbeat's decisions.
+func loadCluster(st *store.State, lim Limits) (*cluster, error) {
 	p, err := newPlacement(st.Cluster.Policy)
 	if err != nil {
 		return nil, err
 	}
 	c := &cluster{st: st, policy: p, holder: make([]string, len(st.Cluster.Slots)), jobs: map[string]int{}}
-	if c.sched, err = newScheduler(st); err != nil {
+	if c.sched, err = newScheduler(st, lim.withDefaults().MaxStartsPerHeartbeat); err != nil {
 		return nil, err
 	}
 	for i, e := range st.Log {

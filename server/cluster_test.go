@@ -56,9 +56,14 @@ func TestClusterLifecycle(t *testing.T) {
 	if s := st.GetState(); s.GetFreeSlots() != 1 || len(s.GetJobs()) != 2 || !s.GetJobs()[1].GetPlaced() || s.GetJobs()[1].GetReduces() != 3 {
 		t.Errorf("state = %v", s)
 	}
-	// Placing twice is refused and changes nothing.
-	_, err = ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j2", DataMb: 4})
+	// Placing again for other data is refused and changes nothing; the
+	// same request again (a retry) answers the slots the job holds.
+	_, err = ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j2", DataMb: 5})
 	wantCode(t, err, codes.FailedPrecondition, "already holds")
+	again, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j2", DataMb: 4, Reduces: 3})
+	if err != nil || !again.GetRetried() || !slices.Equal(slotCosts(again), slotCosts(p2)) || again.GetFetchCost() != p2.GetFetchCost() {
+		t.Errorf("retried PlaceReduces = %v, %v; want the slots of %v", again, err, p2)
+	}
 	f, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "c1", JobId: "j1"})
 	if err != nil || f.GetFreedSlots() != 2 {
 		t.Fatalf("JobFinished = %v, %v; want 2 freed", f, err)
@@ -127,7 +132,7 @@ func wantCode(t *testing.T, err error, code codes.Code, msg string) {
 // TestBadInputs: each bad request gets its code and leaves the state as it
 // was (compared with GetClusterState before and after).
 func TestBadInputs(t *testing.T) {
-	ts := startServer(t, "", Options{Token: "s3cret", Limits: Limits{MaxRequestBytes: 2048, MaxSlots: 50, MaxJobs: 3}}, nil)
+	ts := startServer(t, "", Options{Token: "s3cret", Limits: Limits{MaxRequestBytes: 2048, MaxSlots: 50, MaxNodes: 50, MaxJobs: 3}}, nil)
 	ctx := metadata.AppendToOutgoingContext(ctxT(t), "authorization", "Bearer s3cret")
 	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", placement.NameGreedy, 1, 2, 3)); err != nil {
 		t.Fatal(err)
@@ -160,18 +165,35 @@ func TestBadInputs(t *testing.T) {
 			_, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c", JobId: "x"})
 			return err
 		}, codes.NotFound, `job "x"`},
-		{"finish unknown job", func() error {
-			_, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "c", JobId: "x"})
+		{"finish unknown job (a retry: found false)", func() error {
+			r, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "c", JobId: "x"})
+			if err == nil && r.GetFound() {
+				return fmt.Errorf("found = true")
+			}
 			return err
-		}, codes.NotFound, `job "x"`},
+		}, codes.OK, ""},
 		{"duplicate cluster", func() error {
 			_, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", "", 1))
 			return err
 		}, codes.AlreadyExists, `cluster "c"`},
+		{"register retried", func() error {
+			r, err := ts.cluster.RegisterCluster(ctx, costsCluster("c", placement.NameGreedy, 1, 2, 3))
+			if err == nil && !r.GetRetried() {
+				return fmt.Errorf("retried = false")
+			}
+			return err
+		}, codes.OK, ""},
 		{"duplicate job", func() error {
-			_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1})
+			_, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 2})
 			return err
 		}, codes.AlreadyExists, `job "j"`},
+		{"submit retried", func() error {
+			r, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c", JobId: "j", Reduces: 1})
+			if err == nil && (!r.GetRetried() || r.GetJobsInSystem() != 0) {
+				return fmt.Errorf("answer %v, want the first one retried", r)
+			}
+			return err
+		}, codes.OK, ""},
 		{"duplicate node", func() error {
 			r := costsCluster("d", "", 1, 2)
 			r.Nodes[1].Id = r.Nodes[0].Id
@@ -205,7 +227,7 @@ func TestBadInputs(t *testing.T) {
 		{"too many nodes", func() error {
 			_, err := ts.cluster.RegisterCluster(ctx, tooMany)
 			return err
-		}, codes.InvalidArgument, "limits.max_slots = 50"},
+		}, codes.ResourceExhausted, "limits.max_nodes = 50"},
 		{"empty id", func() error {
 			_, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{})
 			return err

@@ -21,6 +21,7 @@ import (
 // listener, and a client connection to it.
 type testServer struct {
 	addr     string
+	gateway  string // the gateway's host:port, with Options.GatewayListen
 	conn     *grpc.ClientConn
 	cluster  optdv1.ClusterServiceClient
 	optimize optdv1.OptimizeServiceClient
@@ -70,6 +71,9 @@ func serveStore(t testing.TB, st *store.Store, dir string, opts Options, clientT
 		creds = credentials.NewTLS(clientTLS)
 	}
 	ts := &testServer{addr: srv.Addr().String(), store: st}
+	if opts.GatewayListen != "" {
+		ts.gateway = waitGateway(t, srv)
+	}
 	ts.conn, err = grpc.NewClient(ts.addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		t.Fatal(err)
@@ -137,3 +141,15 @@ func startClient(t *testing.T, addr string, cfg *tls.Config) optdv1.ClusterServi
 }
 
 func (*testServer) discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// waitGateway waits until Run has bound the gateway and returns its address.
+func waitGateway(t testing.TB, srv *Server) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if a := srv.GatewayAddr(); a != nil {
+			return a.String()
+		}
+	}
+	t.Fatal("the gateway never listened")
+	return ""
+}

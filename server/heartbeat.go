@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -59,6 +61,13 @@ func heartbeatFromRequest(req *optdv1.RegisterClusterRequest, nodes []store.Node
 	if err != nil {
 		return nil, err
 	}
+	for i, n := range nodes {
+		for _, name := range names {
+			if _, ok := n.Capacity[name]; !ok {
+				return nil, invalid(fieldf("nodes[%d].capacity", i), fmt.Sprint(n.Capacity), "has no %q, one of heartbeat.resources %v (give 0 if the node has none)", name, []string(names))
+			}
+		}
+	}
 	return h, nil
 }
 
@@ -107,8 +116,9 @@ func ledgerConfig(nodes []store.Node, h *store.HeartbeatPolicy) (ledger.Config, 
 }
 
 // newScheduler rebuilds a cluster's heartbeat scheduler from its stored
-// configuration and event log (nil if the cluster has no heartbeat policy).
-func newScheduler(st *store.State) (*ledger.Scheduler, error) {
+// configuration and event log (nil if the cluster has no heartbeat policy);
+// a heartbeat starts at most maxStarts tasks (limits.max_starts_per_heartbeat).
+func newScheduler(st *store.State, maxStarts int) (*ledger.Scheduler, error) {
 	h := st.Cluster.Heartbeat
 	if h == nil {
 		return nil, nil
@@ -121,7 +131,7 @@ func newScheduler(st *store.State) (*ledger.Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster %q: heartbeat configuration: %w", store.ErrCorrupt, st.Cluster.ID, err)
 	}
-	hc := policy.HeartbeatConfig{Seed: h.Seed}
+	hc := policy.HeartbeatConfig{Seed: h.Seed, MaxStarts: maxStarts}
 	if h.PlaceReduces {
 		// The pipeline's own instance: PlaceReduces keeps its estimator
 		// apart, and the pipeline's goes into its snapshot.
@@ -222,8 +232,10 @@ func nowS(t *float64) float64 {
 func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy, lim Limits) (ledger.JobSpec, error) {
 	spec := ledger.JobSpec{ID: req.GetJobId(), SubmitS: nowS(req.SubmitS), Queue: req.GetQueue(), Weight: req.GetWeight(),
 		Demand: map[models.TaskType]models.Resources{}}
-	if math.IsNaN(spec.SubmitS) || math.IsInf(spec.SubmitS, 0) {
-		return spec, invalid("submit_s", spec.SubmitS, "must be finite")
+	if req.SubmitS != nil {
+		if err := checkClock("submit_s", spec.SubmitS); err != nil {
+			return spec, err
+		}
 	}
 	if !finiteNonNeg(spec.Weight) {
 		return spec, invalid("weight", spec.Weight, "must be finite and ≥ 0 (0: 1)")
@@ -264,19 +276,33 @@ func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy, lim Limits)
 		}
 		spec.Stages = append(spec.Stages, stage)
 	}
+	if given := req.GetStages(); len(given) > 0 {
+		if n := len(given[0].GetMaps()); int(req.GetMaps()) != n {
+			return spec, invalid("maps", req.GetMaps(), "stages[0] lists %d maps (with stages, maps and reduces are those of the first stage)", n)
+		}
+		if n := given[0].GetReduces(); req.GetReduces() != n {
+			return spec, invalid("reduces", req.GetReduces(), "stages[0].reduces is %d (with stages, maps and reduces are those of the first stage)", n)
+		}
+	}
 	return spec, nil
 }
 
 // beat converts a Heartbeat request.
 func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
 	b := ledger.Beat{Node: req.GetNodeId(), NowS: nowS(req.NowS), ReportOnly: req.GetReportOnly()}
-	if math.IsNaN(b.NowS) || math.IsInf(b.NowS, 0) {
-		return b, invalid("now_s", b.NowS, "must be finite")
+	if req.NowS != nil {
+		if err := checkClock("now_s", b.NowS); err != nil {
+			return b, err
+		}
 	}
 	for i, s := range req.GetRunning() {
+		name, ok := phaseOf(s)
+		if !ok {
+			return b, invalid(fieldf("running[%d].phase_type", i), s.GetPhaseType(), "must be a known phase, and phase (%q), if also given, the same", s.GetPhase())
+		}
 		var ph models.Phase
-		if err := ph.UnmarshalText([]byte(s.GetPhase())); err != nil || ph == models.PhasePending {
-			return b, invalid(fieldf("running[%d].phase", i), s.GetPhase(), `must be "map", "shuffle", "sort" or "reduce"`)
+		if err := ph.UnmarshalText([]byte(name)); err != nil || ph == models.PhasePending {
+			return b, invalid(fieldf("running[%d].phase", i), name, `must be "map", "shuffle", "sort" or "reduce"`)
 		}
 		b.Running = append(b.Running, ledger.Status{Attempt: attemptID(s.GetAttemptId()), Phase: ph, Progress: s.GetProgress()})
 	}
@@ -355,45 +381,130 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 		if sch == nil {
 			return nil, nil, fmt.Errorf("%w: cluster %q was registered without a heartbeat policy (RegisterCluster.heartbeat)", ErrPrecondition, req.GetClusterId())
 		}
-		start := time.Now()
-		d, err := sch.Heartbeat(ctx, b)
-		s.metrics.solverTime("heartbeat", start)
-		if err != nil {
-			if d != nil {
-				return nil, dirty, err // partly applied
+		last, seen := e.c.beats[req.GetNodeId()]
+		switch seq := req.GetSeq(); {
+		case seq == 0 || !seen:
+		case seq == last.seq:
+			// A retry: the same answer, once its change is durable.
+			again := proto.Clone(last.resp).(*optdv1.HeartbeatResponse)
+			again.Retried = true
+			return again, nil, nil
+		case seq < last.seq:
+			return nil, nil, fmt.Errorf("%w: seq = %d: node %q's last heartbeat had seq %d (a heartbeat's seq increases)", ErrPrecondition, seq, req.GetNodeId(), last.seq)
+		}
+		if last, ok := e.c.lastNowS[b.Node]; ok && b.NowS < last {
+			return nil, nil, invalid("now_s", b.NowS, "before node %q's last heartbeat at now_s = %v (the executor's clock never goes back)", b.Node, last)
+		}
+		resp, ch, err := s.decideHeartbeat(ctx, e, req, b)
+		if err == nil {
+			if e.c.lastNowS == nil {
+				e.c.lastNowS = map[string]float64{}
 			}
-			return nil, nil, err
+			e.c.lastNowS[b.Node] = b.NowS
 		}
-		s.metrics.vetoed(d.Vetoes)
-		resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
-		if req.GetExplain() {
-			for _, v := range d.Vetoes {
-				resp.Vetoes = append(resp.Vetoes, vetoProto(v))
+		if err == nil && req.GetSeq() > 0 {
+			if e.c.beats == nil {
+				e.c.beats = map[string]beatAnswer{}
 			}
+			e.c.beats[req.GetNodeId()] = beatAnswer{seq: req.GetSeq(), resp: resp}
 		}
-		ch := &store.Change{}
-		if err := e.c.policyChange(ch); err != nil {
-			return nil, dirty, err
-		}
-		if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 && ch.PolicyState == nil {
-			if len(resp.Vetoes) > 0 {
-				return resp, nil, nil // a read: the reasons tell of state that must be durable first
-			}
-			// Nothing to do and nothing changed (progress is soft state):
-			// the answer is right whatever becomes of the changes other
-			// calls are still committing, so it need not wait for them.
-			return resp, noChange, nil
-		}
-		if err := e.c.logChange(ch, d.Events...); err != nil {
-			return nil, dirty, err
-		}
-		names := e.c.st.Cluster.Heartbeat.Resources
-		for _, a := range d.Applied {
-			resp.Actions = append(resp.Actions, actionProto(a, names))
-		}
-		if len(d.Applied) > 0 {
-			s.metrics.decision(sch.Pipe.Spec())
-		}
-		return resp, ch, nil
+		return resp, ch, err
 	})
+}
+
+// beatAnswer is a node's last heartbeat with a seq, and its answer.
+type beatAnswer struct {
+	seq  uint64
+	resp *optdv1.HeartbeatResponse
+}
+
+// decideHeartbeat records and decides a heartbeat on the locked cluster.
+func (s *ClusterService) decideHeartbeat(ctx context.Context, e *clusterEntry, req *optdv1.HeartbeatRequest, b ledger.Beat) (*optdv1.HeartbeatResponse, *store.Change, error) {
+	sch := e.c.sched
+	start := time.Now()
+	d, err := sch.Heartbeat(ctx, b)
+	s.metrics.solverTime("heartbeat", start)
+	if err != nil {
+		if d != nil {
+			return nil, dirty, err // partly applied
+		}
+		return nil, nil, err
+	}
+	s.metrics.vetoed(d.Vetoes)
+	resp := &optdv1.HeartbeatResponse{Rejected: int32(d.Rejected), FinishedJobs: d.JobsDone}
+	if req.GetExplain() {
+		for _, v := range d.Vetoes {
+			resp.Vetoes = append(resp.Vetoes, vetoWithEnums(vetoProto(v)))
+		}
+	}
+	ch := &store.Change{}
+	if err := e.c.policyChange(ch); err != nil {
+		return nil, dirty, err
+	}
+	if len(d.Events) == 0 && len(d.Applied) == 0 && len(d.JobsDone) == 0 && ch.PolicyState == nil {
+		if len(resp.Vetoes) > 0 {
+			return resp, nil, nil // a read: the reasons tell of state that must be durable first
+		}
+		// Nothing to do and nothing changed (progress is soft state):
+		// the answer is right whatever becomes of the changes other
+		// calls are still committing, so it need not wait for them.
+		return resp, noChange, nil
+	}
+	if err := e.c.logChange(ch, d.Events...); err != nil {
+		return nil, dirty, err
+	}
+	names := e.c.st.Cluster.Heartbeat.Resources
+	for _, a := range d.Applied {
+		resp.Actions = append(resp.Actions, withEnums(actionProto(a, names)))
+	}
+	if len(d.Applied) > 0 {
+		s.metrics.decision(sch.Pipe.Spec())
+	}
+	return resp, ch, nil
+}
+
+// checkFits refuses a job with a task type whose container fits no node
+// of the cluster: it would wait forever and keep the cluster from ever
+// being idle.
+func (c *cluster) checkFits(spec ledger.JobSpec) error {
+	if c.capacities == nil {
+		names := models.ResourceNames(c.st.Cluster.Heartbeat.Resources)
+		for i, n := range c.st.Cluster.Nodes {
+			r, err := resources(names, n.Capacity, fieldf("nodes[%d].capacity", i))
+			if err != nil {
+				return err // unreachable: checked at registration
+			}
+			c.capacities = append(c.capacities, r)
+		}
+	}
+	for _, t := range []struct {
+		typ   models.TaskType
+		field string
+	}{{models.MapTask, "map_demand"}, {models.ReduceTask, "reduce_demand"}} {
+		d := spec.Demand[t.typ]
+		if len(d) == 0 || !hasTasks(spec, t.typ) {
+			continue
+		}
+		fits := false
+		for _, capacity := range c.capacities {
+			if d.Fits(capacity) {
+				fits = true
+				break
+			}
+		}
+		if !fits {
+			return invalid(t.field, d.ByName(c.st.Cluster.Heartbeat.Resources), "fits no node of the cluster (a task would wait forever)")
+		}
+	}
+	return nil
+}
+
+// hasTasks reports whether some stage of the job has tasks of type t.
+func hasTasks(spec ledger.JobSpec, t models.TaskType) bool {
+	for _, st := range spec.Stages {
+		if (t == models.MapTask && len(st.Maps) > 0) || (t == models.ReduceTask && st.Reduces > 0) {
+			return true
+		}
+	}
+	return false
 }

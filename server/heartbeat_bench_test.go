@@ -52,7 +52,7 @@ func BenchmarkHeartbeatDecision(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cl, err := loadCluster(&store.State{Cluster: c})
+			cl, err := loadCluster(&store.State{Cluster: c}, DefaultLimits())
 			if err != nil {
 				b.Fatal(err)
 			}

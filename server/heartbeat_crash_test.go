@@ -96,7 +96,7 @@ func heartbeatCrashRound(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := loadCluster(state)
+	c, err := loadCluster(state, DefaultLimits())
 	if err != nil {
 		t.Fatalf("rebuilding the ledger from the store: %v", err)
 	}

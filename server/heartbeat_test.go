@@ -209,14 +209,14 @@ func TestHeartbeatBadInputs(t *testing.T) {
 		{"progress > 1", beat(func(r *optdv1.HeartbeatRequest) {
 			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "map", Progress: 1.5}}
 		}), codes.InvalidArgument, "progress = 1.5"},
-		{"finished before started", beat(func(r *optdv1.HeartbeatRequest) { r.NowS = at(0.5); r.Finished = []int64{id} }), codes.InvalidArgument, "before it started"},
+		{"finished before started", beat(func(r *optdv1.HeartbeatRequest) { r.NowS = at(0.5); r.Finished = []int64{id} }), codes.InvalidArgument, "before"},
 		{"unknown cluster", beat(func(r *optdv1.HeartbeatRequest) { r.ClusterId = "nope" }), codes.NotFound, `cluster "nope"`},
 		{"unknown heartbeat policy", register(func(r *optdv1.RegisterClusterRequest) { r.Heartbeat.Spec = "fifo+magic" }), codes.InvalidArgument, "heartbeat.spec"},
 		{"capacity outside resources", register(func(r *optdv1.RegisterClusterRequest) { r.Nodes[1].Capacity = map[string]float64{"gpus": 1} }), codes.InvalidArgument, "nodes[1].capacity = gpus"},
 		{"fractional capacity", register(func(r *optdv1.RegisterClusterRequest) { r.Nodes[0].Capacity = map[string]float64{"vcores": 1.5} }), codes.InvalidArgument, `nodes[0].capacity["vcores"] = 1.5`},
 		{"slow start > 1", register(func(r *optdv1.RegisterClusterRequest) { r.Heartbeat.SlowStart = at(2) }), codes.InvalidArgument, "heartbeat.slow_start = 2"},
 		{"negative map slots", register(func(r *optdv1.RegisterClusterRequest) { r.Nodes[2].MapSlots = -1 }), codes.InvalidArgument, "nodes[2].map_slots = -1"},
-		{"duplicate job", submit(func(r *optdv1.SubmitJobRequest) { r.JobId = "j1" }), codes.AlreadyExists, `job "j1"`},
+		{"duplicate job", submit(func(r *optdv1.SubmitJobRequest) { r.JobId = "j1"; r.Queue = "other" }), codes.AlreadyExists, `job "j1"`},
 		{"unknown demand resource", submit(func(r *optdv1.SubmitJobRequest) { r.MapDemand = map[string]float64{"gpus": 1} }), codes.InvalidArgument, "map_demand = gpus"},
 		{"replica on unknown node", submit(func(r *optdv1.SubmitJobRequest) { r.Stages[0].Maps[1].Nodes = []string{"zz"} }), codes.InvalidArgument, `unknown node "zz"`},
 		{"too many tasks", submit(func(r *optdv1.SubmitJobRequest) { r.Stages = nil; r.Maps = 1 << 30 }), codes.InvalidArgument, "limits.max_tasks"},
@@ -264,7 +264,7 @@ func FuzzHeartbeat(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := loadCluster(&store.State{Cluster: c})
+		cl, err := loadCluster(&store.State{Cluster: c}, DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,18 +11,35 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Limits bound request and problem sizes. Zero fields mean the defaults of
-// [DefaultLimits]. A request over a limit fails with InvalidArgument and a
-// message naming the limit by its config key.
+// Limits bound request and problem sizes, and what the server holds:
+// clusters, nodes, slots, jobs and tasks, per cluster and in total. Zero
+// fields mean the defaults of [DefaultLimits]. A request over a size limit
+// fails with InvalidArgument, one that would make the server hold more
+// than a holding limit with ResourceExhausted; both name the limit by its
+// config key.
 type Limits struct {
 	// MaxRequestBytes bounds a request's encoded size (limits.max_request_bytes).
 	// Requests up to twice this size are decoded and rejected with
 	// InvalidArgument; larger ones are refused by grpc itself with
 	// ResourceExhausted before they are read into memory.
 	MaxRequestBytes int
-	// MaxSlots bounds a cluster's reduce slots (limits.max_slots); nodes are
-	// bounded by the same number.
+	// MaxSlots bounds a cluster's reduce slots (limits.max_slots).
 	MaxSlots int
+	// MaxNodes bounds a cluster's nodes (limits.max_nodes).
+	MaxNodes int
+	// MaxClusters bounds the clusters (limits.max_clusters).
+	MaxClusters int
+	// MaxTotalNodes and MaxTotalSlots bound the nodes and reduce slots
+	// of all clusters together (limits.max_total_nodes,
+	// limits.max_total_slots).
+	MaxTotalNodes, MaxTotalSlots int
+	// MaxTotalJobs bounds the unfinished jobs of all clusters together
+	// (limits.max_total_jobs).
+	MaxTotalJobs int
+	// MaxClusterTasks and MaxTotalTasks bound the tasks (all stages) of
+	// the active jobs of a heartbeat cluster, and of all clusters together
+	// (limits.max_cluster_tasks, limits.max_total_tasks).
+	MaxClusterTasks, MaxTotalTasks int
 	// MaxJobs bounds a cluster's unfinished jobs (limits.max_jobs); a
 	// submission over it fails with ResourceExhausted.
 	MaxJobs int
@@ -35,17 +52,34 @@ type Limits struct {
 	// MaxSimulatedJobs bounds replications × jobs of Simulate and Bound
 	// (limits.max_simulated_jobs).
 	MaxSimulatedJobs int
+	// MaxStartsPerHeartbeat bounds the tasks one Heartbeat starts
+	// (limits.max_starts_per_heartbeat), so that a heartbeat's cost and
+	// answer stay bounded however many tasks fit the node (tasks without
+	// demands all do); the rest start on the next heartbeats.
+	MaxStartsPerHeartbeat int
 }
 
 // DefaultLimits returns the default limits.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxRequestBytes:  4 << 20,
-		MaxSlots:         100_000,
+		MaxRequestBytes: 4 << 20,
+		MaxSlots:        100_000,
+		MaxNodes:        100_000,
+		// 200 clusters of 100,000 slots took 1.8 GB: the totals keep the
+		// held state to a few hundred MB whatever the number of clusters.
+		MaxClusters:      1000,
+		MaxTotalNodes:    1_000_000,
+		MaxTotalSlots:    1_000_000,
+		MaxTotalJobs:     1_000_000,
+		MaxClusterTasks:  2_000_000,
+		MaxTotalTasks:    5_000_000,
 		MaxJobs:          100_000,
 		MaxTasks:         200_000,
 		MaxSolveTime:     time.Minute,
 		MaxSimulatedJobs: 10_000_000,
+		// YARN leaves its per-heartbeat assignment unbounded by default;
+		// a node of 1,000 containers is far beyond any NodeManager.
+		MaxStartsPerHeartbeat: 1000,
 	}
 }
 
@@ -56,6 +90,16 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxSlots <= 0 {
 		l.MaxSlots = d.MaxSlots
+	}
+	for _, f := range []struct {
+		v *int
+		d int
+	}{{&l.MaxNodes, d.MaxNodes}, {&l.MaxClusters, d.MaxClusters},
+		{&l.MaxTotalNodes, d.MaxTotalNodes}, {&l.MaxTotalSlots, d.MaxTotalSlots}, {&l.MaxTotalJobs, d.MaxTotalJobs},
+		{&l.MaxClusterTasks, d.MaxClusterTasks}, {&l.MaxTotalTasks, d.MaxTotalTasks}} {
+		if *f.v <= 0 {
+			*f.v = f.d
+		}
 	}
 	if l.MaxJobs <= 0 {
 		l.MaxJobs = d.MaxJobs
@@ -69,7 +113,16 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxSimulatedJobs <= 0 {
 		l.MaxSimulatedJobs = d.MaxSimulatedJobs
 	}
+	if l.MaxStartsPerHeartbeat <= 0 {
+		l.MaxStartsPerHeartbeat = d.MaxStartsPerHeartbeat
+	}
 	return l
+}
+
+// exhausted is the ResourceExhausted error of a holding limit: what would
+// be held, and the limit by its config key.
+func exhausted(what string, value any, limit string, max any) error {
+	return fmt.Errorf("%w: %s would be %v, over the limit %s = %v", ErrExhausted, what, value, limit, max)
 }
 
 // overLimit is the InvalidArgument error of a value over a named limit.
@@ -80,6 +133,9 @@ func overLimit(field string, value any, limit string, max any) error {
 // sizeUnary rejects a request whose encoded size exceeds MaxRequestBytes.
 func (s *Server) sizeUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if m, ok := req.(proto.Message); ok {
+		if err := checkDecoded(m); err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
 		if n := proto.Size(m); n > s.limits.MaxRequestBytes {
 			return nil, status.Error(codes.InvalidArgument, fmt.Sprintf(
 				"request is %d bytes, over the limit limits.max_request_bytes = %d", n, s.limits.MaxRequestBytes))
@@ -100,6 +156,9 @@ func (ss sizedStream) RecvMsg(m any) error {
 		return err
 	}
 	if pm, ok := m.(proto.Message); ok {
+		if err := checkDecoded(pm); err != nil {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
 		if n := proto.Size(pm); n > ss.max {
 			return status.Error(codes.InvalidArgument, fmt.Sprintf(
 				"request is %d bytes, over the limit limits.max_request_bytes = %d", n, ss.max))

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -153,15 +155,26 @@ func (m *Metrics) solverTime(solver string, start time.Time) {
 
 // ServeMetrics serves m at /metrics on addr until ctx is cancelled, then
 // shuts the HTTP server down (at most 5 s). It returns once bound, with the
-// bound address, or the listen error; serve errors go to log.
-func ServeMetrics(ctx context.Context, addr string, m *Metrics, log *slog.Logger) (net.Addr, error) {
+// bound address, or the listen error; serve errors go to log. With tlsCfg
+// and token (the gRPC server's, when configured) it serves HTTPS and
+// requires "Authorization: Bearer TOKEN" (scheme in any case), as the gRPC
+// API does.
+func ServeMetrics(ctx context.Context, addr string, m *Metrics, log *slog.Logger, tlsCfg *tls.Config, token string) (net.Addr, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
+	warnExposed(log, "metrics.listen", lis.Addr(), tlsCfg != nil, token != "")
+	if tlsCfg != nil {
+		lis = tls.NewListener(lis, tlsCfg)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	var h http.Handler = promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+	if token != "" {
+		h = bearerHTTP(token, h)
+	}
+	mux.Handle("/metrics", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go func() {
 		if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server", "err", err)
@@ -175,4 +188,17 @@ func ServeMetrics(ctx context.Context, addr string, m *Metrics, log *slog.Logger
 	}()
 	log.Info("metrics listening", "addr", lis.Addr().String())
 	return lis.Addr(), nil
+}
+
+// bearerHTTP requires the gRPC API's bearer token on an HTTP handler.
+func bearerHTTP(token string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="optd"`)
+			http.Error(w, "missing or invalid bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

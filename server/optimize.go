@@ -62,6 +62,11 @@ func (s *OptimizeService) ComputeThresholds(ctx context.Context, req *optdv1.Com
 		return nil, invalid("jobs", k, "must be ≥ 1")
 	}
 	costs := req.GetSlotCosts()
+	for i, c := range costs {
+		if !finiteNonNeg(c) {
+			return nil, invalid(fieldf("slot_costs[%d]", i), c, "must be finite and ≥ 0 (a fetch cost H(v))")
+		}
+	}
 	if len(costs) > 0 {
 		if need := float64(k) * float64(w.MaxReduces()); float64(len(costs)) < need {
 			return nil, invalid("slot_costs", fmt.Sprintf("%d costs", len(costs)), "need at least K·max_reduces = %d·%d", k, w.MaxReduces())

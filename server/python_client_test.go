@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os/exec"
 	"testing"
+
+	optdv1 "github.com/optd/optd/proto/optd/v1"
 )
 
 // pythonWithGRPC returns a Python 3 that can import grpc and protobuf
@@ -22,20 +24,32 @@ func pythonWithGRPC() (string, string) {
 
 // TestPythonClient runs the README's Python client against a live server
 // and checks its placement against the cluster's state and its heartbeat's
-// actions.
+// actions; it runs twice against the same server (it is re-runnable) and
+// leaves no cluster behind.
 func TestPythonClient(t *testing.T) {
 	py, why := pythonWithGRPC()
 	if py == "" {
 		t.Skip(why)
 	}
 	ts := startServer(t, "", Options{}, nil)
-	out, err := exec.Command(py, "../examples/python/optd_client.py", "--addr", ts.addr).Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("client: %v\n%s", err, ee.Stderr)
+	for run := range 2 {
+		out, err := exec.Command(py, "../examples/python/optd_client.py", "--addr", ts.addr).Output()
+		if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				t.Fatalf("client run %d: %v\n%s", run, err, ee.Stderr)
+			}
+			t.Fatal(err)
 		}
-		t.Fatal(err)
+		checkPythonOutput(t, out)
 	}
+	if l, err := ts.cluster.ListClusters(t.Context(), &optdv1.ListClustersRequest{}); err != nil || len(l.GetClusters()) != 0 {
+		t.Errorf("after the client: clusters %v, %v; want none left", l, err)
+	}
+}
+
+// checkPythonOutput checks what the Python client printed.
+func checkPythonOutput(t *testing.T, out []byte) {
+	t.Helper()
 	var got struct {
 		Policy string `json:"policy"`
 		Slots  []struct {

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
 	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
@@ -125,7 +128,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c", JobId: "j", DataMb: 1})
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	addr, err := ServeMetrics(mctx, "127.0.0.1:0", m, ts.discardLog())
+	addr, err := ServeMetrics(mctx, "127.0.0.1:0", m, ts.discardLog(), nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +152,114 @@ func TestMetricsEndpoint(t *testing.T) {
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestSecurityEdges: the bearer scheme in any case, reflection without the
+// token (grpcurl as in the README), /metrics behind the same TLS and
+// token, loose secret files refused, and a warning for a listener beyond
+// loopback without TLS and a token.
+func TestSecurityEdges(t *testing.T) {
+	ts := startServer(t, "", Options{Token: "s3cret"}, nil)
+	for _, auth := range []string{"Bearer s3cret", "bearer s3cret", "BEARER  s3cret"} {
+		ctx := metadata.AppendToOutgoingContext(ctxT(t), "authorization", auth)
+		if _, err := ts.cluster.ListClusters(ctx, &optdv1.ListClustersRequest{}); err != nil {
+			t.Errorf("authorization %q: %v", auth, err)
+		}
+	}
+	for _, auth := range []string{"Basic s3cret", "Bearer", "s3cret", "Bearer s3cre"} {
+		ctx := metadata.AppendToOutgoingContext(ctxT(t), "authorization", auth)
+		_, err := ts.cluster.ListClusters(ctx, &optdv1.ListClustersRequest{})
+		wantCode(t, err, codes.Unauthenticated, "")
+	}
+	// Reflection answers without the token.
+	rc, err := reflectionpb.NewServerReflectionClient(ts.conn).ServerReflectionInfo(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := rc.Recv(); err != nil || len(r.GetListServicesResponse().GetService()) == 0 {
+		t.Errorf("reflection without a token: %v, %v", r, err)
+	}
+	rc.CloseSend()
+
+	// /metrics with TLS and the token.
+	pki := newPKI(t)
+	cfg, err := LoadTLS(pki.serverCert, pki.serverKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	addr, err := ServeMetrics(mctx, "127.0.0.1:0", NewMetrics(), ts.discardLog(), cfg, "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.caPool, MinVersion: tls.VersionTLS12}}}
+	for _, tc := range []struct {
+		auth string
+		code int
+	}{{"", http.StatusUnauthorized}, {"Bearer nope", http.StatusUnauthorized}, {"bearer s3cret", http.StatusOK}} {
+		req, _ := http.NewRequest("GET", "https://"+addr.String()+"/metrics", nil)
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("/metrics with %q: %d, want %d", tc.auth, resp.StatusCode, tc.code)
+		}
+	}
+	if resp, err := http.Get("http://" + addr.String() + "/metrics"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("/metrics answered plain HTTP with TLS configured")
+		}
+	}
+
+	// Secret files open to others are refused; private ones are read.
+	dir := t.TempDir()
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o600, 0o400} {
+		path := filepath.Join(dir, fmt.Sprintf("token-%o", mode))
+		if err := os.WriteFile(path, []byte("tok\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(path, mode)
+		tok, err := ReadToken(path)
+		if open := mode&0o077 != 0; open != (err != nil) || (!open && tok != "tok") {
+			t.Errorf("token file of mode %04o: %q, %v", mode, tok, err)
+		} else if open && !strings.Contains(err.Error(), "chmod 600") {
+			t.Errorf("token file of mode %04o: %v does not say what to do", mode, err)
+		}
+	}
+	os.Chmod(pki.serverKey, 0o644)
+	if _, err := LoadTLS(pki.serverCert, pki.serverKey, ""); err == nil || !strings.Contains(err.Error(), "tls.key_file") {
+		t.Errorf("a key file of mode 0644: err = %v", err)
+	}
+}
+
+// TestExposedListenerWarned: a listener on every interface without TLS and
+// a token is warned about; on loopback it is not.
+func TestExposedListenerWarned(t *testing.T) {
+	for _, tc := range []struct {
+		listen string
+		warn   bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
+		r := start(t, Options{Listen: tc.listen})
+		r.waitServing(t)
+		r.stop(t)
+		warned := false
+		for _, rec := range r.logs.records(t) {
+			warned = warned || strings.HasPrefix(fmt.Sprint(rec["msg"]), "listening beyond loopback")
+		}
+		if warned != tc.warn {
+			t.Errorf("listen %s: warned %v, want %v", tc.listen, warned, tc.warn)
 		}
 	}
 }

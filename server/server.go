@@ -11,7 +11,9 @@
 //     SERVING; when one fails, shut down and return its error;
 //  4. when ctx is cancelled: set every status NOT_SERVING, GracefulStop
 //     (wait for open calls) for at most the shutdown timeout, then Stop
-//     (cancel what is left) and return nil.
+//     (cancel what is left, without waiting for handlers that ignore
+//     their cancellation) and return nil: never much later than the
+//     shutdown timeout.
 //
 // Every call is logged at debug level with its method, status code,
 // duration_ms, peer and error message, and observed in [Metrics]. Handlers
@@ -98,6 +100,9 @@ type Options struct {
 	Limits Limits
 	// Metrics, if set, records every call's latency by method and code.
 	Metrics *Metrics
+	// GatewayListen, if set, is the host:port of the HTTP/JSON gateway
+	// (see gateway.go): the same services, TLS and token.
+	GatewayListen string
 	// Store, if set, drives the health status once the self-checks pass:
 	// NOT_SERVING while it refuses changes (read-only for lack of disk
 	// space, or failed), SERVING again when it takes them.
@@ -114,8 +119,15 @@ type Server struct {
 	// services are the names with a health status, "" (overall) first.
 	services []string
 
-	mu  sync.Mutex
-	lis net.Listener
+	// unaryChain is the interceptor chain of unary calls, which the
+	// gateway's in-process calls go through too; registered holds the
+	// services, for the gateway.
+	unaryChain grpc.UnaryServerInterceptor
+	registered *registrar
+
+	mu          sync.Mutex
+	lis         net.Listener
+	gatewayAddr net.Addr
 }
 
 // New validates opts and builds the server; it does not bind or touch the
@@ -142,17 +154,21 @@ func New(opts Options) (*Server, error) {
 	// status of every call, including authentication and size failures;
 	// authentication runs before anything looks at the request; the error
 	// mapping is innermost so that handlers return plain Go errors.
+	s.unaryChain = unaryChain(s.logUnary, s.authUnary, s.sizeUnary, s.mapUnary)
 	sopts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.logUnary, s.authUnary, s.sizeUnary, s.mapUnary),
+		grpc.UnaryInterceptor(s.unaryChain),
 		grpc.ChainStreamInterceptor(s.logStream, s.authStream, s.sizeStream, s.mapStream),
 		grpc.MaxRecvMsgSize(2 * s.limits.MaxRequestBytes),
+		grpc.ForceServerCodecV2(newRequestCodec()),
 	}
 	if opts.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
 	s.grpc = grpc.NewServer(sopts...)
+	s.registered = &registrar{services: map[string]registered{}}
 	for _, register := range opts.Register {
 		register(s.grpc)
+		register(s.registered)
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -228,7 +244,16 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	lis := s.listener()
 	s.log.Info("listening", "addr", lis.Addr().String(), "data_dir", s.opts.DataDir)
+	warnExposed(s.log, "listen", lis.Addr(), s.opts.TLS != nil, s.opts.Token != "")
 
+	if s.opts.GatewayListen != "" {
+		gctx, cancelGateway := context.WithCancel(ctx)
+		defer cancelGateway()
+		if err := s.serveGateway(gctx); err != nil {
+			lis.Close()
+			return err
+		}
+	}
 	served := make(chan error, 1)
 	go func() { served <- s.grpc.Serve(lis) }()
 
@@ -319,8 +344,11 @@ func (s *Server) shutdown() {
 	case <-timer.C:
 		s.log.Warn("graceful stop timed out; cancelling open calls",
 			"shutdown_timeout", s.opts.ShutdownTimeout.String())
+		// Stop closes every connection and cancels the calls' contexts but,
+		// unlike GracefulStop, does not wait for their handlers: a handler
+		// that ignores its context must not hold the shutdown (GracefulStop,
+		// still waiting for it, returns on its own in the background).
 		s.grpc.Stop()
-		<-stopped
 	}
 	s.log.Info("stopped", "duration_ms", msSince(start))
 }
@@ -357,6 +385,18 @@ func (s *Server) logCall(ctx context.Context, method string, start time.Time, er
 		attrs = append(attrs, slog.String("err", status.Convert(err).Message()))
 	}
 	s.log.LogAttrs(ctx, slog.LevelDebug, "rpc", attrs...)
+}
+
+// warnExposed logs a warning when a listener is reachable beyond this
+// machine (not a loopback address) without TLS or without a token: anyone
+// who can reach it can then read or change every cluster.
+func warnExposed(log *slog.Logger, key string, addr net.Addr, tls, token bool) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() || (tls && token) {
+		return
+	}
+	log.Warn("listening beyond loopback without TLS and a bearer token: anyone who can reach it can call it",
+		"key", key, "addr", addr.String(), "tls", tls, "token", token)
 }
 
 func msSince(start time.Time) float64 {

@@ -22,6 +22,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+
+	optdv1 "github.com/optd/optd/proto/optd/v1"
 )
 
 // guard bounds waits that would otherwise hang a broken test; no assertion
@@ -434,5 +436,48 @@ func TestNewValidates(t *testing.T) {
 	}
 	if _, err := New(ok); err != nil {
 		t.Fatalf("New(valid) = %v", err)
+	}
+}
+
+// stuckOptimize is an OptimizeService whose ComputeThresholds ignores its
+// context until released: a handler that would hold a graceful stop
+// forever (the 8-minute heartbeat).
+type stuckOptimize struct {
+	optdv1.UnimplementedOptimizeServiceServer
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *stuckOptimize) ComputeThresholds(context.Context, *optdv1.ComputeThresholdsRequest) (*optdv1.ComputeThresholdsResponse, error) {
+	close(s.entered)
+	<-s.release
+	return &optdv1.ComputeThresholdsResponse{}, nil
+}
+
+// TestShutdownNotHeldByAStuckHandler: Run returns (within the test's guard,
+// far beyond the 50 ms shutdown timeout) while a handler that ignores its
+// cancellation is still running, and the client sees its call end.
+func TestShutdownNotHeldByAStuckHandler(t *testing.T) {
+	stuck := &stuckOptimize{entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(stuck.release)
+	r := start(t, Options{ShutdownTimeout: 50 * time.Millisecond,
+		Register: []func(grpc.ServiceRegistrar){func(g grpc.ServiceRegistrar) { optdv1.RegisterOptimizeServiceServer(g, stuck) }}})
+	r.waitServing(t)
+	called := make(chan error, 1)
+	go func() {
+		_, err := optdv1.NewOptimizeServiceClient(r.conn).ComputeThresholds(context.Background(), &optdv1.ComputeThresholdsRequest{})
+		called <- err
+	}()
+	<-stuck.entered
+	if err := r.stop(t); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	select {
+	case err := <-called:
+		if err == nil {
+			t.Error("the stuck call succeeded; want it cut off by the shutdown")
+		}
+	case <-time.After(guard):
+		t.Fatal("the client's call never ended")
 	}
 }

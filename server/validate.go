@@ -8,6 +8,7 @@ import (
 	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
+	"github.com/optd/optd/thresholds"
 )
 
 // maxIDBytes bounds cluster, node and job ids.
@@ -18,6 +19,24 @@ const (
 	defaultSameRackHops  = 2
 	defaultCrossRackHops = 4
 )
+
+// maxDataMB bounds PlaceReduces' data_mb: an exabyte (10^12 MB) of
+// intermediate data is beyond any job, and larger values (1.7e308) would
+// enter the estimator's mean and move every later threshold.
+const maxDataMB = 1e12
+
+// maxClockS bounds the executor's clock (now_s, submit_s): 10^10 s is the
+// year 2286 in Unix seconds, so any real or simulated clock fits, and an
+// absurd one (1e300) is refused before it reaches the ledger.
+const maxClockS = 1e10
+
+// checkClock refuses a clock reading outside [0, maxClockS].
+func checkClock(field string, t float64) error {
+	if !(t >= 0 && t <= maxClockS) {
+		return invalid(field, t, "must be in [0, %g] (seconds on the executor's clock)", float64(maxClockS))
+	}
+	return nil
+}
 
 // defaultPolicy is the placement policy of a cluster registered without one.
 const defaultPolicy = placement.NameRecedingHorizon
@@ -55,8 +74,8 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 	switch {
 	case len(nodes) == 0:
 		return c, invalid("nodes", "[]", "a cluster needs at least one node")
-	case len(nodes) > lim.MaxSlots:
-		return c, overLimit("len(nodes)", len(nodes), "limits.max_slots", lim.MaxSlots)
+	case len(nodes) > lim.MaxNodes:
+		return c, exhausted("the cluster's nodes", len(nodes), "limits.max_nodes", lim.MaxNodes)
 	}
 	index := make(map[string]int, len(nodes))
 	derivedSlots := 0
@@ -90,7 +109,7 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 		}
 		derivedSlots += int(n.GetReduceSlots())
 		if derivedSlots > lim.MaxSlots {
-			return c, overLimit("Σ nodes[].reduce_slots", derivedSlots, "limits.max_slots", lim.MaxSlots)
+			return c, exhausted("the cluster's reduce slots (Σ nodes[].reduce_slots)", derivedSlots, "limits.max_slots", lim.MaxSlots)
 		}
 		c.Nodes = append(c.Nodes, store.Node{ID: n.GetId(), Rack: n.GetRack(), Capacity: n.GetCapacity(), ReduceSlots: int(n.GetReduceSlots()), MapSlots: int(n.GetMapSlots())})
 	}
@@ -100,7 +119,7 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 	}
 	if slots := req.GetSlots(); len(slots) > 0 {
 		if len(slots) > lim.MaxSlots {
-			return c, overLimit("len(slots)", len(slots), "limits.max_slots", lim.MaxSlots)
+			return c, exhausted("the cluster's reduce slots (len(slots))", len(slots), "limits.max_slots", lim.MaxSlots)
 		}
 		for i, sl := range slots {
 			if _, ok := index[sl.GetNodeId()]; !ok {
@@ -132,6 +151,15 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 	}
 	if c.Policy.Window > lim.MaxJobs {
 		return c, overLimit("policy.window", c.Policy.Window, "limits.max_jobs", lim.MaxJobs)
+	}
+	// The rolling policy builds a threshold table of H jobs with up to R
+	// reduces (R ≤ the cluster's slots): refuse an H whose table cannot be
+	// built, here rather than at every PlaceReduces.
+	if h := c.Policy.Horizon; h > 0 && c.Policy.Name == placement.NameRollingHorizon {
+		if b := thresholds.TableBytes(h, max(len(c.Slots), 1)); b > float64(thresholds.DefaultMaxTableBytes) {
+			return c, invalid("policy.horizon", h, "the rolling table of H = %d jobs with up to %d reduces needs about %.0f MiB, over the limit of %d MiB",
+				h, len(c.Slots), b/(1<<20), thresholds.DefaultMaxTableBytes>>20)
+		}
 	}
 	if _, err := newPlacement(c.Policy); err != nil {
 		return c, err
@@ -209,8 +237,8 @@ func checkPlace(req *optdv1.PlaceReducesRequest) error {
 	if err := checkID("job_id", req.GetJobId()); err != nil {
 		return err
 	}
-	if !finiteNonNeg(req.GetDataMb()) {
-		return invalid("data_mb", req.GetDataMb(), "must be finite and ≥ 0")
+	if !(req.GetDataMb() >= 0 && req.GetDataMb() <= maxDataMB) {
+		return invalid("data_mb", req.GetDataMb(), "must be in [0, %g] MB", float64(maxDataMB))
 	}
 	if req.GetReduces() < 0 {
 		return invalid("reduces", req.GetReduces(), "must be ≥ 1 (0: the value given at SubmitJob)")

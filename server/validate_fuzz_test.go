@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	optdv1 "github.com/optd/optd/proto/optd/v1"
@@ -22,6 +25,11 @@ func FuzzRegisterCluster(f *testing.F) {
 			Topology: &optdv1.Topology{SameRackHops: 1}},
 		{ClusterId: "bad", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: -1}}},
 		hbCluster("h", "haste-a+late"),
+		// The cases: a node missing a declared resource, a huge
+		// rolling horizon.
+		{ClusterId: "m", Nodes: []*optdv1.Node{{Id: "a", Capacity: map[string]float64{"vcores": 2}}},
+			Heartbeat: &optdv1.HeartbeatPolicy{Spec: "fifo", Resources: []string{"memory_mb", "vcores"}}},
+		{ClusterId: "r", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: 3}}, Policy: &optdv1.PlacementPolicy{Name: "rolling-horizon", Horizon: 1<<31 - 1}},
 	} {
 		data, _ := proto.Marshal(r)
 		f.Add(data)
@@ -34,7 +42,7 @@ func FuzzRegisterCluster(f *testing.F) {
 		}
 		c, err := clusterFromRequest(&req, lim)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) && codeOf(t.Context(), err).String() != "InvalidArgument" {
+			if code := codeOf(t.Context(), err); !errors.Is(err, ErrInvalid) && code != codes.InvalidArgument && code != codes.ResourceExhausted {
 				t.Fatalf("error %v is not a validation error", err)
 			}
 			return
@@ -61,6 +69,8 @@ func FuzzJobRequests(f *testing.F) {
 	f.Add("c", "j", int32(1), int32(1), 1.0)
 	f.Add("", "j", int32(-1), int32(0), math.NaN())
 	f.Add("c", "j\x00", int32(0), int32(-5), math.Inf(1))
+	f.Add("c", "j", int32(1), int32(1), 1.7e308) // the data_mb
+	f.Add("c", "j", int32(1), int32(1), maxDataMB)
 	f.Fuzz(func(t *testing.T, cid, jid string, maps, reduces int32, data float64) {
 		idsOK := checkID("", cid) == nil && checkID("", jid) == nil
 		errS := checkSubmit(&optdv1.SubmitJobRequest{ClusterId: cid, JobId: jid, Maps: maps, Reduces: reduces})
@@ -68,7 +78,7 @@ func FuzzJobRequests(f *testing.F) {
 			t.Fatalf("checkSubmit(%q, %q, %d, %d) = %v", cid, jid, maps, reduces, errS)
 		}
 		errP := checkPlace(&optdv1.PlaceReducesRequest{ClusterId: cid, JobId: jid, DataMb: data, Reduces: reduces})
-		if want := idsOK && reduces >= 0 && data >= 0 && !math.IsInf(data, 1); (errP == nil) != want {
+		if want := idsOK && reduces >= 0 && data >= 0 && data <= maxDataMB; (errP == nil) != want {
 			t.Fatalf("checkPlace(%q, %q, %v, %d) = %v", cid, jid, data, reduces, errP)
 		}
 		for _, err := range []error{errS, errP} {
@@ -87,6 +97,9 @@ func FuzzSubmitHeartbeatJob(f *testing.F) {
 		hbJob("f", "j"),
 		{ClusterId: "f", JobId: "k", Maps: 3, Reduces: 0, MapDemand: map[string]float64{"vcores": 0.5}},
 		{ClusterId: "f", JobId: "k", Stages: []*optdv1.JobStage{{Maps: []*optdv1.MapInput{{Nodes: []string{"zz"}}}, Reduces: -1}}},
+		// The cases: maps vs stages, an absurd submit_s.
+		{ClusterId: "f", JobId: "k", Maps: 5, Stages: []*optdv1.JobStage{{Maps: []*optdv1.MapInput{{}}}}},
+		{ClusterId: "f", JobId: "k", Maps: 1, SubmitS: at(1e300)},
 	} {
 		data, _ := proto.Marshal(r)
 		f.Add(data)
@@ -100,7 +113,7 @@ func FuzzSubmitHeartbeatJob(f *testing.F) {
 		if proto.Unmarshal(data, &req) != nil {
 			return
 		}
-		cl, err := loadCluster(&store.State{Cluster: c})
+		cl, err := loadCluster(&store.State{Cluster: c}, DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,4 +166,36 @@ func TestSlotsFromTopology(t *testing.T) {
 			t.Errorf("slot %d on %s costs %v, want %v", v, s.Node, s.FetchCost, want[v])
 		}
 	}
+}
+
+// FuzzRequestCodec: the server's codec never panics, decodes what proto
+// decodes, and marks a request it cannot decode for invalid UTF-8 so that
+// checkDecoded refuses it with InvalidArgument naming a field.
+func FuzzRequestCodec(f *testing.F) {
+	for _, r := range [][]byte{
+		protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "h\xff"),
+		protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "\xc3")),
+	} {
+		f.Add(r)
+	}
+	data, _ := proto.Marshal(hbCluster("h", "fifo"))
+	f.Add(data)
+	codec := newRequestCodec()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req optdv1.RegisterClusterRequest
+		err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(data)}, &req)
+		plainErr := proto.Unmarshal(data, new(optdv1.RegisterClusterRequest))
+		if (err == nil) == (plainErr == nil) {
+			if err == nil && checkDecoded(&req) != nil && !bytes.Contains(data, []byte{0xff, 0xff, 0xff, 0x0f}) {
+				t.Fatalf("a request proto decodes is marked: %v", checkDecoded(&req))
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("codec failed (%v) where proto decoded", err)
+		}
+		if e := checkDecoded(&req); e == nil || !errors.Is(e, ErrInvalid) {
+			t.Fatalf("request proto refuses (%v) decoded unmarked: %v", plainErr, e)
+		}
+	})
 }

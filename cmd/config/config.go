@@ -15,12 +15,21 @@
 //	tls.client_ca_file --tls-client-ca     OPTD_TLS_CLIENT_CA_FILE "" (no client certificates)
 //	auth.token_file   --token-file         OPTD_AUTH_TOKEN_FILE    "" (no bearer token)
 //	metrics.listen    --metrics-listen     OPTD_METRICS_LISTEN     "" (no metrics endpoint)
+//	gateway.listen    --gateway-listen     OPTD_GATEWAY_LISTEN     "" (no HTTP/JSON gateway)
 //	limits.max_request_bytes --max-request-bytes OPTD_LIMITS_MAX_REQUEST_BYTES 4194304
 //	limits.max_slots  --max-slots          OPTD_LIMITS_MAX_SLOTS   100000
 //	limits.max_jobs   --max-jobs           OPTD_LIMITS_MAX_JOBS    100000
 //	limits.max_tasks  --max-tasks          OPTD_LIMITS_MAX_TASKS   200000
 //	limits.max_solve_time --max-solve-time OPTD_LIMITS_MAX_SOLVE_TIME 1m
 //	limits.max_simulated_jobs --max-simulated-jobs OPTD_LIMITS_MAX_SIMULATED_JOBS 10000000
+//	limits.max_nodes --max-nodes OPTD_LIMITS_MAX_NODES 100000
+//	limits.max_clusters --max-clusters OPTD_LIMITS_MAX_CLUSTERS 1000
+//	limits.max_total_nodes --max-total-nodes OPTD_LIMITS_MAX_TOTAL_NODES 1000000
+//	limits.max_total_slots --max-total-slots OPTD_LIMITS_MAX_TOTAL_SLOTS 1000000
+//	limits.max_total_jobs --max-total-jobs OPTD_LIMITS_MAX_TOTAL_JOBS 1000000
+//	limits.max_cluster_tasks --max-cluster-tasks OPTD_LIMITS_MAX_CLUSTER_TASKS 2000000
+//	limits.max_total_tasks --max-total-tasks OPTD_LIMITS_MAX_TOTAL_TASKS 5000000
+//	limits.max_starts_per_heartbeat --max-starts-per-heartbeat OPTD_LIMITS_MAX_STARTS_PER_HEARTBEAT 1000
 //
 // The data directory is relative to the working directory unless absolute;
 // the server keeps its state in DATA_DIR/state (see package store).
@@ -58,17 +67,26 @@ const (
 	KeyLogFormat       = "log.format"
 	KeyShutdownTimeout = "shutdown_timeout"
 
-	KeyTLSCert          = "tls.cert_file"
-	KeyTLSKey           = "tls.key_file"
-	KeyTLSClientCA      = "tls.client_ca_file"
-	KeyTokenFile        = "auth.token_file"
-	KeyMetricsListen    = "metrics.listen"
-	KeyMaxRequestBytes  = "limits.max_request_bytes"
-	KeyMaxSlots         = "limits.max_slots"
-	KeyMaxJobs          = "limits.max_jobs"
-	KeyMaxTasks         = "limits.max_tasks"
-	KeyMaxSolveTime     = "limits.max_solve_time"
-	KeyMaxSimulatedJobs = "limits.max_simulated_jobs"
+	KeyTLSCert               = "tls.cert_file"
+	KeyTLSKey                = "tls.key_file"
+	KeyTLSClientCA           = "tls.client_ca_file"
+	KeyTokenFile             = "auth.token_file"
+	KeyMetricsListen         = "metrics.listen"
+	KeyGatewayListen         = "gateway.listen"
+	KeyMaxRequestBytes       = "limits.max_request_bytes"
+	KeyMaxSlots              = "limits.max_slots"
+	KeyMaxJobs               = "limits.max_jobs"
+	KeyMaxTasks              = "limits.max_tasks"
+	KeyMaxSolveTime          = "limits.max_solve_time"
+	KeyMaxSimulatedJobs      = "limits.max_simulated_jobs"
+	KeyMaxNodes              = "limits.max_nodes"
+	KeyMaxClusters           = "limits.max_clusters"
+	KeyMaxTotalNodes         = "limits.max_total_nodes"
+	KeyMaxTotalSlots         = "limits.max_total_slots"
+	KeyMaxTotalJobs          = "limits.max_total_jobs"
+	KeyMaxClusterTasks       = "limits.max_cluster_tasks"
+	KeyMaxTotalTasks         = "limits.max_total_tasks"
+	KeyMaxStartsPerHeartbeat = "limits.max_starts_per_heartbeat"
 )
 
 // EnvPrefix is the prefix of every environment variable optd reads; the rest of
@@ -108,6 +126,8 @@ type Config struct {
 	Auth Auth `json:"auth"`
 	// Metrics configures the Prometheus endpoint.
 	Metrics Metrics `json:"metrics"`
+	// Gateway configures the HTTP/JSON gateway.
+	Gateway Gateway `json:"gateway"`
 	// Limits bound request and problem sizes.
 	Limits Limits `json:"limits"`
 }
@@ -135,15 +155,30 @@ type Metrics struct {
 	Listen string `json:"listen"`
 }
 
+// Gateway configures the HTTP/JSON gateway (grpc-gateway) of the gRPC API.
+type Gateway struct {
+	// Listen is its host:port (same TLS and token as the gRPC server);
+	// empty disables it.
+	Listen string `json:"listen"`
+}
+
 // Limits bound request and problem sizes (see server.Limits); each must be
 // greater than 0.
 type Limits struct {
-	MaxRequestBytes  int           `json:"max_request_bytes"`
-	MaxSlots         int           `json:"max_slots"`
-	MaxJobs          int           `json:"max_jobs"`
-	MaxTasks         int           `json:"max_tasks"`
-	MaxSolveTime     time.Duration `json:"max_solve_time"`
-	MaxSimulatedJobs int           `json:"max_simulated_jobs"`
+	MaxRequestBytes       int           `json:"max_request_bytes"`
+	MaxSlots              int           `json:"max_slots"`
+	MaxJobs               int           `json:"max_jobs"`
+	MaxTasks              int           `json:"max_tasks"`
+	MaxSolveTime          time.Duration `json:"max_solve_time"`
+	MaxSimulatedJobs      int           `json:"max_simulated_jobs"`
+	MaxNodes              int           `json:"max_nodes"`
+	MaxClusters           int           `json:"max_clusters"`
+	MaxTotalNodes         int           `json:"max_total_nodes"`
+	MaxTotalSlots         int           `json:"max_total_slots"`
+	MaxTotalJobs          int           `json:"max_total_jobs"`
+	MaxClusterTasks       int           `json:"max_cluster_tasks"`
+	MaxTotalTasks         int           `json:"max_total_tasks"`
+	MaxStartsPerHeartbeat int           `json:"max_starts_per_heartbeat"`
 }
 
 // Log configures logging.
@@ -163,12 +198,20 @@ func Default() Config {
 		Log:             Log{Level: "info", Format: "text"},
 		ShutdownTimeout: 10 * time.Second,
 		Limits: Limits{
-			MaxRequestBytes:  4 << 20,
-			MaxSlots:         100_000,
-			MaxJobs:          100_000,
-			MaxTasks:         200_000,
-			MaxSolveTime:     time.Minute,
-			MaxSimulatedJobs: 10_000_000,
+			MaxRequestBytes:       4 << 20,
+			MaxSlots:              100_000,
+			MaxJobs:               100_000,
+			MaxTasks:              200_000,
+			MaxSolveTime:          time.Minute,
+			MaxSimulatedJobs:      10_000_000,
+			MaxNodes:              100_000,
+			MaxClusters:           1000,
+			MaxTotalNodes:         1_000_000,
+			MaxTotalSlots:         1_000_000,
+			MaxTotalJobs:          1_000_000,
+			MaxClusterTasks:       2_000_000,
+			MaxTotalTasks:         5_000_000,
+			MaxStartsPerHeartbeat: 1000,
 		},
 	}
 }
@@ -239,6 +282,11 @@ func (c Config) Verify() error {
 	if c.Metrics.Listen != "" {
 		if reason := checkHostPort(c.Metrics.Listen); reason != "" {
 			add(KeyMetricsListen, c.Metrics.Listen, reason)
+		}
+	}
+	if c.Gateway.Listen != "" {
+		if reason := checkHostPort(c.Gateway.Listen); reason != "" {
+			add(KeyGatewayListen, c.Gateway.Listen, reason)
 		}
 	}
 	for _, s := range settings {

@@ -79,7 +79,7 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Fatal("the fixture must differ from the defaults")
 	}
 	want := Config{Listen: "127.0.0.1:7443", DataDir: "optd-data", Log: Log{"info", "text"}, ShutdownTimeout: 10 * time.Second,
-		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxTasks: 200000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000}}
+		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxTasks: 200000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000, MaxNodes: 100000, MaxClusters: 1000, MaxTotalNodes: 1000000, MaxTotalSlots: 1000000, MaxTotalJobs: 1000000, MaxClusterTasks: 2000000, MaxTotalTasks: 5000000, MaxStartsPerHeartbeat: 1000}}
 	if d != want {
 		t.Fatalf("Default() = %+v, want %+v", d, want)
 	}
@@ -87,22 +87,31 @@ func TestDefaultIsValid(t *testing.T) {
 
 func TestEnvVarNames(t *testing.T) {
 	want := map[string]string{
-		KeyListen:           "OPTD_LISTEN",
-		KeyDataDir:          "OPTD_DATA_DIR",
-		KeyLogLevel:         "OPTD_LOG_LEVEL",
-		KeyLogFormat:        "OPTD_LOG_FORMAT",
-		KeyShutdownTimeout:  "OPTD_SHUTDOWN_TIMEOUT",
-		KeyTLSCert:          "OPTD_TLS_CERT_FILE",
-		KeyTLSKey:           "OPTD_TLS_KEY_FILE",
-		KeyTLSClientCA:      "OPTD_TLS_CLIENT_CA_FILE",
-		KeyTokenFile:        "OPTD_AUTH_TOKEN_FILE",
-		KeyMetricsListen:    "OPTD_METRICS_LISTEN",
-		KeyMaxRequestBytes:  "OPTD_LIMITS_MAX_REQUEST_BYTES",
-		KeyMaxSlots:         "OPTD_LIMITS_MAX_SLOTS",
-		KeyMaxJobs:          "OPTD_LIMITS_MAX_JOBS",
-		KeyMaxTasks:         "OPTD_LIMITS_MAX_TASKS",
-		KeyMaxSolveTime:     "OPTD_LIMITS_MAX_SOLVE_TIME",
-		KeyMaxSimulatedJobs: "OPTD_LIMITS_MAX_SIMULATED_JOBS",
+		KeyListen:                "OPTD_LISTEN",
+		KeyDataDir:               "OPTD_DATA_DIR",
+		KeyLogLevel:              "OPTD_LOG_LEVEL",
+		KeyLogFormat:             "OPTD_LOG_FORMAT",
+		KeyShutdownTimeout:       "OPTD_SHUTDOWN_TIMEOUT",
+		KeyTLSCert:               "OPTD_TLS_CERT_FILE",
+		KeyTLSKey:                "OPTD_TLS_KEY_FILE",
+		KeyTLSClientCA:           "OPTD_TLS_CLIENT_CA_FILE",
+		KeyTokenFile:             "OPTD_AUTH_TOKEN_FILE",
+		KeyMetricsListen:         "OPTD_METRICS_LISTEN",
+		KeyGatewayListen:         "OPTD_GATEWAY_LISTEN",
+		KeyMaxRequestBytes:       "OPTD_LIMITS_MAX_REQUEST_BYTES",
+		KeyMaxSlots:              "OPTD_LIMITS_MAX_SLOTS",
+		KeyMaxJobs:               "OPTD_LIMITS_MAX_JOBS",
+		KeyMaxTasks:              "OPTD_LIMITS_MAX_TASKS",
+		KeyMaxSolveTime:          "OPTD_LIMITS_MAX_SOLVE_TIME",
+		KeyMaxSimulatedJobs:      "OPTD_LIMITS_MAX_SIMULATED_JOBS",
+		KeyMaxNodes:              "OPTD_LIMITS_MAX_NODES",
+		KeyMaxClusters:           "OPTD_LIMITS_MAX_CLUSTERS",
+		KeyMaxTotalNodes:         "OPTD_LIMITS_MAX_TOTAL_NODES",
+		KeyMaxTotalSlots:         "OPTD_LIMITS_MAX_TOTAL_SLOTS",
+		KeyMaxTotalJobs:          "OPTD_LIMITS_MAX_TOTAL_JOBS",
+		KeyMaxClusterTasks:       "OPTD_LIMITS_MAX_CLUSTER_TASKS",
+		KeyMaxTotalTasks:         "OPTD_LIMITS_MAX_TOTAL_TASKS",
+		KeyMaxStartsPerHeartbeat: "OPTD_LIMITS_MAX_STARTS_PER_HEARTBEAT",
 	}
 	for key, env := range want {
 		if got := EnvVar(key); got != env {
@@ -414,13 +423,15 @@ func TestServerKeysLayers(t *testing.T) {
 	clearEnv(t)
 	path := writeFile(t, "srv.yaml", "tls: {cert_file: c.pem, key_file: k.pem, client_ca_file: ca.pem}\n"+
 		"auth: {token_file: tok}\nmetrics: {listen: 127.0.0.1:9090}\n"+
-		"limits: {max_request_bytes: 1000, max_slots: 10, max_jobs: 5, max_tasks: 7, max_solve_time: 2s, max_simulated_jobs: 99}\n")
+		"limits: {max_request_bytes: 1000, max_slots: 10, max_jobs: 5, max_tasks: 7, max_solve_time: 2s, max_simulated_jobs: 99, max_nodes: 11, max_clusters: 12,"+
+		" max_total_nodes: 13, max_total_slots: 14, max_total_jobs: 15, max_cluster_tasks: 16, max_total_tasks: 17, max_starts_per_heartbeat: 18}\n")
 	got := mustLoad(t, "--config", path)
 	want := Default()
 	want.TLS = TLS{CertFile: "c.pem", KeyFile: "k.pem", ClientCAFile: "ca.pem"}
 	want.Auth.TokenFile = "tok"
 	want.Metrics.Listen = "127.0.0.1:9090"
-	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxTasks: 7, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99}
+	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxTasks: 7, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99,
+		MaxNodes: 11, MaxClusters: 12, MaxTotalNodes: 13, MaxTotalSlots: 14, MaxTotalJobs: 15, MaxClusterTasks: 16, MaxTotalTasks: 17, MaxStartsPerHeartbeat: 18}
 	if got != want {
 		t.Fatalf("file: got %+v, want %+v", got, want)
 	}

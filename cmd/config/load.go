@@ -48,12 +48,21 @@ var settings = []setting{
 	{KeyTLSClientCA, "tls-client-ca", "PEM CA bundle: require client certificates signed by it (mTLS)", func(c *Config) any { return &c.TLS.ClientCAFile }, false, true},
 	{KeyTokenFile, "token-file", "file holding the bearer token calls must carry (health checks exempt)", func(c *Config) any { return &c.Auth.TokenFile }, false, true},
 	{KeyMetricsListen, "metrics-listen", "host:port of the Prometheus /metrics endpoint (empty: off)", func(c *Config) any { return &c.Metrics.Listen }, false, true},
+	{KeyGatewayListen, "gateway-listen", "host:port of the HTTP/JSON gateway, same TLS and token (empty: off)", func(c *Config) any { return &c.Gateway.Listen }, false, true},
 	{KeyMaxRequestBytes, "max-request-bytes", "largest request accepted, in bytes", func(c *Config) any { return &c.Limits.MaxRequestBytes }, true, true},
 	{KeyMaxSlots, "max-slots", "most reduce slots (and nodes) per cluster", func(c *Config) any { return &c.Limits.MaxSlots }, true, true},
 	{KeyMaxJobs, "max-jobs", "most unfinished jobs per cluster", func(c *Config) any { return &c.Limits.MaxJobs }, true, true},
 	{KeyMaxTasks, "max-tasks", "most tasks of one job (all stages) on a heartbeat cluster", func(c *Config) any { return &c.Limits.MaxTasks }, true, true},
 	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time", func(c *Config) any { return &c.Limits.MaxSolveTime }, true, true},
 	{KeyMaxSimulatedJobs, "max-simulated-jobs", "most jobs × replications per simulation", func(c *Config) any { return &c.Limits.MaxSimulatedJobs }, true, true},
+	{KeyMaxNodes, "max-nodes", "most nodes per cluster", func(c *Config) any { return &c.Limits.MaxNodes }, true, true},
+	{KeyMaxClusters, "max-clusters", "most clusters", func(c *Config) any { return &c.Limits.MaxClusters }, true, true},
+	{KeyMaxTotalNodes, "max-total-nodes", "most nodes of all clusters together", func(c *Config) any { return &c.Limits.MaxTotalNodes }, true, true},
+	{KeyMaxTotalSlots, "max-total-slots", "most reduce slots of all clusters together", func(c *Config) any { return &c.Limits.MaxTotalSlots }, true, true},
+	{KeyMaxTotalJobs, "max-total-jobs", "most unfinished jobs of all clusters together", func(c *Config) any { return &c.Limits.MaxTotalJobs }, true, true},
+	{KeyMaxClusterTasks, "max-cluster-tasks", "most tasks of the active jobs of one cluster", func(c *Config) any { return &c.Limits.MaxClusterTasks }, true, true},
+	{KeyMaxTotalTasks, "max-total-tasks", "most tasks of the active jobs of all clusters", func(c *Config) any { return &c.Limits.MaxTotalTasks }, true, true},
+	{KeyMaxStartsPerHeartbeat, "max-starts-per-heartbeat", "most tasks one heartbeat starts", func(c *Config) any { return &c.Limits.MaxStartsPerHeartbeat }, true, true},
 }
 
 // keyOrder is a key's position in settings (for sorting field errors).

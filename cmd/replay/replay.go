@@ -36,7 +36,7 @@ type options struct {
 	placement                string
 	seed                     uint64
 	clusterID, token, tlsCA  string
-	explain                  bool
+	explain, keep            bool
 }
 
 // NewCommand returns the `replay` command.
@@ -52,7 +52,8 @@ every node heartbeat goes to ClusterService.Heartbeat with the node's running
 attempts and their progress and the simulator carries out the actions it
 returns, every task completion is reported at once (an out-of-band heartbeat),
 and JobFinished ends each job. The output is the JSON of 'optd simulate', and
-with the same scenario, policy and seed it is identical to it.`,
+with the same scenario, policy and seed it is identical to it. The cluster is
+deleted from the server at the end (also after a failure) unless --keep.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, env, o) },
 	}
@@ -65,6 +66,7 @@ with the same scenario, policy and seed it is identical to it.`,
 	f.StringVar(&o.clusterID, "cluster-id", "", "id to register the cluster under (default: replay-SCENARIO-TIME)")
 	f.StringVar(&o.token, "token", os.Getenv("OPTD_TOKEN"), "bearer token the server requires (default $OPTD_TOKEN)")
 	f.StringVar(&o.tlsCA, "tls-ca", "", "PEM CA certificate: connect with TLS, verifying the server against it")
+	f.BoolVar(&o.keep, "keep", false, "keep the cluster on the server after the replay (default: delete it)")
 	f.BoolVar(&o.explain, "explain", false, "ask every heartbeat for its vetoes and print them as optd simulate --explain does")
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
@@ -93,6 +95,16 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 	x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: id, resources: cfg.Cluster.Resources, explain: o.explain}
 	if _, err := x.client.RegisterCluster(ctx, registerRequest(id, cfg, o.policy, o.placement, o.seed)); err != nil {
 		return fmt.Errorf("registering cluster %q with %s: %w", id, o.server, err)
+	}
+	if !o.keep {
+		defer func() {
+			// A fresh deadline: the replay's context may be what ended it.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if _, err := x.client.DeleteCluster(dctx, &optdv1.DeleteClusterRequest{ClusterId: id}); err != nil {
+				env.Logger.Warn("could not delete the replay's cluster", "cluster_id", id, "err", err)
+			}
+		}()
 	}
 	bar := cli.NewProgress(cmd.ErrOrStderr(), len(sc.Jobs), "jobs finished")
 	start := time.Now()

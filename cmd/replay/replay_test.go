@@ -107,6 +107,9 @@ func TestReplayEqualsSimulate(t *testing.T) {
 			if got != want {
 				t.Fatalf("replay through %s:\n%s\nsimulate:\n%s", addr, got, want)
 			}
+			if ids := listClusters(t, addr); len(ids) != 0 {
+				t.Errorf("replay left clusters %v behind", ids)
+			}
 		})
 	}
 }
@@ -292,4 +295,23 @@ func TestReplayErrors(t *testing.T) {
 			t.Errorf("optd replay %v: exit %d, stderr %q; want an error naming %q", tc.args, code, errOut, tc.want)
 		}
 	}
+}
+
+// listClusters lists the server's clusters.
+func listClusters(t *testing.T, addr string) []string {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r, err := optdv1.NewClusterServiceClient(conn).ListClusters(t.Context(), &optdv1.ListClustersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range r.GetClusters() {
+		ids = append(ids, c.GetClusterId())
+	}
+	return ids
 }

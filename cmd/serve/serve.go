@@ -77,7 +77,7 @@ func Run(ctx context.Context, env *cli.Env) error {
 	}
 	opts.Metrics = server.NewMetrics()
 	if cfg.Metrics.Listen != "" {
-		if _, err := server.ServeMetrics(ctx, cfg.Metrics.Listen, opts.Metrics, env.Logger); err != nil {
+		if _, err := server.ServeMetrics(ctx, cfg.Metrics.Listen, opts.Metrics, env.Logger, opts.TLS, opts.Token); err != nil {
 			return fmt.Errorf("metrics.listen: %w", err)
 		}
 	}
@@ -98,17 +98,26 @@ func Run(ctx context.Context, env *cli.Env) error {
 func Options(env *cli.Env) server.Options {
 	return server.Options{
 		Listen:          env.Config.Listen,
+		GatewayListen:   env.Config.Gateway.Listen,
 		DataDir:         env.Config.DataDir,
 		ShutdownTimeout: env.Config.ShutdownTimeout,
 		Logger:          env.Logger,
 		SelfChecks:      SelfChecks(env.Config),
 		Limits: server.Limits{
-			MaxRequestBytes:  env.Config.Limits.MaxRequestBytes,
-			MaxSlots:         env.Config.Limits.MaxSlots,
-			MaxJobs:          env.Config.Limits.MaxJobs,
-			MaxTasks:         env.Config.Limits.MaxTasks,
-			MaxSolveTime:     env.Config.Limits.MaxSolveTime,
-			MaxSimulatedJobs: env.Config.Limits.MaxSimulatedJobs,
+			MaxRequestBytes:       env.Config.Limits.MaxRequestBytes,
+			MaxSlots:              env.Config.Limits.MaxSlots,
+			MaxJobs:               env.Config.Limits.MaxJobs,
+			MaxTasks:              env.Config.Limits.MaxTasks,
+			MaxSolveTime:          env.Config.Limits.MaxSolveTime,
+			MaxSimulatedJobs:      env.Config.Limits.MaxSimulatedJobs,
+			MaxNodes:              env.Config.Limits.MaxNodes,
+			MaxClusters:           env.Config.Limits.MaxClusters,
+			MaxTotalNodes:         env.Config.Limits.MaxTotalNodes,
+			MaxTotalSlots:         env.Config.Limits.MaxTotalSlots,
+			MaxTotalJobs:          env.Config.Limits.MaxTotalJobs,
+			MaxClusterTasks:       env.Config.Limits.MaxClusterTasks,
+			MaxTotalTasks:         env.Config.Limits.MaxTotalTasks,
+			MaxStartsPerHeartbeat: env.Config.Limits.MaxStartsPerHeartbeat,
 		},
 	}
 }

@@ -16,6 +16,7 @@ import argparse
 import importlib
 import json
 import os
+import time
 import subprocess
 import sys
 import tempfile
@@ -50,7 +51,10 @@ def rpc(channel, service, method, request, response_type, token=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--addr", default="127.0.0.1:7443")
-    ap.add_argument("--cluster", default="py-demo")
+    # A unique id by default, and the cluster deleted at the end, so that the
+    # example can run any number of times against the same server.
+    ap.add_argument("--cluster", default=f"py-demo-{os.getpid()}-{int(time.time() * 1000)}")
+    ap.add_argument("--keep", action="store_true", help="keep the cluster on the server (default: delete it)")
     ap.add_argument("--token", default=os.environ.get("OPTD_TOKEN"))
     args = ap.parse_args()
     pb = load_messages()
@@ -64,23 +68,28 @@ def main():
                                       policy=pb.PlacementPolicy(name="receding-horizon"),
                                       heartbeat=pb.HeartbeatPolicy(spec="haste-a", resources=["memory_mb", "vcores"])),
             pb.RegisterClusterResponse, args.token)
-        # 40 maps, each input block on two nodes; 1 GB / 1 vcore a map.
-        maps = [pb.MapInput(nodes=[f"n{m % 4}", f"n{(m + 1) % 4}"]) for m in range(40)]
-        rpc(ch, "ClusterService", "SubmitJob",
-            pb.SubmitJobRequest(cluster_id=args.cluster, job_id="wordcount-1", maps=40, reduces=3,
-                                map_demand={"memory_mb": 1024, "vcores": 1},
-                                reduce_demand={"memory_mb": 2048, "vcores": 1},
-                                stages=[pb.JobStage(maps=maps, reduces=3)]),
-            pb.SubmitJobResponse, args.token)
-        beat = rpc(ch, "ClusterService", "Heartbeat",
-                   pb.HeartbeatRequest(cluster_id=args.cluster, node_id="n0"),
-                   pb.HeartbeatResponse, args.token)
-        placed = rpc(ch, "ClusterService", "PlaceReduces",
-                     pb.PlaceReducesRequest(cluster_id=args.cluster, job_id="wordcount-1", data_mb=6144),
-                     pb.PlaceReducesResponse, args.token)
-        freed = rpc(ch, "ClusterService", "JobFinished",
-                    pb.JobFinishedRequest(cluster_id=args.cluster, job_id="wordcount-1"),
-                    pb.JobFinishedResponse, args.token)
+        try:
+            # 40 maps, each input block on two nodes; 1 GB / 1 vcore a map.
+            maps = [pb.MapInput(nodes=[f"n{m % 4}", f"n{(m + 1) % 4}"]) for m in range(40)]
+            rpc(ch, "ClusterService", "SubmitJob",
+                pb.SubmitJobRequest(cluster_id=args.cluster, job_id="wordcount-1", maps=40, reduces=3,
+                                    map_demand={"memory_mb": 1024, "vcores": 1},
+                                    reduce_demand={"memory_mb": 2048, "vcores": 1},
+                                    stages=[pb.JobStage(maps=maps, reduces=3)]),
+                pb.SubmitJobResponse, args.token)
+            beat = rpc(ch, "ClusterService", "Heartbeat",
+                       pb.HeartbeatRequest(cluster_id=args.cluster, node_id="n0"),
+                       pb.HeartbeatResponse, args.token)
+            placed = rpc(ch, "ClusterService", "PlaceReduces",
+                         pb.PlaceReducesRequest(cluster_id=args.cluster, job_id="wordcount-1", data_mb=6144),
+                         pb.PlaceReducesResponse, args.token)
+            freed = rpc(ch, "ClusterService", "JobFinished",
+                        pb.JobFinishedRequest(cluster_id=args.cluster, job_id="wordcount-1"),
+                        pb.JobFinishedResponse, args.token)
+        finally:
+            if not args.keep:
+                rpc(ch, "ClusterService", "DeleteCluster", pb.DeleteClusterRequest(cluster_id=args.cluster),
+                    pb.DeleteClusterResponse, args.token)
     print(json.dumps({
         "policy": placed.policy,
         "reason": placed.reason,

@@ -29,8 +29,11 @@ const envServe = "OPTD_ROBUSTNESS_SERVE"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(envServe); dir != "" {
+		// The registration client's clusters accumulate over the cycles
+		// (each must survive every kill): the harness checks durability,
+		// so the cluster limit is lifted out of its way.
 		os.Exit(cli.Run(context.Background(), cmd.NewRootCommand(),
-			[]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--shutdown-timeout", "2s"}, os.Stdout, os.Stderr))
+			[]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--shutdown-timeout", "2s", "--max-clusters", "1000000"}, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -3,11 +3,14 @@ package builtin_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 	_ "github.com/optd/optd/policy/builtin"
 	"github.com/optd/optd/policy/filter"
+	"github.com/optd/optd/policy/policytest"
 	"github.com/optd/optd/policy/sharing"
 	"github.com/optd/optd/policy/slots"
 	"github.com/optd/optd/policy/speculation"
@@ -195,4 +198,41 @@ func fuzzConfig(dhsa bool) policy.HeartbeatConfig {
 		panic(err)
 	}
 	return policy.HeartbeatConfig{Placement: p}
+}
+
+// TestMaxStartsBoundsAHeartbeat: a node that every pending task fits (no
+// demands) starts at most MaxStarts tasks per heartbeat under each
+// assignment policy, the first ones FIFO would (distinct tasks), and all
+// of them without a bound. The sizes are a family, not one case.
+func TestMaxStartsBoundsAHeartbeat(t *testing.T) {
+	for _, spec := range []string{"fifo", "fair", "drf", "capacity"} {
+		for _, tc := range []struct{ jobs, maps, max int }{{1, 50, 7}, {3, 20, 1}, {2, 5, 100}, {4, 30, 0}} {
+			f := policytest.NewFixture(0, false, models.ResourceNames{"vcores"})
+			n := f.Node("n", "r", 0, 0, models.Resources{4})
+			for j := range tc.jobs {
+				f.Job(fmt.Sprint("j", j), tc.maps, 0, models.Resources{0})
+			}
+			c := f.Finish()
+			p, err := policy.NewPipeline(spec, policy.HeartbeatConfig{MaxStarts: tc.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := p.Heartbeat(c, n)
+			want := tc.jobs * tc.maps
+			if tc.max > 0 {
+				want = min(want, tc.max)
+			}
+			seen := map[policy.TaskKey]bool{}
+			for _, a := range d.Actions {
+				k := policy.TaskKey{Job: a.Job, Type: a.Type, Task: a.Task}
+				if a.Kind != policy.ActionStart || seen[k] {
+					t.Fatalf("%s %+v: action %+v is not a new start", spec, tc, a)
+				}
+				seen[k] = true
+			}
+			if len(d.Actions) != want {
+				t.Errorf("%s %+v: %d starts, want %d", spec, tc, len(d.Actions), want)
+			}
+		}
+	}
 }

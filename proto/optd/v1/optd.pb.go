@@ -12,6 +12,20 @@
 // once its map phase has produced enough output to estimate X, report each
 // job's completion. Every state-changing call is durable before it returns.
 //
+// Deadlines and retries. A call whose deadline has passed by the time it
+// holds its cluster's lock changes nothing (DEADLINE_EXCEEDED); one that
+// began changing the cluster finishes its change, bounded in time (a
+// heartbeat starts at most limits.max_starts_per_heartbeat tasks), and a
+// DEADLINE_EXCEEDED the client then sees may hide an applied change. Every
+// state-changing call is therefore safe to retry with the same request:
+// each says below what a retry of an applied call answers. A retry with a
+// different request is refused (ALREADY_EXISTS or FAILED_PRECONDITION), never
+// silently merged.
+//
+// Limits. The server bounds clusters, nodes, slots, jobs and tasks, per
+// cluster and in total (limits.max_*); a call over one fails with
+// RESOURCE_EXHAUSTED naming the limit's configuration key.
+//
 // OptimizeService is stateless: it runs the offline computations of the CLI
 // (threshold tables, initial task assignment, bounds, simulation) over gRPC.
 //
@@ -36,6 +50,220 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+type ActionKind int32
+
+const (
+	ActionKind_ACTION_KIND_UNSPECIFIED ActionKind = 0
+	ActionKind_ACTION_KIND_START       ActionKind = 1
+	ActionKind_ACTION_KIND_SPECULATE   ActionKind = 2
+	ActionKind_ACTION_KIND_KILL        ActionKind = 3
+	ActionKind_ACTION_KIND_ADJUST      ActionKind = 4
+	ActionKind_ACTION_KIND_SLOTS       ActionKind = 5
+)
+
+// Enum value maps for ActionKind.
+var (
+	ActionKind_name = map[int32]string{
+		0: "ACTION_KIND_UNSPECIFIED",
+		1: "ACTION_KIND_START",
+		2: "ACTION_KIND_SPECULATE",
+		3: "ACTION_KIND_KILL",
+		4: "ACTION_KIND_ADJUST",
+		5: "ACTION_KIND_SLOTS",
+	}
+	ActionKind_value = map[string]int32{
+		"ACTION_KIND_UNSPECIFIED": 0,
+		"ACTION_KIND_START":       1,
+		"ACTION_KIND_SPECULATE":   2,
+		"ACTION_KIND_KILL":        3,
+		"ACTION_KIND_ADJUST":      4,
+		"ACTION_KIND_SLOTS":       5,
+	}
+)
+
+func (x ActionKind) Enum() *ActionKind {
+	p := new(ActionKind)
+	*p = x
+	return p
+}
+
+func (x ActionKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ActionKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[0].Descriptor()
+}
+
+func (ActionKind) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[0]
+}
+
+func (x ActionKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ActionKind.Descriptor instead.
+func (ActionKind) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{0}
+}
+
+type TaskType int32
+
+const (
+	TaskType_TASK_TYPE_UNSPECIFIED TaskType = 0
+	TaskType_TASK_TYPE_MAP         TaskType = 1
+	TaskType_TASK_TYPE_REDUCE      TaskType = 2
+)
+
+// Enum value maps for TaskType.
+var (
+	TaskType_name = map[int32]string{
+		0: "TASK_TYPE_UNSPECIFIED",
+		1: "TASK_TYPE_MAP",
+		2: "TASK_TYPE_REDUCE",
+	}
+	TaskType_value = map[string]int32{
+		"TASK_TYPE_UNSPECIFIED": 0,
+		"TASK_TYPE_MAP":         1,
+		"TASK_TYPE_REDUCE":      2,
+	}
+)
+
+func (x TaskType) Enum() *TaskType {
+	p := new(TaskType)
+	*p = x
+	return p
+}
+
+func (x TaskType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskType) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[1].Descriptor()
+}
+
+func (TaskType) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[1]
+}
+
+func (x TaskType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskType.Descriptor instead.
+func (TaskType) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{1}
+}
+
+type Locality int32
+
+const (
+	Locality_LOCALITY_UNSPECIFIED Locality = 0
+	Locality_LOCALITY_NODE_LOCAL  Locality = 1
+	Locality_LOCALITY_RACK_LOCAL  Locality = 2
+	Locality_LOCALITY_OFF_RACK    Locality = 3
+)
+
+// Enum value maps for Locality.
+var (
+	Locality_name = map[int32]string{
+		0: "LOCALITY_UNSPECIFIED",
+		1: "LOCALITY_NODE_LOCAL",
+		2: "LOCALITY_RACK_LOCAL",
+		3: "LOCALITY_OFF_RACK",
+	}
+	Locality_value = map[string]int32{
+		"LOCALITY_UNSPECIFIED": 0,
+		"LOCALITY_NODE_LOCAL":  1,
+		"LOCALITY_RACK_LOCAL":  2,
+		"LOCALITY_OFF_RACK":    3,
+	}
+)
+
+func (x Locality) Enum() *Locality {
+	p := new(Locality)
+	*p = x
+	return p
+}
+
+func (x Locality) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Locality) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[2].Descriptor()
+}
+
+func (Locality) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[2]
+}
+
+func (x Locality) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Locality.Descriptor instead.
+func (Locality) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{2}
+}
+
+type Phase int32
+
+const (
+	Phase_PHASE_UNSPECIFIED Phase = 0
+	Phase_PHASE_MAP         Phase = 1
+	Phase_PHASE_SHUFFLE     Phase = 2
+	Phase_PHASE_SORT        Phase = 3
+	Phase_PHASE_REDUCE      Phase = 4
+)
+
+// Enum value maps for Phase.
+var (
+	Phase_name = map[int32]string{
+		0: "PHASE_UNSPECIFIED",
+		1: "PHASE_MAP",
+		2: "PHASE_SHUFFLE",
+		3: "PHASE_SORT",
+		4: "PHASE_REDUCE",
+	}
+	Phase_value = map[string]int32{
+		"PHASE_UNSPECIFIED": 0,
+		"PHASE_MAP":         1,
+		"PHASE_SHUFFLE":     2,
+		"PHASE_SORT":        3,
+		"PHASE_REDUCE":      4,
+	}
+)
+
+func (x Phase) Enum() *Phase {
+	p := new(Phase)
+	*p = x
+	return p
+}
+
+func (x Phase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Phase) Descriptor() protoreflect.EnumDescriptor {
+	return file_optd_proto_enumTypes[3].Descriptor()
+}
+
+func (Phase) Type() protoreflect.EnumType {
+	return &file_optd_proto_enumTypes[3]
+}
+
+func (x Phase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Phase.Descriptor instead.
+func (Phase) EnumDescriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{3}
+}
 
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -497,8 +725,10 @@ func (x *RegisterClusterRequest) GetHeartbeat() *HeartbeatPolicy {
 }
 
 type RegisterClusterResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	State         *ClusterState          `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	State *ClusterState          `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// retried: the cluster existed, registered by the same request.
+	Retried       bool `protobuf:"varint,2,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -540,6 +770,289 @@ func (x *RegisterClusterResponse) GetState() *ClusterState {
 	return nil
 }
 
+func (x *RegisterClusterResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
+}
+
+type DeleteClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterRequest) Reset() {
+	*x = DeleteClusterRequest{}
+	mi := &file_optd_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterRequest) ProtoMessage() {}
+
+func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterRequest.ProtoReflect.Descriptor instead.
+func (*DeleteClusterRequest) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DeleteClusterRequest) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+type DeleteClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// existed is false when there was no such cluster (a retry).
+	Existed       bool `protobuf:"varint,1,opt,name=existed,proto3" json:"existed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterResponse) Reset() {
+	*x = DeleteClusterResponse{}
+	mi := &file_optd_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterResponse) ProtoMessage() {}
+
+func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterResponse.ProtoReflect.Descriptor instead.
+func (*DeleteClusterResponse) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DeleteClusterResponse) GetExisted() bool {
+	if x != nil {
+		return x.Existed
+	}
+	return false
+}
+
+type ListClustersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page_size is the most clusters returned (0: 100; at most 1000).
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is a previous answer's next_page_token ("" : the first page).
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersRequest) Reset() {
+	*x = ListClustersRequest{}
+	mi := &file_optd_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersRequest) ProtoMessage() {}
+
+func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListClustersRequest) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListClustersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListClustersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ClusterSummary is a cluster's size, as the limits count it.
+type ClusterSummary struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	Nodes     int32                  `protobuf:"varint,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Slots     int32                  `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`
+	// unfinished_jobs have not been reported by JobFinished; tasks are the
+	// tasks (all stages) of the heartbeat ledger's active jobs.
+	UnfinishedJobs int32 `protobuf:"varint,4,opt,name=unfinished_jobs,json=unfinishedJobs,proto3" json:"unfinished_jobs,omitempty"`
+	Tasks          int64 `protobuf:"varint,5,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ClusterSummary) Reset() {
+	*x = ClusterSummary{}
+	mi := &file_optd_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSummary) ProtoMessage() {}
+
+func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
+func (*ClusterSummary) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ClusterSummary) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetUnfinishedJobs() int32 {
+	if x != nil {
+		return x.UnfinishedJobs
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetTasks() int64 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+type ListClustersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// clusters in order of id.
+	Clusters []*ClusterSummary `protobuf:"bytes,1,rep,name=clusters,proto3" json:"clusters,omitempty"`
+	// next_page_token is "" on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersResponse) Reset() {
+	*x = ListClustersResponse{}
+	mi := &file_optd_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersResponse) ProtoMessage() {}
+
+func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListClustersResponse) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+func (x *ListClustersResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 type SubmitJobRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
@@ -570,7 +1083,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +1095,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +1108,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{7}
+	return file_optd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitJobRequest) GetClusterId() string {
@@ -680,7 +1193,7 @@ type JobStage struct {
 
 func (x *JobStage) Reset() {
 	*x = JobStage{}
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -692,7 +1205,7 @@ func (x *JobStage) String() string {
 func (*JobStage) ProtoMessage() {}
 
 func (x *JobStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -705,7 +1218,7 @@ func (x *JobStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStage.ProtoReflect.Descriptor instead.
 func (*JobStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{8}
+	return file_optd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobStage) GetMaps() []*MapInput {
@@ -733,7 +1246,7 @@ type MapInput struct {
 
 func (x *MapInput) Reset() {
 	*x = MapInput{}
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +1258,7 @@ func (x *MapInput) String() string {
 func (*MapInput) ProtoMessage() {}
 
 func (x *MapInput) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +1271,7 @@ func (x *MapInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapInput.ProtoReflect.Descriptor instead.
 func (*MapInput) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{9}
+	return file_optd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MapInput) GetNodes() []string {
@@ -771,14 +1284,16 @@ func (x *MapInput) GetNodes() []string {
 type SubmitJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// jobs_in_system is N_i: the cluster's unfinished jobs the job found.
-	JobsInSystem  int32 `protobuf:"varint,1,opt,name=jobs_in_system,json=jobsInSystem,proto3" json:"jobs_in_system,omitempty"`
+	JobsInSystem int32 `protobuf:"varint,1,opt,name=jobs_in_system,json=jobsInSystem,proto3" json:"jobs_in_system,omitempty"`
+	// retried: the job was already submitted by the same request.
+	Retried       bool `protobuf:"varint,2,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +1305,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +1318,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{10}
+	return file_optd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitJobResponse) GetJobsInSystem() int32 {
@@ -811,6 +1326,13 @@ func (x *SubmitJobResponse) GetJobsInSystem() int32 {
 		return x.JobsInSystem
 	}
 	return 0
+}
+
+func (x *SubmitJobResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
 }
 
 type PlaceReducesRequest struct {
@@ -828,7 +1350,7 @@ type PlaceReducesRequest struct {
 
 func (x *PlaceReducesRequest) Reset() {
 	*x = PlaceReducesRequest{}
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +1362,7 @@ func (x *PlaceReducesRequest) String() string {
 func (*PlaceReducesRequest) ProtoMessage() {}
 
 func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +1375,7 @@ func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesRequest.ProtoReflect.Descriptor instead.
 func (*PlaceReducesRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{11}
+	return file_optd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PlaceReducesRequest) GetClusterId() string {
@@ -896,7 +1418,7 @@ type PlacedSlot struct {
 
 func (x *PlacedSlot) Reset() {
 	*x = PlacedSlot{}
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1430,7 @@ func (x *PlacedSlot) String() string {
 func (*PlacedSlot) ProtoMessage() {}
 
 func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1443,7 @@ func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacedSlot.ProtoReflect.Descriptor instead.
 func (*PlacedSlot) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{12}
+	return file_optd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PlacedSlot) GetSlot() int32 {
@@ -955,14 +1477,17 @@ type PlaceReducesResponse struct {
 	Policy string `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
 	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	// fetch_cost is Y · Σ H(v) over the chosen slots.
-	FetchCost     float64 `protobuf:"fixed64,5,opt,name=fetch_cost,json=fetchCost,proto3" json:"fetch_cost,omitempty"`
+	FetchCost float64 `protobuf:"fixed64,5,opt,name=fetch_cost,json=fetchCost,proto3" json:"fetch_cost,omitempty"`
+	// retried: the job already held these slots, placed by the same request
+	// (threshold is then absent and reason says so).
+	Retried       bool `protobuf:"varint,6,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlaceReducesResponse) Reset() {
 	*x = PlaceReducesResponse{}
-	mi := &file_optd_proto_msgTypes[13]
+	mi := &file_optd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1499,7 @@ func (x *PlaceReducesResponse) String() string {
 func (*PlaceReducesResponse) ProtoMessage() {}
 
 func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[13]
+	mi := &file_optd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1512,7 @@ func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesResponse.ProtoReflect.Descriptor instead.
 func (*PlaceReducesResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{13}
+	return file_optd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PlaceReducesResponse) GetSlots() []*PlacedSlot {
@@ -1025,6 +1550,13 @@ func (x *PlaceReducesResponse) GetFetchCost() float64 {
 	return 0
 }
 
+func (x *PlaceReducesResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
+}
+
 type JobFinishedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClusterId     string                 `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
@@ -1035,7 +1567,7 @@ type JobFinishedRequest struct {
 
 func (x *JobFinishedRequest) Reset() {
 	*x = JobFinishedRequest{}
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1579,7 @@ func (x *JobFinishedRequest) String() string {
 func (*JobFinishedRequest) ProtoMessage() {}
 
 func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1592,7 @@ func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedRequest.ProtoReflect.Descriptor instead.
 func (*JobFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{14}
+	return file_optd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobFinishedRequest) GetClusterId() string {
@@ -1080,14 +1612,17 @@ func (x *JobFinishedRequest) GetJobId() string {
 type JobFinishedResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// freed_slots is the number of reduce slots the job released.
-	FreedSlots    int32 `protobuf:"varint,1,opt,name=freed_slots,json=freedSlots,proto3" json:"freed_slots,omitempty"`
+	FreedSlots int32 `protobuf:"varint,1,opt,name=freed_slots,json=freedSlots,proto3" json:"freed_slots,omitempty"`
+	// found is false when the cluster had no such unfinished job (a retry of
+	// an applied JobFinished, or a job never submitted); nothing changed.
+	Found         bool `protobuf:"varint,2,opt,name=found,proto3" json:"found,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobFinishedResponse) Reset() {
 	*x = JobFinishedResponse{}
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1634,7 @@ func (x *JobFinishedResponse) String() string {
 func (*JobFinishedResponse) ProtoMessage() {}
 
 func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1647,7 @@ func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedResponse.ProtoReflect.Descriptor instead.
 func (*JobFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{15}
+	return file_optd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobFinishedResponse) GetFreedSlots() int32 {
@@ -1122,13 +1657,22 @@ func (x *JobFinishedResponse) GetFreedSlots() int32 {
 	return 0
 }
 
+func (x *JobFinishedResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
 // AttemptStatus is a node's report of one of its running task attempts.
 type AttemptStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// attempt_id is the id optd gave the attempt (Action.attempt_id).
 	AttemptId int64 `protobuf:"varint,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	// phase is "map" for a map; "shuffle", "sort" or "reduce" for a reduce.
-	Phase string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	// phase is "map" for a map; "shuffle", "sort" or "reduce" for a reduce;
+	// or give phase_type instead (both: they must agree).
+	Phase     string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	PhaseType Phase  `protobuf:"varint,4,opt,name=phase_type,json=phaseType,proto3,enum=optd.v1.Phase" json:"phase_type,omitempty"`
 	// progress is the fraction of the phase done, in [0, 1].
 	Progress      float64 `protobuf:"fixed64,3,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1137,7 +1681,7 @@ type AttemptStatus struct {
 
 func (x *AttemptStatus) Reset() {
 	*x = AttemptStatus{}
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1693,7 @@ func (x *AttemptStatus) String() string {
 func (*AttemptStatus) ProtoMessage() {}
 
 func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1706,7 @@ func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
 func (*AttemptStatus) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{16}
+	return file_optd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AttemptStatus) GetAttemptId() int64 {
@@ -1177,6 +1721,13 @@ func (x *AttemptStatus) GetPhase() string {
 		return x.Phase
 	}
 	return ""
+}
+
+func (x *AttemptStatus) GetPhaseType() Phase {
+	if x != nil {
+		return x.PhaseType
+	}
+	return Phase_PHASE_UNSPECIFIED
 }
 
 func (x *AttemptStatus) GetProgress() float64 {
@@ -1215,14 +1766,22 @@ type HeartbeatRequest struct {
 	// attempts (those absent: unknown). A cluster registered with a
 	// placement policy as well estimates a job's intermediate data from it
 	// to place the job's reducers.
-	OutputMb      map[int64]float64 `protobuf:"bytes,11,rep,name=output_mb,json=outputMb,proto3" json:"output_mb,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	OutputMb map[int64]float64 `protobuf:"bytes,11,rep,name=output_mb,json=outputMb,proto3" json:"output_mb,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// seq (optional, 0: none) numbers the node's heartbeats, increasing.
+	// A heartbeat with the seq of the node's last applied one is a retry: it
+	// gets that heartbeat's answer again and changes nothing. A lower seq is
+	// refused (FAILED_PRECONDITION). The last answer is kept in memory: after
+	// a server restart a retry is applied as a new heartbeat, and its
+	// finished or failed attempts, already recorded, refuse it with
+	// FAILED_PRECONDITION; the executor then resends without them.
+	Seq           uint64 `protobuf:"varint,12,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1793,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1806,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{17}
+	return file_optd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HeartbeatRequest) GetClusterId() string {
@@ -1313,6 +1872,13 @@ func (x *HeartbeatRequest) GetOutputMb() map[int64]float64 {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 // Action is one decision for the node, with its reason.
 type Action struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1338,14 +1904,19 @@ type Action struct {
 	MapSlots    int32  `protobuf:"varint,12,opt,name=map_slots,json=mapSlots,proto3" json:"map_slots,omitempty"`
 	ReduceSlots int32  `protobuf:"varint,13,opt,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
 	// locality of a map start: "node_local", "rack_local" or "off_rack".
-	Locality      string `protobuf:"bytes,14,opt,name=locality,proto3" json:"locality,omitempty"`
+	Locality string `protobuf:"bytes,14,opt,name=locality,proto3" json:"locality,omitempty"`
+	// The enum twins of kind, task_type, slot and locality.
+	ActionKind    ActionKind `protobuf:"varint,15,opt,name=action_kind,json=actionKind,proto3,enum=optd.v1.ActionKind" json:"action_kind,omitempty"`
+	TaskTypeEnum  TaskType   `protobuf:"varint,16,opt,name=task_type_enum,json=taskTypeEnum,proto3,enum=optd.v1.TaskType" json:"task_type_enum,omitempty"`
+	SlotType      TaskType   `protobuf:"varint,17,opt,name=slot_type,json=slotType,proto3,enum=optd.v1.TaskType" json:"slot_type,omitempty"`
+	LocalityType  Locality   `protobuf:"varint,18,opt,name=locality_type,json=localityType,proto3,enum=optd.v1.Locality" json:"locality_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1357,7 +1928,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1370,7 +1941,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{18}
+	return file_optd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Action) GetKind() string {
@@ -1457,6 +2028,34 @@ func (x *Action) GetLocality() string {
 	return ""
 }
 
+func (x *Action) GetActionKind() ActionKind {
+	if x != nil {
+		return x.ActionKind
+	}
+	return ActionKind_ACTION_KIND_UNSPECIFIED
+}
+
+func (x *Action) GetTaskTypeEnum() TaskType {
+	if x != nil {
+		return x.TaskTypeEnum
+	}
+	return TaskType_TASK_TYPE_UNSPECIFIED
+}
+
+func (x *Action) GetSlotType() TaskType {
+	if x != nil {
+		return x.SlotType
+	}
+	return TaskType_TASK_TYPE_UNSPECIFIED
+}
+
+func (x *Action) GetLocalityType() Locality {
+	if x != nil {
+		return x.LocalityType
+	}
+	return Locality_LOCALITY_UNSPECIFIED
+}
+
 type HeartbeatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// actions the node's executor is to carry out, in order.
@@ -1468,14 +2067,16 @@ type HeartbeatResponse struct {
 	FinishedJobs []string `protobuf:"bytes,3,rep,name=finished_jobs,json=finishedJobs,proto3" json:"finished_jobs,omitempty"`
 	// vetoes (only when the request asked to explain) are the candidates a
 	// filter or a speculation gate refused in this heartbeat, each once.
-	Vetoes        []*Veto `protobuf:"bytes,4,rep,name=vetoes,proto3" json:"vetoes,omitempty"`
+	Vetoes []*Veto `protobuf:"bytes,4,rep,name=vetoes,proto3" json:"vetoes,omitempty"`
+	// retried: the answer of the node's heartbeat with the same seq, again.
+	Retried       bool `protobuf:"varint,5,opt,name=retried,proto3" json:"retried,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +2088,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +2101,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{19}
+	return file_optd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HeartbeatResponse) GetActions() []*Action {
@@ -1531,6 +2132,13 @@ func (x *HeartbeatResponse) GetVetoes() []*Veto {
 	return nil
 }
 
+func (x *HeartbeatResponse) GetRetried() bool {
+	if x != nil {
+		return x.Retried
+	}
+	return false
+}
+
 // Veto is a candidate a stage of the heartbeat policy refused, and why.
 type Veto struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1546,13 +2154,16 @@ type Veto struct {
 	Task            int32  `protobuf:"varint,5,opt,name=task,proto3" json:"task,omitempty"`
 	SourceAttemptId int64  `protobuf:"varint,6,opt,name=source_attempt_id,json=sourceAttemptId,proto3" json:"source_attempt_id,omitempty"`
 	Reason          string `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The enum twins of kind and task_type.
+	ActionKind    ActionKind `protobuf:"varint,8,opt,name=action_kind,json=actionKind,proto3,enum=optd.v1.ActionKind" json:"action_kind,omitempty"`
+	TaskTypeEnum  TaskType   `protobuf:"varint,9,opt,name=task_type_enum,json=taskTypeEnum,proto3,enum=optd.v1.TaskType" json:"task_type_enum,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Veto) Reset() {
 	*x = Veto{}
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1564,7 +2175,7 @@ func (x *Veto) String() string {
 func (*Veto) ProtoMessage() {}
 
 func (x *Veto) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1577,7 +2188,7 @@ func (x *Veto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Veto.ProtoReflect.Descriptor instead.
 func (*Veto) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{20}
+	return file_optd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Veto) GetStage() string {
@@ -1629,6 +2240,20 @@ func (x *Veto) GetReason() string {
 	return ""
 }
 
+func (x *Veto) GetActionKind() ActionKind {
+	if x != nil {
+		return x.ActionKind
+	}
+	return ActionKind_ACTION_KIND_UNSPECIFIED
+}
+
+func (x *Veto) GetTaskTypeEnum() TaskType {
+	if x != nil {
+		return x.TaskTypeEnum
+	}
+	return TaskType_TASK_TYPE_UNSPECIFIED
+}
+
 type JobState struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	JobId        string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1647,7 +2272,7 @@ type JobState struct {
 
 func (x *JobState) Reset() {
 	*x = JobState{}
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +2284,7 @@ func (x *JobState) String() string {
 func (*JobState) ProtoMessage() {}
 
 func (x *JobState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +2297,7 @@ func (x *JobState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobState.ProtoReflect.Descriptor instead.
 func (*JobState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{21}
+	return file_optd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *JobState) GetJobId() string {
@@ -1748,7 +2373,7 @@ type EstimatorState struct {
 
 func (x *EstimatorState) Reset() {
 	*x = EstimatorState{}
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +2385,7 @@ func (x *EstimatorState) String() string {
 func (*EstimatorState) ProtoMessage() {}
 
 func (x *EstimatorState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +2398,7 @@ func (x *EstimatorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimatorState.ProtoReflect.Descriptor instead.
 func (*EstimatorState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{22}
+	return file_optd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EstimatorState) GetWindow() int32 {
@@ -1848,7 +2473,7 @@ type ClusterState struct {
 
 func (x *ClusterState) Reset() {
 	*x = ClusterState{}
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +2485,7 @@ func (x *ClusterState) String() string {
 func (*ClusterState) ProtoMessage() {}
 
 func (x *ClusterState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +2498,7 @@ func (x *ClusterState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterState.ProtoReflect.Descriptor instead.
 func (*ClusterState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{23}
+	return file_optd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ClusterState) GetClusterId() string {
@@ -1962,7 +2587,7 @@ type GetClusterStateRequest struct {
 
 func (x *GetClusterStateRequest) Reset() {
 	*x = GetClusterStateRequest{}
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2599,7 @@ func (x *GetClusterStateRequest) String() string {
 func (*GetClusterStateRequest) ProtoMessage() {}
 
 func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2612,7 @@ func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterStateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{24}
+	return file_optd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetClusterStateRequest) GetClusterId() string {
@@ -2006,7 +2631,7 @@ type GetClusterStateResponse struct {
 
 func (x *GetClusterStateResponse) Reset() {
 	*x = GetClusterStateResponse{}
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2643,7 @@ func (x *GetClusterStateResponse) String() string {
 func (*GetClusterStateResponse) ProtoMessage() {}
 
 func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2656,7 @@ func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterStateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{25}
+	return file_optd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetClusterStateResponse) GetState() *ClusterState {
@@ -2056,7 +2681,7 @@ type ComputeThresholdsRequest struct {
 
 func (x *ComputeThresholdsRequest) Reset() {
 	*x = ComputeThresholdsRequest{}
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2693,7 @@ func (x *ComputeThresholdsRequest) String() string {
 func (*ComputeThresholdsRequest) ProtoMessage() {}
 
 func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2706,7 @@ func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsRequest.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{26}
+	return file_optd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ComputeThresholdsRequest) GetWorkloadJson() string {
@@ -2115,7 +2740,7 @@ type ThresholdStage struct {
 
 func (x *ThresholdStage) Reset() {
 	*x = ThresholdStage{}
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2752,7 @@ func (x *ThresholdStage) String() string {
 func (*ThresholdStage) ProtoMessage() {}
 
 func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2765,7 @@ func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThresholdStage.ProtoReflect.Descriptor instead.
 func (*ThresholdStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{27}
+	return file_optd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ThresholdStage) GetThresholds() []float64 {
@@ -2166,7 +2791,7 @@ type ComputeThresholdsResponse struct {
 
 func (x *ComputeThresholdsResponse) Reset() {
 	*x = ComputeThresholdsResponse{}
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2178,7 +2803,7 @@ func (x *ComputeThresholdsResponse) String() string {
 func (*ComputeThresholdsResponse) ProtoMessage() {}
 
 func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2191,7 +2816,7 @@ func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsResponse.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{28}
+	return file_optd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ComputeThresholdsResponse) GetJobs() int32 {
@@ -2262,7 +2887,7 @@ type SolveInitialAssignmentRequest struct {
 
 func (x *SolveInitialAssignmentRequest) Reset() {
 	*x = SolveInitialAssignmentRequest{}
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2899,7 @@ func (x *SolveInitialAssignmentRequest) String() string {
 func (*SolveInitialAssignmentRequest) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2912,7 @@ func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentRequest.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{29}
+	return file_optd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SolveInitialAssignmentRequest) GetInstanceJson() string {
@@ -2345,7 +2970,7 @@ type SolveInitialAssignmentResponse struct {
 
 func (x *SolveInitialAssignmentResponse) Reset() {
 	*x = SolveInitialAssignmentResponse{}
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2982,7 @@ func (x *SolveInitialAssignmentResponse) String() string {
 func (*SolveInitialAssignmentResponse) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2995,7 @@ func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentResponse.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{30}
+	return file_optd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SolveInitialAssignmentResponse) GetObjective() float64 {
@@ -2443,7 +3068,7 @@ type BoundRequest struct {
 
 func (x *BoundRequest) Reset() {
 	*x = BoundRequest{}
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2455,7 +3080,7 @@ func (x *BoundRequest) String() string {
 func (*BoundRequest) ProtoMessage() {}
 
 func (x *BoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2468,7 +3093,7 @@ func (x *BoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundRequest.ProtoReflect.Descriptor instead.
 func (*BoundRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{31}
+	return file_optd_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BoundRequest) GetScenarioJson() string {
@@ -2524,7 +3149,7 @@ type BoundProgress struct {
 
 func (x *BoundProgress) Reset() {
 	*x = BoundProgress{}
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +3161,7 @@ func (x *BoundProgress) String() string {
 func (*BoundProgress) ProtoMessage() {}
 
 func (x *BoundProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +3174,7 @@ func (x *BoundProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundProgress.ProtoReflect.Descriptor instead.
 func (*BoundProgress) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{32}
+	return file_optd_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BoundProgress) GetDone() int32 {
@@ -2579,7 +3204,7 @@ type BoundResponse struct {
 
 func (x *BoundResponse) Reset() {
 	*x = BoundResponse{}
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2591,7 +3216,7 @@ func (x *BoundResponse) String() string {
 func (*BoundResponse) ProtoMessage() {}
 
 func (x *BoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2604,7 +3229,7 @@ func (x *BoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundResponse.ProtoReflect.Descriptor instead.
 func (*BoundResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{33}
+	return file_optd_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BoundResponse) GetEvent() isBoundResponse_Event {
@@ -2661,7 +3286,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +3298,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +3311,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{34}
+	return file_optd_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SimulateRequest) GetScenarioJson() string {
@@ -2718,7 +3343,7 @@ type PolicyCost struct {
 
 func (x *PolicyCost) Reset() {
 	*x = PolicyCost{}
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +3355,7 @@ func (x *PolicyCost) String() string {
 func (*PolicyCost) ProtoMessage() {}
 
 func (x *PolicyCost) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +3368,7 @@ func (x *PolicyCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyCost.ProtoReflect.Descriptor instead.
 func (*PolicyCost) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{35}
+	return file_optd_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PolicyCost) GetPolicy() string {
@@ -2785,7 +3410,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_optd_proto_msgTypes[36]
+	mi := &file_optd_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2797,7 +3422,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[36]
+	mi := &file_optd_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2810,7 +3435,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{36}
+	return file_optd_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SimulateResponse) GetPolicies() []*PolicyCost {
@@ -2833,6 +3458,227 @@ func (x *SimulateResponse) GetElapsedMs() float64 {
 	}
 	return 0
 }
+
+type SimulateClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scenario_json is a cluster scenario (the JSON `optd simulate
+	// --scenario FILE` reads), inline; or builtin names one of the built-in
+	// scenarios (`optd simulate --scenario NAME`). Exactly one is set.
+	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
+	Builtin      string `protobuf:"bytes,2,opt,name=builtin,proto3" json:"builtin,omitempty"`
+	// policy is a heartbeat policy spec (`optd simulate --policy`), e.g.
+	// "haste-a" or "fair+late".
+	Policy string `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
+	// seed seeds block replicas, task works and skew, and the policy; 0
+	// means the scenario's own seed.
+	Seed uint64 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
+	// explain collects every heartbeat's vetoes into the result.
+	Explain       bool `protobuf:"varint,5,opt,name=explain,proto3" json:"explain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimulateClusterRequest) Reset() {
+	*x = SimulateClusterRequest{}
+	mi := &file_optd_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateClusterRequest) ProtoMessage() {}
+
+func (x *SimulateClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateClusterRequest.ProtoReflect.Descriptor instead.
+func (*SimulateClusterRequest) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *SimulateClusterRequest) GetScenarioJson() string {
+	if x != nil {
+		return x.ScenarioJson
+	}
+	return ""
+}
+
+func (x *SimulateClusterRequest) GetBuiltin() string {
+	if x != nil {
+		return x.Builtin
+	}
+	return ""
+}
+
+func (x *SimulateClusterRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *SimulateClusterRequest) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *SimulateClusterRequest) GetExplain() bool {
+	if x != nil {
+		return x.Explain
+	}
+	return false
+}
+
+// SimulateClusterProgress counts the jobs finished (done of total).
+type SimulateClusterProgress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Done          int32                  `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
+	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimulateClusterProgress) Reset() {
+	*x = SimulateClusterProgress{}
+	mi := &file_optd_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateClusterProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateClusterProgress) ProtoMessage() {}
+
+func (x *SimulateClusterProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateClusterProgress.ProtoReflect.Descriptor instead.
+func (*SimulateClusterProgress) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SimulateClusterProgress) GetDone() int32 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *SimulateClusterProgress) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+type SimulateClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*SimulateClusterResponse_Progress
+	//	*SimulateClusterResponse_ResultJson
+	Event         isSimulateClusterResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimulateClusterResponse) Reset() {
+	*x = SimulateClusterResponse{}
+	mi := &file_optd_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateClusterResponse) ProtoMessage() {}
+
+func (x *SimulateClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateClusterResponse.ProtoReflect.Descriptor instead.
+func (*SimulateClusterResponse) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SimulateClusterResponse) GetEvent() isSimulateClusterResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *SimulateClusterResponse) GetProgress() *SimulateClusterProgress {
+	if x != nil {
+		if x, ok := x.Event.(*SimulateClusterResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *SimulateClusterResponse) GetResultJson() string {
+	if x != nil {
+		if x, ok := x.Event.(*SimulateClusterResponse_ResultJson); ok {
+			return x.ResultJson
+		}
+	}
+	return ""
+}
+
+type isSimulateClusterResponse_Event interface {
+	isSimulateClusterResponse_Event()
+}
+
+type SimulateClusterResponse_Progress struct {
+	Progress *SimulateClusterProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type SimulateClusterResponse_ResultJson struct {
+	// result_json is the output of `optd simulate` for the same scenario,
+	// policy and seed.
+	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3,oneof"`
+}
+
+func (*SimulateClusterResponse_Progress) isSimulateClusterResponse_Event() {}
+
+func (*SimulateClusterResponse_ResultJson) isSimulateClusterResponse_Event() {}
 
 var File_optd_proto protoreflect.FileDescriptor
 
@@ -2880,9 +3726,29 @@ const file_optd_proto_rawDesc = "" +
 	"\x05slots\x18\x03 \x03(\v2\x13.optd.v1.ReduceSlotR\x05slots\x12-\n" +
 	"\btopology\x18\x04 \x01(\v2\x11.optd.v1.TopologyR\btopology\x120\n" +
 	"\x06policy\x18\x05 \x01(\v2\x18.optd.v1.PlacementPolicyR\x06policy\x126\n" +
-	"\theartbeat\x18\x06 \x01(\v2\x18.optd.v1.HeartbeatPolicyR\theartbeat\"F\n" +
+	"\theartbeat\x18\x06 \x01(\v2\x18.optd.v1.HeartbeatPolicyR\theartbeat\"`\n" +
 	"\x17RegisterClusterResponse\x12+\n" +
-	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\"\x96\x04\n" +
+	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\x12\x18\n" +
+	"\aretried\x18\x02 \x01(\bR\aretried\"5\n" +
+	"\x14DeleteClusterRequest\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\"1\n" +
+	"\x15DeleteClusterResponse\x12\x18\n" +
+	"\aexisted\x18\x01 \x01(\bR\aexisted\"Q\n" +
+	"\x13ListClustersRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\x9a\x01\n" +
+	"\x0eClusterSummary\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\x05R\x05nodes\x12\x14\n" +
+	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12'\n" +
+	"\x0funfinished_jobs\x18\x04 \x01(\x05R\x0eunfinishedJobs\x12\x14\n" +
+	"\x05tasks\x18\x05 \x01(\x03R\x05tasks\"s\n" +
+	"\x14ListClustersResponse\x123\n" +
+	"\bclusters\x18\x01 \x03(\v2\x17.optd.v1.ClusterSummaryR\bclusters\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x96\x04\n" +
 	"\x10SubmitJobRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x15\n" +
@@ -2908,9 +3774,10 @@ const file_optd_proto_rawDesc = "" +
 	"\x04maps\x18\x01 \x03(\v2\x11.optd.v1.MapInputR\x04maps\x12\x18\n" +
 	"\areduces\x18\x02 \x01(\x05R\areduces\" \n" +
 	"\bMapInput\x12\x14\n" +
-	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"9\n" +
+	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"S\n" +
 	"\x11SubmitJobResponse\x12$\n" +
-	"\x0ejobs_in_system\x18\x01 \x01(\x05R\fjobsInSystem\"~\n" +
+	"\x0ejobs_in_system\x18\x01 \x01(\x05R\fjobsInSystem\x12\x18\n" +
+	"\aretried\x18\x02 \x01(\bR\aretried\"~\n" +
 	"\x13PlaceReducesRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x15\n" +
@@ -2922,28 +3789,32 @@ const file_optd_proto_rawDesc = "" +
 	"\x04slot\x18\x01 \x01(\x05R\x04slot\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x1d\n" +
 	"\n" +
-	"fetch_cost\x18\x03 \x01(\x01R\tfetchCost\"\xc1\x01\n" +
+	"fetch_cost\x18\x03 \x01(\x01R\tfetchCost\"\xdb\x01\n" +
 	"\x14PlaceReducesResponse\x12)\n" +
 	"\x05slots\x18\x01 \x03(\v2\x13.optd.v1.PlacedSlotR\x05slots\x12!\n" +
 	"\tthreshold\x18\x02 \x01(\x01H\x00R\tthreshold\x88\x01\x01\x12\x16\n" +
 	"\x06policy\x18\x03 \x01(\tR\x06policy\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1d\n" +
 	"\n" +
-	"fetch_cost\x18\x05 \x01(\x01R\tfetchCostB\f\n" +
+	"fetch_cost\x18\x05 \x01(\x01R\tfetchCost\x12\x18\n" +
+	"\aretried\x18\x06 \x01(\bR\aretriedB\f\n" +
 	"\n" +
 	"_threshold\"J\n" +
 	"\x12JobFinishedRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x15\n" +
-	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"6\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"L\n" +
 	"\x13JobFinishedResponse\x12\x1f\n" +
 	"\vfreed_slots\x18\x01 \x01(\x05R\n" +
-	"freedSlots\"`\n" +
+	"freedSlots\x12\x14\n" +
+	"\x05found\x18\x02 \x01(\bR\x05found\"\x8f\x01\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\x03R\tattemptId\x12\x14\n" +
-	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\x9e\x03\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\x12-\n" +
+	"\n" +
+	"phase_type\x18\x04 \x01(\x0e2\x0e.optd.v1.PhaseR\tphaseType\x12\x1a\n" +
+	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\xb0\x03\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x17\n" +
@@ -2956,11 +3827,12 @@ const file_optd_proto_rawDesc = "" +
 	"reportOnly\x12\x18\n" +
 	"\aexplain\x18\n" +
 	" \x01(\bR\aexplain\x12D\n" +
-	"\toutput_mb\x18\v \x03(\v2'.optd.v1.HeartbeatRequest.OutputMbEntryR\boutputMb\x1a;\n" +
+	"\toutput_mb\x18\v \x03(\v2'.optd.v1.HeartbeatRequest.OutputMbEntryR\boutputMb\x12\x10\n" +
+	"\x03seq\x18\f \x01(\x04R\x03seq\x1a;\n" +
 	"\rOutputMbEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\b\n" +
-	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xbf\x03\n" +
+	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\x96\x05\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12<\n" +
@@ -2975,15 +3847,21 @@ const file_optd_proto_rawDesc = "" +
 	"\x04slot\x18\v \x01(\tR\x04slot\x12\x1b\n" +
 	"\tmap_slots\x18\f \x01(\x05R\bmapSlots\x12!\n" +
 	"\freduce_slots\x18\r \x01(\x05R\vreduceSlots\x12\x1a\n" +
-	"\blocality\x18\x0e \x01(\tR\blocality\x1a<\n" +
+	"\blocality\x18\x0e \x01(\tR\blocality\x124\n" +
+	"\vaction_kind\x18\x0f \x01(\x0e2\x13.optd.v1.ActionKindR\n" +
+	"actionKind\x127\n" +
+	"\x0etask_type_enum\x18\x10 \x01(\x0e2\x11.optd.v1.TaskTypeR\ftaskTypeEnum\x12.\n" +
+	"\tslot_type\x18\x11 \x01(\x0e2\x11.optd.v1.TaskTypeR\bslotType\x126\n" +
+	"\rlocality_type\x18\x12 \x01(\x0e2\x11.optd.v1.LocalityR\flocalityType\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xa6\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xc0\x01\n" +
 	"\x11HeartbeatResponse\x12)\n" +
 	"\aactions\x18\x01 \x03(\v2\x0f.optd.v1.ActionR\aactions\x12\x1a\n" +
 	"\brejected\x18\x02 \x01(\x05R\brejected\x12#\n" +
 	"\rfinished_jobs\x18\x03 \x03(\tR\ffinishedJobs\x12%\n" +
-	"\x06vetoes\x18\x04 \x03(\v2\r.optd.v1.VetoR\x06vetoes\"\xbc\x01\n" +
+	"\x06vetoes\x18\x04 \x03(\v2\r.optd.v1.VetoR\x06vetoes\x12\x18\n" +
+	"\aretried\x18\x05 \x01(\bR\aretried\"\xab\x02\n" +
 	"\x04Veto\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x15\n" +
@@ -2991,7 +3869,10 @@ const file_optd_proto_rawDesc = "" +
 	"\ttask_type\x18\x04 \x01(\tR\btaskType\x12\x12\n" +
 	"\x04task\x18\x05 \x01(\x05R\x04task\x12*\n" +
 	"\x11source_attempt_id\x18\x06 \x01(\x03R\x0fsourceAttemptId\x12\x16\n" +
-	"\x06reason\x18\a \x01(\tR\x06reason\"\xdb\x01\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x124\n" +
+	"\vaction_kind\x18\b \x01(\x0e2\x13.optd.v1.ActionKindR\n" +
+	"actionKind\x127\n" +
+	"\x0etask_type_enum\x18\t \x01(\x0e2\x11.optd.v1.TaskTypeR\ftaskTypeEnum\"\xdb\x01\n" +
 	"\bJobState\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04maps\x18\x02 \x01(\x05R\x04maps\x12\x18\n" +
@@ -3104,19 +3985,61 @@ const file_optd_proto_rawDesc = "" +
 	"\bpolicies\x18\x01 \x03(\v2\x13.optd.v1.PolicyCostR\bpolicies\x12\"\n" +
 	"\freplications\x18\x02 \x01(\x05R\freplications\x12\x1d\n" +
 	"\n" +
-	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs2\xdb\x03\n" +
+	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs\"\x9d\x01\n" +
+	"\x16SimulateClusterRequest\x12#\n" +
+	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x18\n" +
+	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x12\x16\n" +
+	"\x06policy\x18\x03 \x01(\tR\x06policy\x12\x12\n" +
+	"\x04seed\x18\x04 \x01(\x04R\x04seed\x12\x18\n" +
+	"\aexplain\x18\x05 \x01(\bR\aexplain\"C\n" +
+	"\x17SimulateClusterProgress\x12\x12\n" +
+	"\x04done\x18\x01 \x01(\x05R\x04done\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\"\x85\x01\n" +
+	"\x17SimulateClusterResponse\x12>\n" +
+	"\bprogress\x18\x01 \x01(\v2 .optd.v1.SimulateClusterProgressH\x00R\bprogress\x12!\n" +
+	"\vresult_json\x18\x02 \x01(\tH\x00R\n" +
+	"resultJsonB\a\n" +
+	"\x05event*\xa0\x01\n" +
+	"\n" +
+	"ActionKind\x12\x1b\n" +
+	"\x17ACTION_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11ACTION_KIND_START\x10\x01\x12\x19\n" +
+	"\x15ACTION_KIND_SPECULATE\x10\x02\x12\x14\n" +
+	"\x10ACTION_KIND_KILL\x10\x03\x12\x16\n" +
+	"\x12ACTION_KIND_ADJUST\x10\x04\x12\x15\n" +
+	"\x11ACTION_KIND_SLOTS\x10\x05*N\n" +
+	"\bTaskType\x12\x19\n" +
+	"\x15TASK_TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rTASK_TYPE_MAP\x10\x01\x12\x14\n" +
+	"\x10TASK_TYPE_REDUCE\x10\x02*m\n" +
+	"\bLocality\x12\x18\n" +
+	"\x14LOCALITY_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13LOCALITY_NODE_LOCAL\x10\x01\x12\x17\n" +
+	"\x13LOCALITY_RACK_LOCAL\x10\x02\x12\x15\n" +
+	"\x11LOCALITY_OFF_RACK\x10\x03*b\n" +
+	"\x05Phase\x12\x15\n" +
+	"\x11PHASE_UNSPECIFIED\x10\x00\x12\r\n" +
+	"\tPHASE_MAP\x10\x01\x12\x11\n" +
+	"\rPHASE_SHUFFLE\x10\x02\x12\x0e\n" +
+	"\n" +
+	"PHASE_SORT\x10\x03\x12\x10\n" +
+	"\fPHASE_REDUCE\x10\x042\xf8\x04\n" +
 	"\x0eClusterService\x12T\n" +
-	"\x0fRegisterCluster\x12\x1f.optd.v1.RegisterClusterRequest\x1a .optd.v1.RegisterClusterResponse\x12B\n" +
+	"\x0fRegisterCluster\x12\x1f.optd.v1.RegisterClusterRequest\x1a .optd.v1.RegisterClusterResponse\x12N\n" +
+	"\rDeleteCluster\x12\x1d.optd.v1.DeleteClusterRequest\x1a\x1e.optd.v1.DeleteClusterResponse\x12K\n" +
+	"\fListClusters\x12\x1c.optd.v1.ListClustersRequest\x1a\x1d.optd.v1.ListClustersResponse\x12B\n" +
 	"\tSubmitJob\x12\x19.optd.v1.SubmitJobRequest\x1a\x1a.optd.v1.SubmitJobResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.optd.v1.HeartbeatRequest\x1a\x1a.optd.v1.HeartbeatResponse\x12K\n" +
 	"\fPlaceReduces\x12\x1c.optd.v1.PlaceReducesRequest\x1a\x1d.optd.v1.PlaceReducesResponse\x12H\n" +
 	"\vJobFinished\x12\x1b.optd.v1.JobFinishedRequest\x1a\x1c.optd.v1.JobFinishedResponse\x12T\n" +
-	"\x0fGetClusterState\x12\x1f.optd.v1.GetClusterStateRequest\x1a .optd.v1.GetClusterStateResponse2\xd3\x02\n" +
+	"\x0fGetClusterState\x12\x1f.optd.v1.GetClusterStateRequest\x1a .optd.v1.GetClusterStateResponse2\xfa\x03\n" +
 	"\x0fOptimizeService\x12Z\n" +
 	"\x11ComputeThresholds\x12!.optd.v1.ComputeThresholdsRequest\x1a\".optd.v1.ComputeThresholdsResponse\x12i\n" +
 	"\x16SolveInitialAssignment\x12&.optd.v1.SolveInitialAssignmentRequest\x1a'.optd.v1.SolveInitialAssignmentResponse\x128\n" +
-	"\x05Bound\x12\x15.optd.v1.BoundRequest\x1a\x16.optd.v1.BoundResponse0\x01\x12?\n" +
-	"\bSimulate\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponseB+Z)github.com/optd/optd/proto/optd/v1;optdv1b\x06proto3"
+	"\x05Bound\x12\x15.optd.v1.BoundRequest\x1a\x16.optd.v1.BoundResponse0\x01\x12D\n" +
+	"\bSimulate\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponse\"\x03\x88\x02\x01\x12H\n" +
+	"\x11SimulatePlacement\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponse\x12V\n" +
+	"\x0fSimulateCluster\x12\x1f.optd.v1.SimulateClusterRequest\x1a .optd.v1.SimulateClusterResponse0\x01B+Z)github.com/optd/optd/proto/optd/v1;optdv1b\x06proto3"
 
 var (
 	file_optd_proto_rawDescOnce sync.Once
@@ -3130,104 +4053,134 @@ func file_optd_proto_rawDescGZIP() []byte {
 	return file_optd_proto_rawDescData
 }
 
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_optd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_optd_proto_goTypes = []any{
-	(*Node)(nil),                           // 0: optd.v1.Node
-	(*ReduceSlot)(nil),                     // 1: optd.v1.ReduceSlot
-	(*Topology)(nil),                       // 2: optd.v1.Topology
-	(*PlacementPolicy)(nil),                // 3: optd.v1.PlacementPolicy
-	(*HeartbeatPolicy)(nil),                // 4: optd.v1.HeartbeatPolicy
-	(*RegisterClusterRequest)(nil),         // 5: optd.v1.RegisterClusterRequest
-	(*RegisterClusterResponse)(nil),        // 6: optd.v1.RegisterClusterResponse
-	(*SubmitJobRequest)(nil),               // 7: optd.v1.SubmitJobRequest
-	(*JobStage)(nil),                       // 8: optd.v1.JobStage
-	(*MapInput)(nil),                       // 9: optd.v1.MapInput
-	(*SubmitJobResponse)(nil),              // 10: optd.v1.SubmitJobResponse
-	(*PlaceReducesRequest)(nil),            // 11: optd.v1.PlaceReducesRequest
-	(*PlacedSlot)(nil),                     // 12: optd.v1.PlacedSlot
-	(*PlaceReducesResponse)(nil),           // 13: optd.v1.PlaceReducesResponse
-	(*JobFinishedRequest)(nil),             // 14: optd.v1.JobFinishedRequest
-	(*JobFinishedResponse)(nil),            // 15: optd.v1.JobFinishedResponse
-	(*AttemptStatus)(nil),                  // 16: optd.v1.AttemptStatus
-	(*HeartbeatRequest)(nil),               // 17: optd.v1.HeartbeatRequest
-	(*Action)(nil),                         // 18: optd.v1.Action
-	(*HeartbeatResponse)(nil),              // 19: optd.v1.HeartbeatResponse
-	(*Veto)(nil),                           // 20: optd.v1.Veto
-	(*JobState)(nil),                       // 21: optd.v1.JobState
-	(*EstimatorState)(nil),                 // 22: optd.v1.EstimatorState
-	(*ClusterState)(nil),                   // 23: optd.v1.ClusterState
-	(*GetClusterStateRequest)(nil),         // 24: optd.v1.GetClusterStateRequest
-	(*GetClusterStateResponse)(nil),        // 25: optd.v1.GetClusterStateResponse
-	(*ComputeThresholdsRequest)(nil),       // 26: optd.v1.ComputeThresholdsRequest
-	(*ThresholdStage)(nil),                 // 27: optd.v1.ThresholdStage
-	(*ComputeThresholdsResponse)(nil),      // 28: optd.v1.ComputeThresholdsResponse
-	(*SolveInitialAssignmentRequest)(nil),  // 29: optd.v1.SolveInitialAssignmentRequest
-	(*SolveInitialAssignmentResponse)(nil), // 30: optd.v1.SolveInitialAssignmentResponse
-	(*BoundRequest)(nil),                   // 31: optd.v1.BoundRequest
-	(*BoundProgress)(nil),                  // 32: optd.v1.BoundProgress
-	(*BoundResponse)(nil),                  // 33: optd.v1.BoundResponse
-	(*SimulateRequest)(nil),                // 34: optd.v1.SimulateRequest
-	(*PolicyCost)(nil),                     // 35: optd.v1.PolicyCost
-	(*SimulateResponse)(nil),               // 36: optd.v1.SimulateResponse
-	nil,                                    // 37: optd.v1.Node.CapacityEntry
-	nil,                                    // 38: optd.v1.SubmitJobRequest.MapDemandEntry
-	nil,                                    // 39: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 40: optd.v1.HeartbeatRequest.OutputMbEntry
-	nil,                                    // 41: optd.v1.Action.ResourcesEntry
+	(ActionKind)(0),                        // 0: optd.v1.ActionKind
+	(TaskType)(0),                          // 1: optd.v1.TaskType
+	(Locality)(0),                          // 2: optd.v1.Locality
+	(Phase)(0),                             // 3: optd.v1.Phase
+	(*Node)(nil),                           // 4: optd.v1.Node
+	(*ReduceSlot)(nil),                     // 5: optd.v1.ReduceSlot
+	(*Topology)(nil),                       // 6: optd.v1.Topology
+	(*PlacementPolicy)(nil),                // 7: optd.v1.PlacementPolicy
+	(*HeartbeatPolicy)(nil),                // 8: optd.v1.HeartbeatPolicy
+	(*RegisterClusterRequest)(nil),         // 9: optd.v1.RegisterClusterRequest
+	(*RegisterClusterResponse)(nil),        // 10: optd.v1.RegisterClusterResponse
+	(*DeleteClusterRequest)(nil),           // 11: optd.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil),          // 12: optd.v1.DeleteClusterResponse
+	(*ListClustersRequest)(nil),            // 13: optd.v1.ListClustersRequest
+	(*ClusterSummary)(nil),                 // 14: optd.v1.ClusterSummary
+	(*ListClustersResponse)(nil),           // 15: optd.v1.ListClustersResponse
+	(*SubmitJobRequest)(nil),               // 16: optd.v1.SubmitJobRequest
+	(*JobStage)(nil),                       // 17: optd.v1.JobStage
+	(*MapInput)(nil),                       // 18: optd.v1.MapInput
+	(*SubmitJobResponse)(nil),              // 19: optd.v1.SubmitJobResponse
+	(*PlaceReducesRequest)(nil),            // 20: optd.v1.PlaceReducesRequest
+	(*PlacedSlot)(nil),                     // 21: optd.v1.PlacedSlot
+	(*PlaceReducesResponse)(nil),           // 22: optd.v1.PlaceReducesResponse
+	(*JobFinishedRequest)(nil),             // 23: optd.v1.JobFinishedRequest
+	(*JobFinishedResponse)(nil),            // 24: optd.v1.JobFinishedResponse
+	(*AttemptStatus)(nil),                  // 25: optd.v1.AttemptStatus
+	(*HeartbeatRequest)(nil),               // 26: optd.v1.HeartbeatRequest
+	(*Action)(nil),                         // 27: optd.v1.Action
+	(*HeartbeatResponse)(nil),              // 28: optd.v1.HeartbeatResponse
+	(*Veto)(nil),                           // 29: optd.v1.Veto
+	(*JobState)(nil),                       // 30: optd.v1.JobState
+	(*EstimatorState)(nil),                 // 31: optd.v1.EstimatorState
+	(*ClusterState)(nil),                   // 32: optd.v1.ClusterState
+	(*GetClusterStateRequest)(nil),         // 33: optd.v1.GetClusterStateRequest
+	(*GetClusterStateResponse)(nil),        // 34: optd.v1.GetClusterStateResponse
+	(*ComputeThresholdsRequest)(nil),       // 35: optd.v1.ComputeThresholdsRequest
+	(*ThresholdStage)(nil),                 // 36: optd.v1.ThresholdStage
+	(*ComputeThresholdsResponse)(nil),      // 37: optd.v1.ComputeThresholdsResponse
+	(*SolveInitialAssignmentRequest)(nil),  // 38: optd.v1.SolveInitialAssignmentRequest
+	(*SolveInitialAssignmentResponse)(nil), // 39: optd.v1.SolveInitialAssignmentResponse
+	(*BoundRequest)(nil),                   // 40: optd.v1.BoundRequest
+	(*BoundProgress)(nil),                  // 41: optd.v1.BoundProgress
+	(*BoundResponse)(nil),                  // 42: optd.v1.BoundResponse
+	(*SimulateRequest)(nil),                // 43: optd.v1.SimulateRequest
+	(*PolicyCost)(nil),                     // 44: optd.v1.PolicyCost
+	(*SimulateResponse)(nil),               // 45: optd.v1.SimulateResponse
+	(*SimulateClusterRequest)(nil),         // 46: optd.v1.SimulateClusterRequest
+	(*SimulateClusterProgress)(nil),        // 47: optd.v1.SimulateClusterProgress
+	(*SimulateClusterResponse)(nil),        // 48: optd.v1.SimulateClusterResponse
+	nil,                                    // 49: optd.v1.Node.CapacityEntry
+	nil,                                    // 50: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 51: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 52: optd.v1.HeartbeatRequest.OutputMbEntry
+	nil,                                    // 53: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	37, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
-	0,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
-	1,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
-	2,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
-	3,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
-	4,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	23, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
-	38, // 7: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
-	39, // 8: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
-	8,  // 9: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
-	9,  // 10: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
-	12, // 11: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
-	16, // 12: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	40, // 13: optd.v1.HeartbeatRequest.output_mb:type_name -> optd.v1.HeartbeatRequest.OutputMbEntry
-	41, // 14: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
-	18, // 15: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	20, // 16: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
-	0,  // 17: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	1,  // 18: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	3,  // 19: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	21, // 20: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	22, // 21: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	4,  // 22: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	23, // 23: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	27, // 24: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	32, // 25: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	35, // 26: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	5,  // 27: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	7,  // 28: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	17, // 29: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	11, // 30: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	14, // 31: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	24, // 32: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	26, // 33: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	29, // 34: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	31, // 35: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	34, // 36: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	6,  // 37: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	10, // 38: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	19, // 39: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	13, // 40: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	15, // 41: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	25, // 42: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	28, // 43: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	30, // 44: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	33, // 45: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	36, // 46: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	37, // [37:47] is the sub-list for method output_type
-	27, // [27:37] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	49, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	4,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
+	5,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
+	6,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
+	7,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
+	8,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	32, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
+	14, // 7: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
+	50, // 8: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	51, // 9: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	17, // 10: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
+	18, // 11: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
+	21, // 12: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
+	3,  // 13: optd.v1.AttemptStatus.phase_type:type_name -> optd.v1.Phase
+	25, // 14: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
+	52, // 15: optd.v1.HeartbeatRequest.output_mb:type_name -> optd.v1.HeartbeatRequest.OutputMbEntry
+	53, // 16: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	0,  // 17: optd.v1.Action.action_kind:type_name -> optd.v1.ActionKind
+	1,  // 18: optd.v1.Action.task_type_enum:type_name -> optd.v1.TaskType
+	1,  // 19: optd.v1.Action.slot_type:type_name -> optd.v1.TaskType
+	2,  // 20: optd.v1.Action.locality_type:type_name -> optd.v1.Locality
+	27, // 21: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
+	29, // 22: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
+	0,  // 23: optd.v1.Veto.action_kind:type_name -> optd.v1.ActionKind
+	1,  // 24: optd.v1.Veto.task_type_enum:type_name -> optd.v1.TaskType
+	4,  // 25: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	5,  // 26: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	7,  // 27: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	30, // 28: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	31, // 29: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	8,  // 30: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	32, // 31: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	36, // 32: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	41, // 33: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	44, // 34: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	47, // 35: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
+	9,  // 36: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	11, // 37: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	13, // 38: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	16, // 39: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	26, // 40: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	20, // 41: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	23, // 42: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	33, // 43: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	35, // 44: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	38, // 45: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	40, // 46: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	43, // 47: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	43, // 48: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
+	46, // 49: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
+	10, // 50: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	12, // 51: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	15, // 52: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	19, // 53: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	28, // 54: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	22, // 55: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	24, // 56: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	34, // 57: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	37, // 58: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	39, // 59: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	42, // 60: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	45, // 61: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	45, // 62: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
+	48, // 63: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
+	50, // [50:64] is the sub-list for method output_type
+	36, // [36:50] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -3236,28 +4189,33 @@ func file_optd_proto_init() {
 		return
 	}
 	file_optd_proto_msgTypes[4].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[7].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[13].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[17].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[12].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[18].OneofWrappers = []any{}
 	file_optd_proto_msgTypes[22].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[28].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[33].OneofWrappers = []any{
+	file_optd_proto_msgTypes[27].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[33].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[38].OneofWrappers = []any{
 		(*BoundResponse_Progress)(nil),
 		(*BoundResponse_ResultJson)(nil),
 	}
-	file_optd_proto_msgTypes[35].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[40].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[44].OneofWrappers = []any{
+		(*SimulateClusterResponse_Progress)(nil),
+		(*SimulateClusterResponse_ResultJson)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   42,
+			NumEnums:      4,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
 		GoTypes:           file_optd_proto_goTypes,
 		DependencyIndexes: file_optd_proto_depIdxs,
+		EnumInfos:         file_optd_proto_enumTypes,
 		MessageInfos:      file_optd_proto_msgTypes,
 	}.Build()
 	File_optd_proto = out.File

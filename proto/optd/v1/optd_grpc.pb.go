@@ -12,6 +12,20 @@
 // once its map phase has produced enough output to estimate X, report each
 // job's completion. Every state-changing call is durable before it returns.
 //
+// Deadlines and retries. A call whose deadline has passed by the time it
+// holds its cluster's lock changes nothing (DEADLINE_EXCEEDED); one that
+// began changing the cluster finishes its change, bounded in time (a
+// heartbeat starts at most limits.max_starts_per_heartbeat tasks), and a
+// DEADLINE_EXCEEDED the client then sees may hide an applied change. Every
+// state-changing call is therefore safe to retry with the same request:
+// each says below what a retry of an applied call answers. A retry with a
+// different request is refused (ALREADY_EXISTS or FAILED_PRECONDITION), never
+// silently merged.
+//
+// Limits. The server bounds clusters, nodes, slots, jobs and tasks, per
+// cluster and in total (limits.max_*); a call over one fails with
+// RESOURCE_EXHAUSTED naming the limit's configuration key.
+//
 // OptimizeService is stateless: it runs the offline computations of the CLI
 // (threshold tables, initial task assignment, bounds, simulation) over gRPC.
 //
@@ -36,6 +50,8 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	ClusterService_RegisterCluster_FullMethodName = "/optd.v1.ClusterService/RegisterCluster"
+	ClusterService_DeleteCluster_FullMethodName   = "/optd.v1.ClusterService/DeleteCluster"
+	ClusterService_ListClusters_FullMethodName    = "/optd.v1.ClusterService/ListClusters"
 	ClusterService_SubmitJob_FullMethodName       = "/optd.v1.ClusterService/SubmitJob"
 	ClusterService_Heartbeat_FullMethodName       = "/optd.v1.ClusterService/Heartbeat"
 	ClusterService_PlaceReduces_FullMethodName    = "/optd.v1.ClusterService/PlaceReduces"
@@ -51,19 +67,37 @@ const (
 type ClusterServiceClient interface {
 	// RegisterCluster creates a cluster: its nodes, its reduce slots with their
 	// fetch costs (given, or derived from hop distances), and its placement
-	// policy. ALREADY_EXISTS if the id is taken.
+	// policy. ALREADY_EXISTS if the id is taken by a different cluster.
+	// Retry: the same request again returns the cluster's state with
+	// retried set.
 	RegisterCluster(ctx context.Context, in *RegisterClusterRequest, opts ...grpc.CallOption) (*RegisterClusterResponse, error)
+	// DeleteCluster removes a cluster and everything stored about it,
+	// durably. Retry: deleting a cluster that does not exist succeeds with
+	// existed false.
+	DeleteCluster(ctx context.Context, in *DeleteClusterRequest, opts ...grpc.CallOption) (*DeleteClusterResponse, error)
+	// ListClusters lists the clusters by id, a page at a time (read only).
+	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
 	// SubmitJob records a job's arrival (and N_i, the number of jobs it finds
-	// in the system, for Theorem 4's estimator).
+	// in the system, for Theorem 4's estimator). ALREADY_EXISTS if an
+	// unfinished job has the id with different tasks. Retry: the same
+	// request while the job is unfinished returns the first answer with
+	// retried set (after JobFinished the id is free again).
 	SubmitJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*SubmitJobResponse, error)
 	// Heartbeat: a node's running tasks and progress in, the actions for that
 	// node out (tasks to start, speculative copies, kills, resource
-	// adjustments), each with its reason.
+	// adjustments), each with its reason. Retry: a request with the seq of
+	// the node's last applied heartbeat returns that heartbeat's answer with
+	// retried set and changes nothing (while the server runs; see
+	// HeartbeatRequest.seq).
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the
 	// threshold used out. The slots are held until JobFinished.
+	// FAILED_PRECONDITION if the job already holds slots placed for another
+	// data_mb or reduces. Retry: the same request returns the slots the job
+	// holds, with retried set.
 	PlaceReduces(ctx context.Context, in *PlaceReducesRequest, opts ...grpc.CallOption) (*PlaceReducesResponse, error)
-	// JobFinished frees the job's slots and forgets the job.
+	// JobFinished frees the job's slots and forgets the job. Retry: a job
+	// the cluster does not know (finished already) succeeds with found false.
 	JobFinished(ctx context.Context, in *JobFinishedRequest, opts ...grpc.CallOption) (*JobFinishedResponse, error)
 	// GetClusterState returns the persisted state of a cluster.
 	GetClusterState(ctx context.Context, in *GetClusterStateRequest, opts ...grpc.CallOption) (*GetClusterStateResponse, error)
@@ -81,6 +115,26 @@ func (c *clusterServiceClient) RegisterCluster(ctx context.Context, in *Register
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RegisterClusterResponse)
 	err := c.cc.Invoke(ctx, ClusterService_RegisterCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterServiceClient) DeleteCluster(ctx context.Context, in *DeleteClusterRequest, opts ...grpc.CallOption) (*DeleteClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteClusterResponse)
+	err := c.cc.Invoke(ctx, ClusterService_DeleteCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterServiceClient) ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListClustersResponse)
+	err := c.cc.Invoke(ctx, ClusterService_ListClusters_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,19 +199,37 @@ func (c *clusterServiceClient) GetClusterState(ctx context.Context, in *GetClust
 type ClusterServiceServer interface {
 	// RegisterCluster creates a cluster: its nodes, its reduce slots with their
 	// fetch costs (given, or derived from hop distances), and its placement
-	// policy. ALREADY_EXISTS if the id is taken.
+	// policy. ALREADY_EXISTS if the id is taken by a different cluster.
+	// Retry: the same request again returns the cluster's state with
+	// retried set.
 	RegisterCluster(context.Context, *RegisterClusterRequest) (*RegisterClusterResponse, error)
+	// DeleteCluster removes a cluster and everything stored about it,
+	// durably. Retry: deleting a cluster that does not exist succeeds with
+	// existed false.
+	DeleteCluster(context.Context, *DeleteClusterRequest) (*DeleteClusterResponse, error)
+	// ListClusters lists the clusters by id, a page at a time (read only).
+	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)
 	// SubmitJob records a job's arrival (and N_i, the number of jobs it finds
-	// in the system, for Theorem 4's estimator).
+	// in the system, for Theorem 4's estimator). ALREADY_EXISTS if an
+	// unfinished job has the id with different tasks. Retry: the same
+	// request while the job is unfinished returns the first answer with
+	// retried set (after JobFinished the id is free again).
 	SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobResponse, error)
 	// Heartbeat: a node's running tasks and progress in, the actions for that
 	// node out (tasks to start, speculative copies, kills, resource
-	// adjustments), each with its reason.
+	// adjustments), each with its reason. Retry: a request with the seq of
+	// the node's last applied heartbeat returns that heartbeat's answer with
+	// retried set and changes nothing (while the server runs; see
+	// HeartbeatRequest.seq).
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the
 	// threshold used out. The slots are held until JobFinished.
+	// FAILED_PRECONDITION if the job already holds slots placed for another
+	// data_mb or reduces. Retry: the same request returns the slots the job
+	// holds, with retried set.
 	PlaceReduces(context.Context, *PlaceReducesRequest) (*PlaceReducesResponse, error)
-	// JobFinished frees the job's slots and forgets the job.
+	// JobFinished frees the job's slots and forgets the job. Retry: a job
+	// the cluster does not know (finished already) succeeds with found false.
 	JobFinished(context.Context, *JobFinishedRequest) (*JobFinishedResponse, error)
 	// GetClusterState returns the persisted state of a cluster.
 	GetClusterState(context.Context, *GetClusterStateRequest) (*GetClusterStateResponse, error)
@@ -173,6 +245,12 @@ type UnimplementedClusterServiceServer struct{}
 
 func (UnimplementedClusterServiceServer) RegisterCluster(context.Context, *RegisterClusterRequest) (*RegisterClusterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RegisterCluster not implemented")
+}
+func (UnimplementedClusterServiceServer) DeleteCluster(context.Context, *DeleteClusterRequest) (*DeleteClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteCluster not implemented")
+}
+func (UnimplementedClusterServiceServer) ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListClusters not implemented")
 }
 func (UnimplementedClusterServiceServer) SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitJob not implemented")
@@ -224,6 +302,42 @@ func _ClusterService_RegisterCluster_Handler(srv interface{}, ctx context.Contex
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ClusterServiceServer).RegisterCluster(ctx, req.(*RegisterClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClusterService_DeleteCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).DeleteCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_DeleteCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).DeleteCluster(ctx, req.(*DeleteClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClusterService_ListClusters_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListClustersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).ListClusters(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_ListClusters_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).ListClusters(ctx, req.(*ListClustersRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -330,6 +444,14 @@ var ClusterService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ClusterService_RegisterCluster_Handler,
 		},
 		{
+			MethodName: "DeleteCluster",
+			Handler:    _ClusterService_DeleteCluster_Handler,
+		},
+		{
+			MethodName: "ListClusters",
+			Handler:    _ClusterService_ListClusters_Handler,
+		},
+		{
 			MethodName: "SubmitJob",
 			Handler:    _ClusterService_SubmitJob_Handler,
 		},
@@ -359,6 +481,8 @@ const (
 	OptimizeService_SolveInitialAssignment_FullMethodName = "/optd.v1.OptimizeService/SolveInitialAssignment"
 	OptimizeService_Bound_FullMethodName                  = "/optd.v1.OptimizeService/Bound"
 	OptimizeService_Simulate_FullMethodName               = "/optd.v1.OptimizeService/Simulate"
+	OptimizeService_SimulatePlacement_FullMethodName      = "/optd.v1.OptimizeService/SimulatePlacement"
+	OptimizeService_SimulateCluster_FullMethodName        = "/optd.v1.OptimizeService/SimulateCluster"
 )
 
 // OptimizeServiceClient is the client API for OptimizeService service.
@@ -376,9 +500,20 @@ type OptimizeServiceClient interface {
 	// Bound streams progress, then the policies' costs, the lower bounds and
 	// the gaps of a reduce-placement scenario (as `optd bound`).
 	Bound(ctx context.Context, in *BoundRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BoundResponse], error)
-	// Simulate runs a reduce-placement scenario under several policies with
-	// common random numbers and returns each policy's mean cost per job.
+	// Deprecated: Do not use.
+	// Simulate is SimulatePlacement under its first name, which did not say
+	// which simulator it runs (`optd simulate` is the cluster simulator:
+	// SimulateCluster). Kept, and answered the same.
 	Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error)
+	// SimulatePlacement runs a reduce-placement scenario (the placement queue
+	// of `optd bound`) under several policies with common random numbers and
+	// returns each policy's mean cost per job.
+	SimulatePlacement(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error)
+	// SimulateCluster runs the cluster simulator of `optd simulate`: a
+	// cluster scenario under a heartbeat policy. It streams progress (jobs
+	// finished), then the result: the JSON `optd simulate` prints for the
+	// same scenario, policy and seed (the same fields and values).
+	SimulateCluster(ctx context.Context, in *SimulateClusterRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SimulateClusterResponse], error)
 }
 
 type optimizeServiceClient struct {
@@ -428,6 +563,7 @@ func (c *optimizeServiceClient) Bound(ctx context.Context, in *BoundRequest, opt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OptimizeService_BoundClient = grpc.ServerStreamingClient[BoundResponse]
 
+// Deprecated: Do not use.
 func (c *optimizeServiceClient) Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SimulateResponse)
@@ -437,6 +573,35 @@ func (c *optimizeServiceClient) Simulate(ctx context.Context, in *SimulateReques
 	}
 	return out, nil
 }
+
+func (c *optimizeServiceClient) SimulatePlacement(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SimulateResponse)
+	err := c.cc.Invoke(ctx, OptimizeService_SimulatePlacement_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *optimizeServiceClient) SimulateCluster(ctx context.Context, in *SimulateClusterRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SimulateClusterResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &OptimizeService_ServiceDesc.Streams[1], OptimizeService_SimulateCluster_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SimulateClusterRequest, SimulateClusterResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type OptimizeService_SimulateClusterClient = grpc.ServerStreamingClient[SimulateClusterResponse]
 
 // OptimizeServiceServer is the server API for OptimizeService service.
 // All implementations must embed UnimplementedOptimizeServiceServer
@@ -453,9 +618,20 @@ type OptimizeServiceServer interface {
 	// Bound streams progress, then the policies' costs, the lower bounds and
 	// the gaps of a reduce-placement scenario (as `optd bound`).
 	Bound(*BoundRequest, grpc.ServerStreamingServer[BoundResponse]) error
-	// Simulate runs a reduce-placement scenario under several policies with
-	// common random numbers and returns each policy's mean cost per job.
+	// Deprecated: Do not use.
+	// Simulate is SimulatePlacement under its first name, which did not say
+	// which simulator it runs (`optd simulate` is the cluster simulator:
+	// SimulateCluster). Kept, and answered the same.
 	Simulate(context.Context, *SimulateRequest) (*SimulateResponse, error)
+	// SimulatePlacement runs a reduce-placement scenario (the placement queue
+	// of `optd bound`) under several policies with common random numbers and
+	// returns each policy's mean cost per job.
+	SimulatePlacement(context.Context, *SimulateRequest) (*SimulateResponse, error)
+	// SimulateCluster runs the cluster simulator of `optd simulate`: a
+	// cluster scenario under a heartbeat policy. It streams progress (jobs
+	// finished), then the result: the JSON `optd simulate` prints for the
+	// same scenario, policy and seed (the same fields and values).
+	SimulateCluster(*SimulateClusterRequest, grpc.ServerStreamingServer[SimulateClusterResponse]) error
 	mustEmbedUnimplementedOptimizeServiceServer()
 }
 
@@ -477,6 +653,12 @@ func (UnimplementedOptimizeServiceServer) Bound(*BoundRequest, grpc.ServerStream
 }
 func (UnimplementedOptimizeServiceServer) Simulate(context.Context, *SimulateRequest) (*SimulateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Simulate not implemented")
+}
+func (UnimplementedOptimizeServiceServer) SimulatePlacement(context.Context, *SimulateRequest) (*SimulateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SimulatePlacement not implemented")
+}
+func (UnimplementedOptimizeServiceServer) SimulateCluster(*SimulateClusterRequest, grpc.ServerStreamingServer[SimulateClusterResponse]) error {
+	return status.Error(codes.Unimplemented, "method SimulateCluster not implemented")
 }
 func (UnimplementedOptimizeServiceServer) mustEmbedUnimplementedOptimizeServiceServer() {}
 func (UnimplementedOptimizeServiceServer) testEmbeddedByValue()                         {}
@@ -564,6 +746,35 @@ func _OptimizeService_Simulate_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OptimizeService_SimulatePlacement_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SimulateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OptimizeServiceServer).SimulatePlacement(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OptimizeService_SimulatePlacement_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OptimizeServiceServer).SimulatePlacement(ctx, req.(*SimulateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OptimizeService_SimulateCluster_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SimulateClusterRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(OptimizeServiceServer).SimulateCluster(m, &grpc.GenericServerStream[SimulateClusterRequest, SimulateClusterResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type OptimizeService_SimulateClusterServer = grpc.ServerStreamingServer[SimulateClusterResponse]
+
 // OptimizeService_ServiceDesc is the grpc.ServiceDesc for OptimizeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -583,11 +794,20 @@ var OptimizeService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Simulate",
 			Handler:    _OptimizeService_Simulate_Handler,
 		},
+		{
+			MethodName: "SimulatePlacement",
+			Handler:    _OptimizeService_SimulatePlacement_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Bound",
 			Handler:       _OptimizeService_Bound_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "SimulateCluster",
+			Handler:       _OptimizeService_SimulateCluster_Handler,
 			ServerStreams: true,
 		},
 	},

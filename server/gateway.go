@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+)
+
+// The HTTP/JSON gateway (grpc-gateway): every unary method of the
+// registered services at POST /optd.v1.SERVICE/METHOD with the request as
+// its JSON body (protojson: the proto's field names in lowerCamelCase or
+// as written), and the OpenAPI document at GET /openapi.json. The gateway
+// calls the services in process through the same interceptors as a gRPC
+// call (authentication by the same bearer token, size limits, error codes,
+// logging and metrics), so nothing differs but the encoding; it serves TLS
+// with the gRPC server's configuration. Server-streaming methods (Bound,
+// SimulateCluster) are not served over it (HTTP 501).
+
+// registrar captures the services Options.Register adds, for the gateway.
+type registrar struct {
+	services map[string]registered
+}
+
+type registered struct {
+	desc *grpc.ServiceDesc
+	impl any
+}
+
+func (r *registrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	r.services[desc.ServiceName] = registered{desc, impl}
+}
+
+// inProcess is a grpc.ClientConnInterface that calls the captured services'
+// unary handlers directly, through the server's interceptor chain.
+type inProcess struct {
+	s        *Server
+	services map[string]registered
+}
+
+func (c *inProcess) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+	svc, name, ok := splitMethod(method)
+	reg, found := c.services[svc]
+	if !ok || !found {
+		return status.Errorf(codes.Unimplemented, "unknown method %s", method)
+	}
+	for _, m := range reg.desc.Methods {
+		if m.MethodName != name {
+			continue
+		}
+		// The gateway puts the HTTP headers (Authorization among them) in
+		// the outgoing metadata; a handler reads the incoming one.
+		md, _ := metadata.FromOutgoingContext(ctx)
+		ctx = metadata.NewIncomingContext(ctx, md)
+		dec := func(v any) error {
+			proto.Merge(v.(proto.Message), args.(proto.Message))
+			return nil
+		}
+		resp, err := m.Handler(reg.impl, ctx, dec, c.s.unaryChain)
+		if err != nil {
+			return err
+		}
+		proto.Reset(reply.(proto.Message))
+		proto.Merge(reply.(proto.Message), resp.(proto.Message))
+		return nil
+	}
+	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
+}
+
+func (c *inProcess) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, "server-streaming methods are served over gRPC only, not the HTTP/JSON gateway")
+}
+
+// splitMethod splits "/pkg.Service/Method".
+func splitMethod(m string) (svc, name string, ok bool) {
+	if len(m) < 2 || m[0] != '/' {
+		return "", "", false
+	}
+	for i := len(m) - 1; i > 0; i-- {
+		if m[i] == '/' {
+			return m[1:i], m[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// unaryChain runs interceptors in order around a handler, as
+// grpc.ChainUnaryInterceptor does.
+func unaryChain(ics ...grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		h := handler
+		for i := len(ics) - 1; i >= 0; i-- {
+			ic, next := ics[i], h
+			h = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, next) }
+		}
+		return h(ctx, req)
+	}
+}
+
+// gatewayHandler builds the gateway's HTTP handler over the services the
+// server registered.
+func (s *Server) gatewayHandler(ctx context.Context) (http.Handler, error) {
+	conn := &inProcess{s: s, services: s.registered.services}
+	gw := runtime.NewServeMux()
+	if _, ok := conn.services["optd.v1.ClusterService"]; ok {
+		if err := optdv1.RegisterClusterServiceHandlerClient(ctx, gw, optdv1.NewClusterServiceClient(conn)); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := conn.services["optd.v1.OptimizeService"]; ok {
+		if err := optdv1.RegisterOptimizeServiceHandlerClient(ctx, gw, optdv1.NewOptimizeServiceClient(conn)); err != nil {
+			return nil, err
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(optdv1.OpenAPI)
+	})
+	mux.Handle("/", gw)
+	return mux, nil
+}
+
+// serveGateway binds Options.GatewayListen and serves the gateway until
+// ctx is cancelled (then it shuts down, at most the shutdown timeout).
+func (s *Server) serveGateway(ctx context.Context) error {
+	lis, err := net.Listen("tcp", s.opts.GatewayListen)
+	if err != nil {
+		return fmt.Errorf("server: gateway listen %q: %w", s.opts.GatewayListen, err)
+	}
+	warnExposed(s.log, "gateway.listen", lis.Addr(), s.opts.TLS != nil, s.opts.Token != "")
+	s.mu.Lock()
+	s.gatewayAddr = lis.Addr()
+	s.mu.Unlock()
+	if s.opts.TLS != nil {
+		lis = tls.NewListener(lis, s.opts.TLS)
+	}
+	h, err := s.gatewayHandler(ctx)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10}
+	go func() {
+		if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("gateway", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
+	}()
+	s.log.Info("gateway listening", "addr", lis.Addr().String())
+	return nil
+}
+
+// GatewayAddr returns the gateway's bound address, nil before Run bound it
+// or without Options.GatewayListen.
+func (s *Server) GatewayAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gatewayAddr
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/metadata"
+
+	optdv1 "github.com/optd/optd/proto/optd/v1"
+)
+
+// post calls METHOD of ClusterService through the gateway.
+func post(t *testing.T, ts *testServer, method, auth, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest("POST", "http://"+ts.gateway+"/optd.v1.ClusterService/"+method, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%s: %q is not JSON: %v", method, data, err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestGateway: the HTTP/JSON gateway answers as the gRPC API does (the
+// same state, seen over gRPC), with the same token and the same error
+// codes mapped to HTTP, and serves its OpenAPI document.
+func TestGateway(t *testing.T) {
+	ts := startServer(t, "", Options{Token: "tok", GatewayListen: "127.0.0.1:0"}, nil)
+	reg := `{"cluster_id":"g","nodes":[{"id":"n1","rack":"r1","reduce_slots":2},{"id":"n2","rack":"r2","reduce_slots":1}],"policy":{"name":"greedy"}}`
+	if code, out := post(t, ts, "RegisterCluster", "", reg); code != http.StatusUnauthorized {
+		t.Fatalf("without a token: %d %v", code, out)
+	}
+	if code, out := post(t, ts, "RegisterCluster", "bearer tok", reg); code != http.StatusOK || out["state"] == nil {
+		t.Fatalf("RegisterCluster: %d %v", code, out)
+	}
+	if code, out := post(t, ts, "SubmitJob", "Bearer tok", `{"cluster_id":"g","job_id":"j","reduces":2}`); code != http.StatusOK {
+		t.Fatalf("SubmitJob: %d %v", code, out)
+	}
+	code, placed := post(t, ts, "PlaceReduces", "Bearer tok", `{"cluster_id":"g","job_id":"j","data_mb":100}`)
+	if code != http.StatusOK {
+		t.Fatalf("PlaceReduces: %d %v", code, placed)
+	}
+	// The same placement over gRPC: the state holds the slots the gateway
+	// answered.
+	ctx := withBearer(ctxT(t), "tok")
+	st, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots, _ := placed["slots"].([]any)
+	if len(slots) != 2 || len(st.GetState().GetJobs()) != 1 || len(st.GetState().GetJobs()[0].GetSlots()) != 2 {
+		t.Fatalf("gateway placed %v; state %v", placed, st.GetState())
+	}
+	// Errors keep their code: InvalidArgument is 400 and names the field.
+	code, out := post(t, ts, "PlaceReduces", "Bearer tok", `{"cluster_id":"g","job_id":"j","data_mb":-1}`)
+	if code != http.StatusBadRequest || !strings.Contains(out["message"].(string), "data_mb = -1") {
+		t.Errorf("bad data_mb: %d %v", code, out)
+	}
+	if code, out := post(t, ts, "SubmitJob", "Bearer tok", `{"cluster_id":"nope","job_id":"j","reduces":1}`); code != http.StatusNotFound {
+		t.Errorf("unknown cluster: %d %v", code, out)
+	}
+	resp, err := http.Get("http://" + ts.gateway + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(doc, optdv1.OpenAPI) || !bytes.Contains(doc, []byte("/optd.v1.ClusterService/PlaceReduces")) {
+		t.Errorf("/openapi.json: %d, %d bytes", resp.StatusCode, len(doc))
+	}
+}
+
+// TestJavaClient runs examples/java/OptdClient.java (JDK only) against the
+// gateway of a live server with a token, twice (it cleans up after
+// itself), and checks each answer it printed.
+func TestJavaClient(t *testing.T) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Skip("no java on PATH (Debian package default-jdk-headless; scripts/setup.sh --test installs it)")
+	}
+	ts := startServer(t, "", Options{Token: "tok", GatewayListen: "127.0.0.1:0"}, nil)
+	for run := range 2 {
+		cmd := exec.Command(java, "../examples/java/OptdClient.java", "http://"+ts.gateway, "tok")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", run, err, stderr.String())
+		}
+		got := map[string]map[string]any{}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			name, body, _ := strings.Cut(sc.Text(), " ")
+			var v map[string]any
+			if err := json.Unmarshal([]byte(body), &v); err != nil {
+				t.Fatalf("run %d: line %q: %v", run, sc.Text(), err)
+			}
+			got[name] = v
+		}
+		actions, _ := got["heartbeat"]["actions"].([]any)
+		slots, _ := got["place"]["slots"].([]any)
+		// FIFO on n1 (4 vcores): both maps start, first the one whose input
+		// is on n1 (node-local), then the other (its input is on n2, in
+		// another rack).
+		if len(actions) != 2 || actions[0].(map[string]any)["locality"] != "node_local" || actions[1].(map[string]any)["locality"] != "off_rack" {
+			t.Errorf("run %d: heartbeat of n1 = %v, want a node-local then an off-rack map start", run, got["heartbeat"])
+		}
+		for _, a := range actions {
+			if a.(map[string]any)["kind"] != "start" || a.(map[string]any)["taskType"] != "map" {
+				t.Errorf("run %d: action %v, want a map start", run, a)
+			}
+		}
+		if len(slots) != 1 || got["finished"]["freedSlots"] != float64(1) || got["delete"]["existed"] != true {
+			t.Errorf("run %d: printed %s", run, out)
+		}
+	}
+	l, err := ts.cluster.ListClusters(withBearer(ctxT(t), "tok"), &optdv1.ListClustersRequest{})
+	if err != nil || len(l.GetClusters()) != 0 {
+		t.Errorf("after the client: %v, %v; want no cluster", l, err)
+	}
+}
+
+// withBearer adds the bearer token to a call's metadata.
+func withBearer(ctx context.Context, tok string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+}

@@ -40,3 +40,15 @@ func (mdpBackend) HindsightBound(ctx context.Context, jobs []sim.JobRecord, slot
 func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) float64 {
 	return mdp.EmptyClusterBound(w, slotCosts)
 }
+
+func (mdpBackend) FitPenalty(ctx context.Context, s *sim.Scenario, steps int, progress func(done, total int)) (PenalizedBounder, string, error) {
+	pen, err := mdp.FitPenalty(ctx, s, mdp.PenaltyFit{Steps: steps, Progress: progress})
+	var no *mdp.NoModelError
+	if errors.As(err, &no) {
+		return nil, no.Reason, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return pen, "", nil
+}

@@ -66,6 +66,8 @@ type Progress struct {
 	Simulated func(done, total int)
 	// MDP reports the MDP solver's progress.
 	MDP func(done, total int)
+	// Penalty reports the penalty fit's training runs.
+	Penalty func(done, total int)
 }
 
 // Validate checks the request's names and numbers (not the scenario).
@@ -100,7 +102,7 @@ func (r *Request) Validate() error {
 			return invalidf("policies: %s: %v", p, err)
 		}
 	}
-	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundEmptyCluster, BoundsMDP}, true); err != nil {
+	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundPenalized, BoundEmptyCluster, BoundsMDP}, true); err != nil {
 		return err
 	}
 	if r.Bins < 1 {
@@ -109,8 +111,8 @@ func (r *Request) Validate() error {
 	if r.MaxStates < 1 {
 		return invalidf("max-states = %d: must be ≥ 1", r.MaxStates)
 	}
-	if r.Window < 0 || r.Horizon < 0 || r.HindsightClasses < 0 {
-		return invalidf("window = %d, horizon = %d, hindsight-classes = %d: must be ≥ 0", r.Window, r.Horizon, r.HindsightClasses)
+	if r.Window < 0 || r.Horizon < 0 || r.HindsightClasses < 0 || r.PenaltySteps < 0 {
+		return invalidf("window = %d, horizon = %d, hindsight-classes = %d, penalty-steps = %d: must be ≥ 0", r.Window, r.Horizon, r.HindsightClasses, r.PenaltySteps)
 	}
 	if r.ShardCount < 0 || (r.ShardCount > 0 && (r.ShardIndex < 0 || r.ShardIndex >= r.ShardCount)) {
 		return invalidf("shard %d/%d: want 0 ≤ i < n", r.ShardIndex, r.ShardCount)
@@ -161,6 +163,17 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 		}
 		return nil, invalidf("policies: %s needs the MDP of the scenario solved: %s", PolicyMDPOptimal, why)
 	}
+	var pen PenalizedBounder
+	if be != nil && slices.Contains(req.Bounds, BoundPenalized) {
+		var skipped string
+		pen, skipped, err = be.FitPenalty(ctx, s, req.PenaltySteps, prog.Penalty)
+		if err != nil {
+			return nil, fmt.Errorf("penalty fit: %w", err)
+		}
+		if skipped != "" {
+			return nil, invalidf("bounds: %s: %s", BoundPenalized, skipped)
+		}
+	}
 	factories := make([]sim.NamedFactory, len(req.Policies))
 	for k, name := range req.Policies {
 		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy)}
@@ -168,7 +181,7 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 	total := (hi - lo) * len(req.Policies)
 	reps := make([]RepFigures, 0, hi-lo)
 	for rep := lo; rep < hi; rep++ {
-		r, err := runReplication(ctx, be, s, rep, factories, req.Bounds, req.HindsightClasses)
+		r, err := runReplication(ctx, be, s, rep, factories, req.Bounds, req.HindsightClasses, pen)
 		if err != nil {
 			return nil, err
 		}
@@ -259,9 +272,9 @@ func pathwiseEmptyCluster(be Backend, s *sim.Scenario) bool {
 
 // runReplication simulates one replication under every policy and computes
 // its pathwise bounds.
-func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, factories []sim.NamedFactory, bounds []string, classes int) (RepFigures, error) {
+func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, factories []sim.NamedFactory, bounds []string, classes int, pen PenalizedBounder) (RepFigures, error) {
 	hindsight := be != nil && slices.Contains(bounds, BoundHindsight)
-	r, err := s.RunReplication(ctx, rep, factories, hindsight)
+	r, err := s.RunReplication(ctx, rep, factories, hindsight || pen != nil)
 	if err != nil {
 		return RepFigures{}, err
 	}
@@ -292,6 +305,13 @@ func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, f
 			return RepFigures{}, fmt.Errorf("replication %d: hindsight bound: %w", rep, err)
 		}
 		out.LowerBounds[BoundHindsight] = total / float64(first.Counted)
+	}
+	if pen != nil && first.Counted > 0 {
+		total, err := pen.BoundOfRecords(ctx, r.Records)
+		if err != nil {
+			return RepFigures{}, fmt.Errorf("replication %d: penalized hindsight bound: %w", rep, err)
+		}
+		out.LowerBounds[BoundPenalized] = total / float64(first.Counted)
 	}
 	return out, nil
 }

@@ -26,6 +26,9 @@ const (
 	DefaultHindsightClasses = 0
 	// PolicyMDPOptimal is the MDP's optimal decision table.
 	PolicyMDPOptimal = "mdp-optimal"
+	// PolicyPenalty is the one-step lookahead on the value function of the
+	// hindsight-penalized bound's penalty (fitted for the scenario).
+	PolicyPenalty = mdp.PenaltyPolicyName
 	// BoundsMDP is the Bounds name that turns the MDP on.
 	BoundsMDP = "mdp"
 )
@@ -75,7 +78,7 @@ func (r *Request) Validate() error {
 	if len(r.Policies) == 0 {
 		return invalidf("policies: give at least one policy")
 	}
-	known := append(policy.PlacementNames(), PolicyMDPOptimal)
+	known := append(policy.PlacementNames(), PolicyMDPOptimal, PolicyPenalty)
 	names := make([]string, len(r.Policies))
 	for k, p := range r.Policies {
 		name, _, err := policy.ParsePlacementSpec(p)
@@ -93,12 +96,12 @@ func (r *Request) Validate() error {
 		return err
 	}
 	for k, p := range r.Policies {
-		if names[k] == PolicyMDPOptimal {
+		if names[k] == PolicyMDPOptimal || names[k] == PolicyPenalty {
 			continue
 		}
 		// Build each policy once: a family's parameters are checked here,
 		// before any simulation.
-		if _, err := factory(p, r.Settings, nil)(0); err != nil {
+		if _, err := factory(p, r.Settings, nil, nil)(0); err != nil {
 			return invalidf("policies: %s: %v", p, err)
 		}
 	}
@@ -164,19 +167,32 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 		return nil, invalidf("policies: %s needs the MDP of the scenario solved: %s", PolicyMDPOptimal, why)
 	}
 	var pen PenalizedBounder
-	if be != nil && slices.Contains(req.Bounds, BoundPenalized) {
+	var penPolicy policy.Placement
+	wantBound, wantPolicy := slices.Contains(req.Bounds, BoundPenalized), slices.Contains(req.Policies, PolicyPenalty)
+	if wantBound || wantPolicy {
+		field, name := "bounds", BoundPenalized
+		if !wantBound {
+			field, name = "policies", PolicyPenalty
+		}
+		if be == nil {
+			return nil, invalidf("%s: %s: this build has no LP solver", field, name)
+		}
 		var skipped string
 		pen, skipped, err = be.FitPenalty(ctx, s, req.PenaltySteps, prog.Penalty)
 		if err != nil {
 			return nil, fmt.Errorf("penalty fit: %w", err)
 		}
 		if skipped != "" {
-			return nil, invalidf("bounds: %s: %s", BoundPenalized, skipped)
+			return nil, invalidf("%s: %s: %s", field, name, skipped)
+		}
+		penPolicy = pen.Policy()
+		if !wantBound {
+			pen = nil
 		}
 	}
 	factories := make([]sim.NamedFactory, len(req.Policies))
 	for k, name := range req.Policies {
-		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy)}
+		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy, penPolicy)}
 	}
 	total := (hi - lo) * len(req.Policies)
 	reps := make([]RepFigures, 0, hi-lo)
@@ -203,10 +219,13 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 // factory returns the policy factory of name: the registry's with the
 // request's configuration (name may carry a parameterized family's
 // parameters, "state-threshold:base=2;per-job=1.5", as `optd search` prints
-// its best policy), or the solved MDP's table.
-func factory(name string, st Settings, mdpPolicy policy.Placement) sim.PolicyFactory {
-	if name == PolicyMDPOptimal {
+// its best policy), the solved MDP's table or the fitted penalty's policy.
+func factory(name string, st Settings, mdpPolicy, penPolicy policy.Placement) sim.PolicyFactory {
+	switch name {
+	case PolicyMDPOptimal:
 		return func(uint64) (policy.Placement, error) { return mdpPolicy, nil }
+	case PolicyPenalty:
+		return func(uint64) (policy.Placement, error) { return penPolicy, nil }
 	}
 	return func(seed uint64) (policy.Placement, error) {
 		base, params, err := policy.ParsePlacementSpec(name)

@@ -55,7 +55,9 @@ import (
 // Approximate the relative value of the stable system by a function linear
 // in the slots held, V(t) = Σ_{i in service} Σ_c a_{i,c}·v_c(t) (BSS §2.3:
 // the penalty is the realized change of V minus its conditional
-// expectation), with two kinds of coefficients:
+// expectation, with a minus sign for a cost to minimize, see
+// Penalty.Policy; θ below is free in sign, so the bound does not care),
+// with two kinds of coefficients:
 //
 //   - Queue terms. Let X(t) = (n(t), w(t)) be the numbers in service and
 //     waiting, a continuous-time Markov chain whatever the placement
@@ -113,6 +115,10 @@ const penaltyMaxAtoms = 16
 // penaltyMaxClassBasis is the largest number of classes with one penalty
 // coefficient each; beyond, hat functions over the cost rank.
 const penaltyMaxClassBasis = 24
+
+// penaltyGroupByState makes θ depend on the queue state at the job's entry
+// as well as on its (Y, R).
+var penaltyGroupByState = false
 
 // penaltyBasis is the features f_{i,k}, the job groups and the class basis.
 type penaltyBasis struct {
@@ -176,6 +182,9 @@ func newPenaltyBasis(s *sim.Scenario) (*penaltyBasis, error) {
 	b.nGrp2 = len(b.rs)
 	if b.atomGroups {
 		b.nGrp2 = len(b.marks)
+	}
+	if penaltyGroupByState {
+		b.nGrp2 *= b.buckets()
 	}
 	return b, nil
 }
@@ -340,9 +349,13 @@ func (b *penaltyBasis) traceOf(recs []sim.JobRecord) *penaltyTrace {
 			continue
 		}
 		tr.jobs = append(tr.jobs, TraceJob{Start: r.Start, End: r.End, Y: r.Y(), R: r.R})
-		tr.group = append(tr.group, b.group(r.Y(), r.R))
-		f := make([]float64, F)
 		ks, ke := at(r.Start), at(r.End)
+		g := b.group(r.Y(), r.R)
+		if penaltyGroupByState && g >= 0 {
+			g = g*B + b.bucket(ns[ks], ws[ks])
+		}
+		tr.group = append(tr.group, g)
+		f := make([]float64, F)
 		f[b.bucket(ns[ks], ws[ks])] -= 1
 		for g := range B {
 			f[g] -= cum[ke*B+g] - cum[ks*B+g]

@@ -355,3 +355,42 @@ func TestPenaltyReport(t *testing.T) {
 		fmt.Printf("| %s | %.3f | %.3f (%.1f%%) | %.3f ± %.3f | %.1f%% |\n", names[k], opt, hind, 100*hind/opt, mean, half, 100*mean/opt)
 	}
 }
+
+// TestPenaltyPolicy: the one-step lookahead on the penalty's value function
+// is a valid stateless placement policy; its exact long-run cost on the MDP
+// is at least the optimum (a check of EvaluatePolicy and of the policy's
+// decisions) and, on the mdp-small scenario, below greedy's.
+func TestPenaltyPolicy(t *testing.T) {
+	ctx := context.Background()
+	s, err := sim.LoadScenario("../search/testdata/mdp-small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: 80, Jobs: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ModelOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := SolvePlacement(ctx, m, SolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adp, err := EvaluatePolicy(ctx, m, pen.Policy(), SolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy := sol.PolicyCosts["greedy"]
+	t.Logf("optimum %.3f, %s %.3f, greedy %.3f", sol.Optimal, PenaltyPolicyName, adp, greedy)
+	if adp < sol.Optimal*(1-1e-9) {
+		t.Errorf("%s costs %.9g, below the optimum %.9g", PenaltyPolicyName, adp, sol.Optimal)
+	}
+	if !(adp < greedy) {
+		t.Errorf("%s costs %.6g, not below greedy's %.6g", PenaltyPolicyName, adp, greedy)
+	}
+	if _, err := pen.Policy().Place(&policy.PlacementRequest{R: 3, X: 1, Free: []policy.Slot{{Index: 0, Cost: 1}}}); err == nil {
+		t.Error("a request with fewer free slots than R was accepted")
+	}
+}

@@ -1,6 +1,7 @@
 package mdp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -89,13 +90,9 @@ func (r *recorder) Place(req *policy.PlacementRequest) (policy.PlacementDecision
 // cost of the counted jobs and the total realized penalty Z = Σ a·z of the
 // counted jobs under that policy's own placements.
 type policyRun struct {
-	recs         []sim.JobRecord
-	cost, z      float64
-	counted      int
-	lpPenalized  float64
-	lpHindsight  float64
-	perJobZ      []float64
-	perJobCounts [][]int
+	cost, z     float64
+	counted     int
+	lpPenalized float64
 }
 
 func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Penalty, rep int, p policy.Placement) policyRun {
@@ -113,7 +110,7 @@ func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Pen
 			entered = append(entered, i)
 		}
 	}
-	slices.SortStableFunc(entered, func(a, b int) int { return cmpFloat(r.Records[a].Start, r.Records[b].Start) })
+	slices.SortStableFunc(entered, func(a, b int) int { return cmp.Compare(r.Records[a].Start, r.Records[b].Start) })
 	if len(entered) != len(rec.alloc) {
 		t.Fatalf("%d entries, %d decisions", len(entered), len(rec.alloc))
 	}
@@ -124,7 +121,7 @@ func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Pen
 	tr := pen.basis.traceOf(r.Records)
 	adj := pen.adjust(tr)
 	C := pen.cls.num()
-	out := policyRun{recs: r.Records, cost: res.TotalCost, counted: res.Counted}
+	out := policyRun{cost: res.TotalCost, counted: res.Counted}
 	k := 0
 	for i, j := range r.Records {
 		if !j.Counted {
@@ -136,8 +133,6 @@ func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Pen
 			zi += float64(x) * adj[k*C+c]
 		}
 		out.z += zi
-		out.perJobZ = append(out.perJobZ, zi)
-		out.perJobCounts = append(out.perJobCounts, a)
 		k++
 	}
 	if out.lpPenalized, err = pen.BoundOfRecords(ctx, r.Records); err != nil {
@@ -146,14 +141,27 @@ func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Pen
 	return out
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// cheapestRun simulates replication rep of s with every job on the
+// cheapest free slots and returns the run and the hindsight LP of its
+// counted jobs.
+func cheapestRun(t testing.TB, s *sim.Scenario, rep int) (*sim.Replication, float64) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := s.RunReplication(ctx, rep, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return 0
+	var counted []sim.JobRecord
+	for _, j := range r.Records {
+		if j.Counted {
+			counted = append(counted, j)
+		}
+	}
+	h, err := HindsightBoundOfRecords(ctx, counted, s.SlotCosts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, h
 }
 
 // testPenalty fits a penalty cheaply (few short training runs): validity
@@ -192,14 +200,7 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 		if seed == 8 {
 			randomTheta(pen, rand.New(rand.NewPCG(seed, 1)), 20)
 		}
-		m, err := ModelOf(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sol, err := SolvePlacement(ctx, m, SolveOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sol := solveScenario(t, s)
 		names := []string{"greedy", "random", "receding-horizon", "state-threshold:base=2;per-job=1.5"}
 		for _, name := range append(names, OptimalPolicyName) {
 			zs := make([]float64, reps)
@@ -240,21 +241,8 @@ func TestPenaltyZeroIsHindsight(t *testing.T) {
 		s, desc := genPlacementScenario(t, 100+seed, 300, 1)
 		pen := testPenalty(t, s, 1)
 		clear(pen.theta)
-		r, err := s.RunReplication(ctx, 0, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, want := cheapestRun(t, s, 0)
 		got, err := pen.BoundOfRecords(ctx, r.Records)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var counted []sim.JobRecord
-		for _, j := range r.Records {
-			if j.Counted {
-				counted = append(counted, j)
-			}
-		}
-		want, err := HindsightBoundOfRecords(ctx, counted, s.SlotCosts, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,19 +252,26 @@ func TestPenaltyZeroIsHindsight(t *testing.T) {
 	}
 }
 
+// solveScenario solves the MDP of scenario s.
+func solveScenario(t testing.TB, s *sim.Scenario) *PlacementSolution {
+	t.Helper()
+	m, err := ModelOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := SolvePlacement(context.Background(), m, SolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol
+}
+
 // penaltyRatio returns the penalized bound's mean per job over reps and
 // its CI half-width, the hindsight LP's mean, and the MDP optimum.
 func penaltyRatio(t testing.TB, s *sim.Scenario, fit PenaltyFit) (mean, half, hind, opt float64) {
 	t.Helper()
 	ctx := context.Background()
-	m, err := ModelOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := SolvePlacement(ctx, m, SolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sol := solveScenario(t, s)
 	pen, err := FitPenalty(ctx, s, fit)
 	if err != nil {
 		t.Fatal(err)
@@ -284,21 +279,8 @@ func penaltyRatio(t testing.TB, s *sim.Scenario, fit PenaltyFit) (mean, half, hi
 	xs := make([]float64, s.Replications)
 	hs := 0.0
 	for rep := range s.Replications {
-		r, err := s.RunReplication(ctx, rep, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, h := cheapestRun(t, s, rep)
 		v, err := pen.BoundOfRecords(ctx, r.Records)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var counted []sim.JobRecord
-		for _, j := range r.Records {
-			if j.Counted {
-				counted = append(counted, j)
-			}
-		}
-		h, err := HindsightBoundOfRecords(ctx, counted, s.SlotCosts, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,14 +352,8 @@ func TestPenaltyPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := ModelOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := SolvePlacement(ctx, m, SolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sol := solveScenario(t, s)
+	m, _ := ModelOf(s)
 	adp, err := EvaluatePolicy(ctx, m, pen.Policy(), SolveOptions{})
 	if err != nil {
 		t.Fatal(err)

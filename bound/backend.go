@@ -31,6 +31,10 @@ type Backend interface {
 	// grouped into maxClasses classes, each rounded down to its cheapest
 	// cost (a smaller LP and a weaker, still valid, bound).
 	HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error)
+	// HindsightLagrangian bounds HindsightBound's LP from below by its
+	// Lagrangian relaxation with steps subgradient steps (0: the default),
+	// exact slot costs, time linear in the jobs per step.
+	HindsightLagrangian(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, steps int) (float64, error)
 	// EmptyClusterBound is E[Y·(sum of the R cheapest slot costs)].
 	EmptyClusterBound(w *models.Workload, slotCosts []float64) float64
 	// FitPenalty fits the information-relaxation penalty of the scenario

@@ -37,6 +37,10 @@ func (mdpBackend) HindsightBound(ctx context.Context, jobs []sim.JobRecord, slot
 	return mdp.HindsightBoundOfRecords(ctx, jobs, slotCosts, maxClasses)
 }
 
+func (mdpBackend) HindsightLagrangian(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, steps int) (float64, error) {
+	return mdp.HindsightLagrangianOfRecords(ctx, jobs, slotCosts, mdp.LagrangeOptions{Iterations: steps})
+}
+
 func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) float64 {
 	return mdp.EmptyClusterBound(w, slotCosts)
 }

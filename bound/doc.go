@@ -12,6 +12,11 @@
 //     divided by the number of counted jobs, averaged over replications.
 //     Every policy is simulated on the same traces (common random numbers),
 //     so this bounds each policy's realized cost, trace by trace.
+//   - "hindsight-lagrangian": per replication, the same LP bounded from
+//     below by Lagrangian relaxation of its job rows
+//     (mdp.HindsightBoundLagrangian: per slot class a weighted interval
+//     packing), every subgradient step a bound; for large traces where the
+//     LP itself is slow.
 //   - "hindsight-penalized": per replication, the hindsight LP with costs
 //     changed by an information-relaxation penalty of zero mean under every
 //     non-anticipative policy (mdp.FitPenalty, fitted on training runs

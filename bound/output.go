@@ -19,6 +19,10 @@ const (
 	// job alone in an empty cluster (mdp.EmptyClusterBound for a workload;
 	// the per-job mean over the simulated jobs for a trace).
 	BoundEmptyCluster = "empty-cluster"
+	// BoundLagrangian is the hindsight LP bounded from below by Lagrangian
+	// relaxation (mdp.HindsightBoundLagrangian): per replication, like
+	// hindsight-lp, at most it, in time linear in the jobs.
+	BoundLagrangian = "hindsight-lagrangian"
 	// BoundPenalized is the hindsight LP with an information-relaxation
 	// penalty (mdp.FitPenalty): a lower bound on every policy's expected
 	// mean cost per job (not trace by trace), averaged over replications.
@@ -115,6 +119,8 @@ type Settings struct {
 	HindsightClasses int `json:"hindsight_classes"`
 	// PenaltySteps is --penalty-steps (0: mdp.DefaultPenaltySteps).
 	PenaltySteps int `json:"penalty_steps,omitempty"`
+	// LagrangeSteps is --lagrange-steps (0: mdp.DefaultLagrangeIterations).
+	LagrangeSteps int `json:"lagrange_steps,omitempty"`
 }
 
 // Shard is the raw material of a sharded run.

@@ -105,7 +105,7 @@ func (r *Request) Validate() error {
 			return invalidf("policies: %s: %v", p, err)
 		}
 	}
-	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundPenalized, BoundEmptyCluster, BoundsMDP}, true); err != nil {
+	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundLagrangian, BoundPenalized, BoundEmptyCluster, BoundsMDP}, true); err != nil {
 		return err
 	}
 	if r.Bins < 1 {
@@ -114,8 +114,9 @@ func (r *Request) Validate() error {
 	if r.MaxStates < 1 {
 		return invalidf("max-states = %d: must be ≥ 1", r.MaxStates)
 	}
-	if r.Window < 0 || r.Horizon < 0 || r.HindsightClasses < 0 || r.PenaltySteps < 0 {
-		return invalidf("window = %d, horizon = %d, hindsight-classes = %d, penalty-steps = %d: must be ≥ 0", r.Window, r.Horizon, r.HindsightClasses, r.PenaltySteps)
+	if r.Window < 0 || r.Horizon < 0 || r.HindsightClasses < 0 || r.PenaltySteps < 0 || r.LagrangeSteps < 0 {
+		return invalidf("window = %d, horizon = %d, hindsight-classes = %d, penalty-steps = %d, lagrange-steps = %d: must be ≥ 0",
+			r.Window, r.Horizon, r.HindsightClasses, r.PenaltySteps, r.LagrangeSteps)
 	}
 	if r.ShardCount < 0 || (r.ShardCount > 0 && (r.ShardIndex < 0 || r.ShardIndex >= r.ShardCount)) {
 		return invalidf("shard %d/%d: want 0 ≤ i < n", r.ShardIndex, r.ShardCount)
@@ -197,7 +198,7 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 	total := (hi - lo) * len(req.Policies)
 	reps := make([]RepFigures, 0, hi-lo)
 	for rep := lo; rep < hi; rep++ {
-		r, err := runReplication(ctx, be, s, rep, factories, req.Bounds, req.HindsightClasses, pen)
+		r, err := runReplication(ctx, be, s, rep, factories, req.Settings, pen)
 		if err != nil {
 			return nil, err
 		}
@@ -291,9 +292,11 @@ func pathwiseEmptyCluster(be Backend, s *sim.Scenario) bool {
 
 // runReplication simulates one replication under every policy and computes
 // its pathwise bounds.
-func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, factories []sim.NamedFactory, bounds []string, classes int, pen PenalizedBounder) (RepFigures, error) {
+func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, factories []sim.NamedFactory, st Settings, pen PenalizedBounder) (RepFigures, error) {
+	bounds := st.Bounds
 	hindsight := be != nil && slices.Contains(bounds, BoundHindsight)
-	r, err := s.RunReplication(ctx, rep, factories, hindsight || pen != nil)
+	lagrangian := be != nil && slices.Contains(bounds, BoundLagrangian)
+	r, err := s.RunReplication(ctx, rep, factories, hindsight || lagrangian || pen != nil)
 	if err != nil {
 		return RepFigures{}, err
 	}
@@ -312,18 +315,27 @@ func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, f
 	if slices.Contains(bounds, BoundEmptyCluster) && pathwiseEmptyCluster(be, s) {
 		out.LowerBounds[BoundEmptyCluster] = first.EmptyClusterMean
 	}
-	if hindsight && first.Counted > 0 {
+	if (hindsight || lagrangian) && first.Counted > 0 {
 		jobs := make([]sim.JobRecord, 0, first.Counted)
 		for _, j := range r.Records {
 			if j.Counted {
 				jobs = append(jobs, j)
 			}
 		}
-		total, err := be.HindsightBound(ctx, jobs, s.SlotCosts, classes)
-		if err != nil {
-			return RepFigures{}, fmt.Errorf("replication %d: hindsight bound: %w", rep, err)
+		if hindsight {
+			total, err := be.HindsightBound(ctx, jobs, s.SlotCosts, st.HindsightClasses)
+			if err != nil {
+				return RepFigures{}, fmt.Errorf("replication %d: hindsight bound: %w", rep, err)
+			}
+			out.LowerBounds[BoundHindsight] = total / float64(first.Counted)
 		}
-		out.LowerBounds[BoundHindsight] = total / float64(first.Counted)
+		if lagrangian {
+			total, err := be.HindsightLagrangian(ctx, jobs, s.SlotCosts, st.LagrangeSteps)
+			if err != nil {
+				return RepFigures{}, fmt.Errorf("replication %d: Lagrangian hindsight bound: %w", rep, err)
+			}
+			out.LowerBounds[BoundLagrangian] = total / float64(first.Counted)
+		}
 	}
 	if pen != nil && first.Counted > 0 {
 		total, err := pen.BoundOfRecords(ctx, r.Records)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -20,6 +22,9 @@ type LagrangeOptions struct {
 	// the best bound so far.
 	Progress func(step int, best float64)
 }
+
+// lagrangeDeflection is γ of the deflected subgradient direction.
+const lagrangeDeflection = 1.5
 
 // DefaultLagrangeIterations is LagrangeOptions.Iterations' default.
 const DefaultLagrangeIterations = 300
@@ -56,8 +61,9 @@ type LagrangeResult struct {
 // over sets I of pairwise disjoint intervals [Start_i, End_i) (the packing
 // LP of an interval graph is integral, its constraint matrix having
 // consecutive ones), computed by the weighted-interval-scheduling
-// recursion over jobs sorted by End, only over the jobs with
-// u_i > Y_i·H_c. L(u) ≤ LP optimum for every u (weak duality), so each
+// recursion over the jobs sorted by End (the jobs with u_i ≤ Y_i·H_c never
+// gain), O(jobs) per class with the predecessors found once, the classes
+// shared among GOMAXPROCS workers. L(u) ≤ LP optimum for every u (weak duality), so each
 // step is a bound; u climbs the concave L by subgradient steps
 // g_i = R_i − Σ_c n_c·1{i ∈ I_c} with Polyak's step
 // (Upper − L)/‖g‖² times a factor halved when the bound stalls, from
@@ -97,9 +103,15 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 	for i, j := range jobs {
 		u[i] = j.Y * sorted[j.R-1]
 	}
-	g := make([]float64, n)
-	lag := &lagrangeWork{jobs: jobs, order: order}
+	g, d := make([]float64, n), make([]float64, n)
+	lag := newLagrangeWork(jobs, order)
+	parts := newLagrangeParts(runtime.GOMAXPROCS(0), n)
 	best, factor, stall := math.Inf(-1), 1.0, 0
+	// Polyak's step aims at a target above the best bound: the greedy
+	// placement's cost is far above the LP on congested traces, so the
+	// target is the best bound plus a share of the distance that shrinks
+	// as the steps stall.
+	target := func(best float64) float64 { return best + factor*0.5*(upper-best) }
 	start := time.Now()
 	res := LagrangeResult{Upper: upper}
 	for step := range opts.Iterations {
@@ -114,10 +126,7 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 			val += float64(j.R) * u[i]
 			g[i] = float64(j.R)
 		}
-		for c, h := range cls.cost {
-			w := lag.pack(u, h, float64(cls.count[c]), g)
-			val -= float64(cls.count[c]) * w
-		}
+		val -= lag.packAll(u, cls, g, parts)
 		res.Steps = step + 1
 		if val > best {
 			best, stall = val, 0
@@ -127,75 +136,125 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 		if opts.Progress != nil {
 			opts.Progress(step+1, best)
 		}
-		norm := 0.0
-		for _, x := range g {
+		norm, dot, dnorm := 0.0, 0.0, 0.0
+		for i, x := range g {
 			norm += x * x
+			dot += x * d[i]
+			dnorm += d[i] * d[i]
 		}
 		if norm == 0 || upper-best <= 1e-12*math.Abs(upper) {
 			break // u is optimal: every job row holds
 		}
-		t := factor * max(upper-val, 1e-9*math.Abs(upper)) / norm
+		// Deflected direction (Camerini, Fratta and Maffioli): when g turns
+		// back against the previous direction, add part of it, which damps
+		// the zigzag of plain subgradient steps.
+		beta := 0.0
+		if dot < 0 && dnorm > 0 {
+			beta = -lagrangeDeflection * dot / dnorm
+		}
+		dn := 0.0
+		for i := range d {
+			d[i] = g[i] + beta*d[i]
+			dn += d[i] * d[i]
+		}
+		t := max(target(best)-val, 1e-9*math.Abs(upper)) / dn
 		for i := range u {
-			u[i] += t * g[i]
+			u[i] += t * d[i]
 		}
 	}
 	res.Bound = min(best, upper)
 	return res, nil
 }
 
-// lagrangeWork is the scratch space of the interval packings.
+// lagrangeWork holds the jobs in order of End and, for each, how many of
+// them end by its start (its predecessors in the packing recursion).
 type lagrangeWork struct {
 	jobs  []TraceJob
 	order []int // jobs by End
-	sub   []int // jobs of positive weight, by End
-	ends  []float64
-	value []float64 // value[k]: best packing of sub[:k]
+	pred  []int // pred[k]: jobs of order ending by the start of order[k]
+}
+
+func newLagrangeWork(jobs []TraceJob, order []int) *lagrangeWork {
+	w := &lagrangeWork{jobs: jobs, order: order, pred: make([]int, len(order))}
+	ends := make([]float64, len(order))
+	for k, i := range order {
+		ends[k] = jobs[i].End
+	}
+	for k, i := range order {
+		// First end > Start: ends ≤ Start are compatible ([Start, End)).
+		w.pred[k] = sort1(ends, jobs[i].Start, true)
+	}
+	return w
 }
 
 // pack returns W = max Σ (u_i − Y_i·h) over disjoint intervals and
-// subtracts mult from g_i of every job packed.
-func (w *lagrangeWork) pack(u []float64, h, mult float64, g []float64) float64 {
-	w.sub, w.ends = w.sub[:0], w.ends[:0]
-	for _, i := range w.order {
-		if u[i] > w.jobs[i].Y*h {
-			w.sub = append(w.sub, i)
-			w.ends = append(w.ends, w.jobs[i].End)
+// subtracts mult from g_i of every job packed; value (len(jobs)+1) is
+// scratch. The recursion over jobs by End: value[k+1] = max(value[k],
+// weight + value[pred[k]]), only jobs of positive weight taking part.
+func (w *lagrangeWork) pack(u []float64, h, mult float64, g, value []float64) float64 {
+	value[0] = 0
+	for k, i := range w.order {
+		v := value[k]
+		if wt := u[i] - w.jobs[i].Y*h; wt > 0 {
+			v = max(v, wt+value[w.pred[k]])
 		}
-	}
-	m := len(w.sub)
-	if m == 0 {
-		return 0
-	}
-	w.value = slices.Grow(w.value[:0], m+1)[:m+1]
-	w.value[0] = 0
-	for k, i := range w.sub {
-		// p: jobs of sub[:k] ending by Start_i (ends are sorted).
-		p, _ := slices.BinarySearchFunc(w.ends[:k], w.jobs[i].Start, func(e, s float64) int {
-			if e <= s {
-				return -1
-			}
-			return 1
-		})
-		take := u[i] - w.jobs[i].Y*h + w.value[p]
-		w.value[k+1] = max(w.value[k], take)
+		value[k+1] = v
 	}
 	// Backtrack the packing for the subgradient.
-	for k := m; k > 0; {
-		i := w.sub[k-1]
-		if w.value[k] == w.value[k-1] {
+	for k := len(w.order); k > 0; {
+		if value[k] == value[k-1] {
 			k--
 			continue
 		}
-		g[i] -= mult
-		p, _ := slices.BinarySearchFunc(w.ends[:k-1], w.jobs[i].Start, func(e, s float64) int {
-			if e <= s {
-				return -1
-			}
-			return 1
-		})
-		k = p
+		g[w.order[k-1]] -= mult
+		k = w.pred[k-1]
 	}
-	return w.value[m]
+	return value[len(w.order)]
+}
+
+// lagrangeParts is one worker's scratch: its packing values and its share
+// of the subgradient.
+type lagrangeParts []struct {
+	value, g []float64
+	w        float64
+}
+
+func newLagrangeParts(workers, n int) lagrangeParts {
+	p := make(lagrangeParts, max(workers, 1))
+	for k := range p {
+		p[k].value = make([]float64, n+1)
+		p[k].g = make([]float64, n)
+	}
+	return p
+}
+
+// packAll returns Σ_c n_c·W_c(u) and subtracts n_c·1{i ∈ I_c} from g,
+// the classes split among the workers (each class's packing depends on u
+// alone).
+func (w *lagrangeWork) packAll(u []float64, cls *classes, g []float64, parts lagrangeParts) float64 {
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			part := &parts[p]
+			clear(part.g)
+			part.w = 0
+			for c := p; c < cls.num(); c += len(parts) {
+				nc := float64(cls.count[c])
+				part.w += nc * w.pack(u, cls.cost[c], nc, part.g, part.value)
+			}
+		}(k)
+	}
+	wg.Wait()
+	total := 0.0
+	for k := range parts {
+		total += parts[k].w
+		for i, x := range parts[k].g {
+			g[i] += x
+		}
+	}
+	return total
 }
 
 // greedyTraceCost places the trace's jobs in order of Start on the

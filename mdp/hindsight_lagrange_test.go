@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,7 +81,7 @@ func TestLagrangianScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{2000, 10000, 50000, 200000} {
+	for _, n := range lagrangeScaleSizes() {
 		s.Jobs, s.WarmupJobs = n, 0
 		r, err := s.RunReplication(ctx, 0, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
 		if err != nil {
@@ -128,4 +130,21 @@ func TestLagrangianScale(t *testing.T) {
 		}
 		fmt.Println(line)
 	}
+}
+
+// lagrangeScaleSizes are the trace sizes of TestLagrangianScale
+// (OPTD_LAGRANGE_SIZES=2000,10000 to choose).
+func lagrangeScaleSizes() []int {
+	v := os.Getenv("OPTD_LAGRANGE_SIZES")
+	if v == "" {
+		return []int{2000, 10000, 50000, 200000}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(f)
+		if err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }

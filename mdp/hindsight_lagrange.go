@@ -232,6 +232,17 @@ func newLagrangeParts(workers, n int) lagrangeParts {
 // the classes split among the workers (each class's packing depends on u
 // alone).
 func (w *lagrangeWork) packAll(u []float64, cls *classes, g []float64, parts lagrangeParts) float64 {
+	// Classes at or above the largest u_i/Y_i give no job a positive
+	// weight: their packings are empty.
+	top := math.Inf(-1)
+	for i, j := range w.jobs {
+		switch {
+		case j.Y > 0:
+			top = max(top, u[i]/j.Y)
+		case u[i] > 0:
+			top = math.Inf(1)
+		}
+	}
 	var wg sync.WaitGroup
 	for k := range parts {
 		wg.Add(1)
@@ -240,7 +251,7 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, g []float64, parts lag
 			part := &parts[p]
 			clear(part.g)
 			part.w = 0
-			for c := p; c < cls.num(); c += len(parts) {
+			for c := p; c < cls.num() && cls.cost[c] < top; c += len(parts) {
 				nc := float64(cls.count[c])
 				part.w += nc * w.pack(u, cls.cost[c], nc, part.g, part.value)
 			}

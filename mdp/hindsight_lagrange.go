@@ -182,7 +182,7 @@ func newLagrangeWork(jobs []TraceJob, order []int) *lagrangeWork {
 	}
 	for k, i := range order {
 		// First end > Start: ends ≤ Start are compatible ([Start, End)).
-		w.pred[k] = sort1(ends, jobs[i].Start, true)
+		w.pred[k] = searchTime(ends, jobs[i].Start, true)
 	}
 	return w
 }

@@ -83,8 +83,10 @@ import (
 //     i.i.d., independent of the queue and unseen before entry, so each term
 //     has conditional mean zero given the past (a sum of martingale
 //     differences with a predictable integrand 1{i still in service}).
-//     φ ranges over the indicators of the atoms of a discrete workload, or
-//     1{R = r} and Y·1{R = r}.
+//     φ ranges over the indicators of the atoms of a discrete workload (at
+//     most 16), or 1{R = r} and Y·1{R = r}, each also multiplied by the
+//     indicator of the bucket of X just after j's entry (a function of the
+//     queue, independent of the mark).
 //
 // Every feature f_{i,k} (a q or an m) satisfies (P1); so does any linear
 // combination with coefficients fixed in advance and allowed to depend on
@@ -116,10 +118,6 @@ const penaltyMaxAtoms = 16
 // coefficient each; beyond, hat functions over the cost rank.
 const penaltyMaxClassBasis = 24
 
-// penaltyGroupByState makes θ depend on the queue state at the job's entry
-// as well as on its (Y, R).
-var penaltyGroupByState = false
-
 // penaltyBasis is the features f_{i,k}, the job groups and the class basis.
 type penaltyBasis struct {
 	k, wMax      int // K; waiting room (−1: unlimited)
@@ -140,8 +138,8 @@ type markFeature struct {
 	mean float64
 }
 
-// ErrNoPenalty is wrapped when a scenario does not meet the conditions of
-// the penalized bound.
+// errNoPenalty says that a scenario does not meet the conditions of the
+// penalized bound.
 var errNoPenalty = &NoModelError{"a trace scenario has no penalized bound: it needs Poisson arrivals, exponential work and i.i.d. (X, R)"}
 
 func newPenaltyBasis(s *sim.Scenario) (*penaltyBasis, error) {
@@ -182,9 +180,6 @@ func newPenaltyBasis(s *sim.Scenario) (*penaltyBasis, error) {
 	b.nGrp2 = len(b.rs)
 	if b.atomGroups {
 		b.nGrp2 = len(b.marks)
-	}
-	if penaltyGroupByState {
-		b.nGrp2 *= b.buckets()
 	}
 	return b, nil
 }
@@ -262,7 +257,6 @@ type penaltyTrace struct {
 	jobs  []TraceJob
 	group []int
 	f     []float64
-	extra []int // indices into jobs of zero-length jobs (not in the LP)
 }
 
 // traceOf builds the LP input of a run from all its records (every
@@ -350,33 +344,26 @@ func (b *penaltyBasis) traceOf(recs []sim.JobRecord) *penaltyTrace {
 		}
 		tr.jobs = append(tr.jobs, TraceJob{Start: r.Start, End: r.End, Y: r.Y(), R: r.R})
 		ks, ke := at(r.Start), at(r.End)
-		g := b.group(r.Y(), r.R)
-		if penaltyGroupByState && g >= 0 {
-			g = g*B + b.bucket(ns[ks], ws[ks])
-		}
-		tr.group = append(tr.group, g)
+		tr.group = append(tr.group, b.group(r.Y(), r.R))
 		f := make([]float64, F)
 		f[b.bucket(ns[ks], ws[ks])] -= 1
 		for g := range B {
 			f[g] -= cum[ke*B+g] - cum[ks*B+g]
 		}
-		lo := sort1(starts, r.Start, true)
-		hi := sort1(starts, r.End, false)
+		lo := searchTime(starts, r.Start, true)
+		hi := searchTime(starts, r.End, false)
 		if hi > lo {
 			for m := range MF {
 				f[B+m] = mcum[hi*MF+m] - mcum[lo*MF+m]
 			}
 		}
 		tr.f = append(tr.f, f...)
-		if !(r.End > r.Start) {
-			tr.extra = append(tr.extra, len(tr.jobs)-1)
-		}
 	}
 	return tr
 }
 
-// sort1 is the first index of sorted xs with xs[k] > t (after) or ≥ t.
-func sort1(xs []float64, t float64, after bool) int {
+// searchTime is the first index of sorted xs with xs[k] > t (after) or ≥ t.
+func searchTime(xs []float64, t float64, after bool) int {
 	k, found := slices.BinarySearch(xs, t)
 	if after {
 		for found && k < len(xs) && xs[k] == t {

@@ -52,9 +52,6 @@ func (pp *penaltyPolicy) Place(req *policy.PlacementRequest) (policy.PlacementDe
 	n := min(max(len(req.Held)+1, 1), b.k)
 	x := b.bucket(n, max(req.Waiting, 0))
 	g := b.group(y, req.R)
-	if penaltyGroupByState && g >= 0 {
-		g = g*b.buckets() + x
-	}
 	score := make([]float64, len(req.Free))
 	for k, s := range req.Free {
 		score[k] = y * s.Cost

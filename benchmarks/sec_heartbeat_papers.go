@@ -22,13 +22,19 @@ import (
 
 // hbRun simulates one scenario under one policy spec and seed.
 func hbRun(ctx context.Context, sc *sim.ClusterScenario, spec string, seed uint64) (*sim.ClusterResult, error) {
-	p, err := policy.NewPipeline(spec, policy.HeartbeatConfig{Seed: seed})
+	return hbRunPlaced(ctx, sc, spec, "", seed)
+}
+
+// hbRunPlaced is hbRun with reducers placed by a placement policy (empty:
+// none).
+func hbRunPlaced(ctx context.Context, sc *sim.ClusterScenario, spec, placement string, seed uint64) (*sim.ClusterResult, error) {
+	p, err := policy.NewPlacedPipeline(spec, placement, policy.HeartbeatConfig{Seed: seed})
 	if err != nil {
 		return nil, err
 	}
 	r, err := sim.RunCluster(ctx, sc, p, sim.ClusterOptions{Seed: seed})
 	if err != nil {
-		return nil, fmt.Errorf("%s under %s: %w", sc.Name, spec, err)
+		return nil, fmt.Errorf("%s under %s (placement %q): %w", sc.Name, spec, placement, err)
 	}
 	return r, nil
 }

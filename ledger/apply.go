@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -281,6 +282,12 @@ func validPhase(t models.TaskType, p models.Phase) bool {
 // changes, with the cluster's view and the attempt's: how the pipeline's
 // observers learn of completions (see Scheduler.Heartbeat).
 func (l *Ledger) Finish(now float64, id int, observe func(c *policy.ClusterView, a *policy.AttemptView, durationS float64)) (jobDone bool, err error) {
+	return l.FinishWithOutput(now, id, 0, observe)
+}
+
+// FinishWithOutput is Finish with the output, in MB, of a map attempt (0:
+// unknown), which the job's view then counts on the attempt's node.
+func (l *Ledger) FinishWithOutput(now float64, id int, outputMB float64, observe func(c *policy.ClusterView, a *policy.AttemptView, durationS float64)) (jobDone bool, err error) {
 	at := l.attempt[id]
 	if at == nil {
 		return false, fmt.Errorf("%w: attempt %d is not running", ErrUnknown, id)
@@ -288,8 +295,14 @@ func (l *Ledger) Finish(now float64, id int, observe func(c *policy.ClusterView,
 	if math.IsNaN(now) || now < at.startS {
 		return false, fmt.Errorf("%w: attempt %d finished at %v, before it started at %v", ErrInvalid, id, now, at.startS)
 	}
+	if err := checkOutput(id, at.task.typ, outputMB); err != nil {
+		return false, err
+	}
 	t := at.task
 	j := t.job
+	if t.typ == models.MapTask {
+		j.addOutput(at.node.id, 1, outputMB)
+	}
 	t.done = true
 	l.remove(at)
 	for _, o := range t.attempts {
@@ -355,4 +368,25 @@ func (l *Ledger) drop(j *job) {
 			break
 		}
 	}
+}
+
+// checkOutput validates a reported map output: finite, ≥ 0, and of a map.
+func checkOutput(id int, t models.TaskType, mb float64) error {
+	switch {
+	case !(mb >= 0) || math.IsInf(mb, 0):
+		return fmt.Errorf("%w: output_mb[%d] = %v: must be a finite number ≥ 0", ErrInvalid, id, mb)
+	case mb > 0 && t != models.MapTask:
+		return fmt.Errorf("%w: output_mb[%d] = %v: attempt %d is a %v, only maps report output", ErrInvalid, id, mb, id, t)
+	}
+	return nil
+}
+
+// addOutput counts maps finished on node with their output.
+func (j *job) addOutput(node string, maps int, mb float64) {
+	k, found := slices.BinarySearchFunc(j.outputs, node, func(o policy.NodeOutput, n string) int { return strings.Compare(o.Node, n) })
+	if !found {
+		j.outputs = slices.Insert(j.outputs, k, policy.NodeOutput{Node: node})
+	}
+	j.outputs[k].Maps += maps
+	j.outputs[k].MB += mb
 }

@@ -3,10 +3,12 @@ package ledger
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
 )
 
 // Checkpoints: the ledger's durable state as one event.
@@ -37,6 +39,8 @@ type JobCheckpoint struct {
 	DurationsS [2]float64 `json:"durations_s"`
 	// Attempts are the job's running attempts.
 	Attempts []AttemptCheckpoint `json:"attempts,omitempty"`
+	// Outputs are the stage's finished maps' outputs by node.
+	Outputs []policy.NodeOutput `json:"outputs,omitempty"`
 }
 
 // AttemptCheckpoint is a running attempt in a checkpoint.
@@ -58,7 +62,7 @@ func (l *Ledger) Checkpoint() Event {
 	s := l.idleSnapshot()
 	for _, j := range l.active {
 		jc := JobCheckpoint{Spec: j.spec, Stage: j.stage, DurationsS: j.durSum,
-			Maps: taskStates(j.tasks[0]), Reduces: taskStates(j.tasks[1])}
+			Maps: taskStates(j.tasks[0]), Reduces: taskStates(j.tasks[1]), Outputs: slices.Clone(j.outputs)}
 		for _, ts := range j.tasks {
 			for _, t := range ts {
 				if t.done {
@@ -134,6 +138,18 @@ func (l *Ledger) restoreJobs(jobs []JobCheckpoint) error {
 			}
 		}
 		j.durSum = jc.DurationsS
+		maps := 0
+		for _, o := range jc.Outputs {
+			if l.nodeAt[o.Node] == nil || o.Maps < 1 || !(o.MB >= 0) || math.IsInf(o.MB, 0) {
+				return bad("map outputs %+v", o)
+			}
+			j.addOutput(o.Node, o.Maps, o.MB)
+			maps += o.Maps
+		}
+		// A checkpoint written before outputs were recorded has none.
+		if len(jc.Outputs) > 0 && maps != j.done[0] {
+			return bad("map outputs of %d maps, %d done", maps, j.done[0])
+		}
 		for _, ac := range jc.Attempts {
 			tt := models.TaskType(ac.Type)
 			if !tt.Valid() || ac.Task < 0 || ac.Task >= len(j.tasks[tt-1]) {

@@ -106,10 +106,15 @@ func (d *driver) step(t *testing.T) {
 		ev = &Event{Heartbeat: &HeartbeatEvent{Node: node, NowS: d.now, Actions: Records(actions)}}
 	case k < 14 && len(running) > 0:
 		id := running[d.rng.IntN(len(running))]
-		if _, err := d.l.Finish(d.now, id, nil); err != nil {
+		// Maps report their output, sometimes not (unknown).
+		out := 0.0
+		if d.l.attempt[id].task.typ == models.MapTask && d.rng.IntN(3) > 0 {
+			out = float64(d.rng.IntN(512))
+		}
+		if _, err := d.l.FinishWithOutput(d.now, id, out, nil); err != nil {
 			t.Fatal(err)
 		}
-		ev = &Event{Finish: &FinishEvent{NowS: d.now, Attempt: id}}
+		ev = &Event{Finish: &FinishEvent{NowS: d.now, Attempt: id, OutputMB: out}}
 	case k < 17 && len(running) > 0:
 		id := running[d.rng.IntN(len(running))]
 		if err := d.l.Fail(id); err != nil {

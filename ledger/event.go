@@ -122,6 +122,8 @@ func actions(node string, recs []ActionRecord) []policy.Action {
 type FinishEvent struct {
 	NowS    float64 `json:"now_s"`
 	Attempt int     `json:"attempt"`
+	// OutputMB is a map's reported output (0: unknown).
+	OutputMB float64 `json:"output_mb,omitempty"`
 }
 
 // Replay applies one event.
@@ -142,7 +144,7 @@ func (l *Ledger) Replay(e Event) error {
 		_, _, err := l.Apply(e.Heartbeat.Node, e.Heartbeat.NowS, actions(e.Heartbeat.Node, e.Heartbeat.Actions))
 		return err
 	case e.Finish != nil:
-		_, err := l.Finish(e.Finish.NowS, e.Finish.Attempt, nil)
+		_, err := l.FinishWithOutput(e.Finish.NowS, e.Finish.Attempt, e.Finish.OutputMB, nil)
 		return err
 	case e.Fail != 0:
 		return l.Fail(e.Fail)

@@ -96,6 +96,8 @@ type job struct {
 	done     [2]int
 	assigned [2]int
 	durSum   [2]float64
+	// outputs are the finished maps' outputs of the stage, by node.
+	outputs []policy.NodeOutput
 	// view is the job's view while it is current (nil: rebuild);
 	// runningStale: only its Running attempts' views changed.
 	view         *policy.JobView
@@ -239,6 +241,7 @@ func (l *Ledger) startStage(j *job) {
 	st := j.spec.Stages[j.stage]
 	j.tasks = [2][]*task{make([]*task, len(st.Maps)), make([]*task, st.Reduces)}
 	j.done, j.assigned, j.durSum = [2]int{}, [2]int{}, [2]float64{}
+	j.outputs = nil
 	j.view = nil
 	for i, reps := range st.Maps {
 		t := &task{job: j, typ: models.MapTask, index: i, pending: policy.PendingTask{Index: i}}

@@ -3,7 +3,9 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/optd/optd/models"
@@ -227,5 +229,54 @@ func TestSnapshotAndReplay(t *testing.T) {
 	}
 	if err := fresh.Replay(Event{Snapshot: &SnapshotEvent{NextAttempt: 1}}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a snapshot on a busy ledger: %v", err)
+	}
+}
+
+// TestMapOutputs: the job's view counts the maps finished on each node
+// with their reported output (X_done), stage by stage; outputs that do not
+// fit (negative, not finite, of a reduce, of an attempt the heartbeat does
+// not finish) are refused naming output_mb.
+func TestMapOutputs(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		l := twoNodes(t, 0)
+		if err := l.Submit(twoStageJob("j")); err != nil {
+			t.Fatal(err)
+		}
+		applied, _, err := l.Apply("a", 0, []policy.Action{start("j", models.MapTask, 0), start("j", models.MapTask, 1)})
+		if err != nil || len(applied) != 2 {
+			t.Fatalf("apply: %v %v", applied, err)
+		}
+		red, _, err := l.Apply("b", 0, []policy.Action{start("j", models.ReduceTask, 0)})
+		if err != nil || len(red) != 1 {
+			t.Fatalf("apply: %v %v", red, err)
+		}
+		m0, m1, r0 := applied[0].Attempt, applied[1].Attempt, red[0].Attempt
+		mb := float64(seed) * 10
+		for _, bad := range []map[int]float64{{m0: -1}, {m0: math.NaN()}, {m0: math.Inf(1)}, {m1: 5}, {r0: 5}} {
+			err := l.checkOutputs([]int{m0, r0}, bad)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "output_mb") {
+				t.Fatalf("outputs %v: err %v, want ErrInvalid naming output_mb", bad, err)
+			}
+		}
+		if _, err := l.FinishWithOutput(1, r0, 3, nil); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("a reduce's output: err %v, want ErrInvalid", err)
+		}
+		if _, err := l.FinishWithOutput(1, m0, mb, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.FinishWithOutput(2, m1, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		j := l.View(2).Job("j")
+		want := []policy.NodeOutput{{Node: "a", Maps: 2, MB: mb}}
+		if !reflect.DeepEqual(j.MapOutputs, want) || j.MapOutputMB() != mb {
+			t.Fatalf("outputs %+v (X_done %v), want %+v", j.MapOutputs, j.MapOutputMB(), want)
+		}
+		if _, err := l.Finish(3, r0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if j := l.View(3).Job("j"); j.Stage != 1 || len(j.MapOutputs) != 0 {
+			t.Fatalf("the second stage starts with outputs %+v (stage %d)", j.MapOutputs, j.Stage)
+		}
 	}
 }

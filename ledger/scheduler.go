@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/optd/optd/policy"
 )
@@ -25,6 +27,10 @@ type Beat struct {
 	// node that completed their task or failed since its last heartbeat.
 	Running          []Status
 	Finished, Failed []int
+	// OutputMB gives the map output, in MB, of finished map attempts (by
+	// attempt id; those absent are unknown): what a reduce-placement
+	// stage estimates a job's intermediate data X from.
+	OutputMB map[int]float64
 	// ReportOnly makes it an out-of-band heartbeat: record, decide nothing.
 	ReportOnly bool
 }
@@ -69,16 +75,20 @@ func (s *Scheduler) Heartbeat(ctx context.Context, b Beat) (*Decision, error) {
 	if s.Pipe.HasObservers() {
 		observe = s.Pipe.TaskFinished
 	}
+	if err := l.checkOutputs(b.Finished, b.OutputMB); err != nil {
+		return nil, err
+	}
 	for _, id := range b.Finished {
 		job := l.attempt[id].task.job.spec.ID
-		done, err := l.Finish(b.NowS, id, observe)
+		out := b.OutputMB[id]
+		done, err := l.FinishWithOutput(b.NowS, id, out, observe)
 		if err != nil {
-			return nil, err // unreachable after CheckHeartbeat
+			return nil, err // unreachable after CheckHeartbeat and checkOutputs
 		}
 		if done {
 			d.JobsDone = append(d.JobsDone, job)
 		}
-		d.Events = append(d.Events, Event{Finish: &FinishEvent{NowS: b.NowS, Attempt: id}})
+		d.Events = append(d.Events, Event{Finish: &FinishEvent{NowS: b.NowS, Attempt: id, OutputMB: out}})
 	}
 	for _, id := range b.Failed {
 		if err := l.Fail(id); err != nil {
@@ -105,4 +115,18 @@ func (s *Scheduler) Heartbeat(ctx context.Context, b Beat) (*Decision, error) {
 		d.Events = append(d.Events, Event{Heartbeat: &HeartbeatEvent{Node: b.Node, NowS: b.NowS, Actions: Records(pd.Actions)}})
 	}
 	return d, nil
+}
+
+// checkOutputs validates a heartbeat's map outputs: each of an attempt
+// the heartbeat finishes, a map, finite and ≥ 0.
+func (l *Ledger) checkOutputs(finished []int, out map[int]float64) error {
+	for _, id := range slices.Sorted(maps.Keys(out)) {
+		if !slices.Contains(finished, id) {
+			return fmt.Errorf("%w: output_mb[%d]: attempt %d is not among the finished", ErrInvalid, id, id)
+		}
+		if err := checkOutput(id, l.attempt[id].task.typ, out[id]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

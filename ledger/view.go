@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"slices"
+
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 )
@@ -82,6 +84,7 @@ func (l *Ledger) jobView(j *job) *policy.JobView {
 		}
 	}
 	jv.Running = l.jobRunning(j)
+	jv.MapOutputs = slices.Clone(j.outputs)
 	return jv
 }
 

@@ -22,6 +22,7 @@ type Pipeline struct {
 	filters     []LaunchFilter
 	speculators []Speculator
 	sharers     []Sharer
+	placer      ReducePlacer
 	observers   []Observer
 	committers  []Committer
 	initialized bool
@@ -76,6 +77,19 @@ func NewPipeline(spec string, cfg HeartbeatConfig) (*Pipeline, error) {
 	if p.assigner == nil {
 		return nil, fmt.Errorf("%w: policy spec %q: no assignment policy", ErrInvalidConfig, spec)
 	}
+	if cfg.Placement != nil {
+		e, ok := lookup(ReducePlacementStage, kindReducePlacer)
+		if !ok {
+			return nil, fmt.Errorf("%w: policy spec %q: a placement policy needs the %q stage; import policy/builtin", ErrUnknownPolicy, spec, ReducePlacementStage)
+		}
+		st, err := e.stages(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("policy spec %q: %s: %w", spec, ReducePlacementStage, err)
+		}
+		if err := p.add(spec, ReducePlacementStage, st); err != nil {
+			return nil, err
+		}
+	}
 	stateful := map[string]bool{}
 	for _, s := range p.members() {
 		if _, ok := s.(Stateful); ok {
@@ -87,6 +101,20 @@ func NewPipeline(spec string, cfg HeartbeatConfig) (*Pipeline, error) {
 		}
 	}
 	return p, nil
+}
+
+// NewPlacedPipeline is NewPipeline with reducers placed by the named
+// placement policy (empty: none), built with the configuration's seed
+// (HeartbeatConfig.Placement): `optd simulate --placement`.
+func NewPlacedPipeline(spec, placement string, cfg HeartbeatConfig) (*Pipeline, error) {
+	if placement != "" {
+		p, err := NewPlacement(placement, PlacementConfig{Seed: cfg.Seed})
+		if err != nil {
+			return nil, fmt.Errorf("placement: %w", err)
+		}
+		cfg.Placement = p
+	}
+	return NewPipeline(spec, cfg)
 }
 
 func stageKind(addOn bool) kind {
@@ -125,6 +153,12 @@ func (p *Pipeline) add(spec, name string, st Stages) error {
 	p.filters = append(p.filters, st.Filters...)
 	p.speculators = append(p.speculators, st.Speculators...)
 	p.sharers = append(p.sharers, st.Sharers...)
+	if st.Placer != nil {
+		if p.placer != nil {
+			return fmt.Errorf("%w: policy spec %q: %q brings a second reduce placer", ErrInvalidConfig, spec, name)
+		}
+		p.placer = st.Placer
+	}
 	p.observers, p.committers = p.observers[:0], p.committers[:0]
 	for _, s := range p.members() {
 		if o, ok := s.(Observer); ok {
@@ -139,7 +173,8 @@ func (p *Pipeline) add(spec, name string, st Stages) error {
 
 // members returns the pipeline's stage objects, each once (a stage may
 // play several parts, e.g. SEPB is a Speculator and a LaunchFilter), in
-// stage order: assigner, slot policy, filters, speculators, sharers.
+// stage order: assigner, slot policy, filters, speculators, sharers, reduce
+// placer.
 func (p *Pipeline) members() []any {
 	var out []any
 	seen := map[any]bool{}
@@ -167,6 +202,9 @@ func (p *Pipeline) members() []any {
 	}
 	for _, s := range p.sharers {
 		add(s)
+	}
+	if p.placer != nil {
+		add(p.placer)
 	}
 	return out
 }
@@ -263,7 +301,7 @@ func (p *Pipeline) assign(hb *Heartbeat, d *Decision) {
 			if a.Kind != ActionStart || hb.Taken(a.Job, a.Type, a.Task) || !hb.Fits(a.SlotOrType(), a.Resources) {
 				continue
 			}
-			if p.vetted(hb, d, a) {
+			if p.vetted(hb, d, &a) {
 				p.commit(hb, a)
 				accepted = true
 				break
@@ -275,18 +313,33 @@ func (p *Pipeline) assign(hb *Heartbeat, d *Decision) {
 	}
 }
 
-// vetted runs the filters on candidate a: true if all admit it; else the
-// first veto is recorded and committed.
-func (p *Pipeline) vetted(hb *Heartbeat, d *Decision, a Action) bool {
-	for _, f := range p.filters {
-		if ok, why := f.Admit(hb, a); !ok {
-			v := VetoOf(f.Name(), a, why)
-			d.veto(v)
-			for _, c := range p.committers {
-				c.Commit(hb, a, &v)
-			}
-			return false
+// vetted runs the reduce placer (on a reduce Start) and the filters on
+// candidate a: true if all admit it, the placer's reason appended to a's;
+// else the first veto is recorded and committed.
+func (p *Pipeline) vetted(hb *Heartbeat, d *Decision, a *Action) bool {
+	refuse := func(stage, why string) bool {
+		v := VetoOf(stage, *a, why)
+		d.veto(v)
+		for _, c := range p.committers {
+			c.Commit(hb, *a, &v)
 		}
+		return false
+	}
+	placed := ""
+	if p.placer != nil && a.Kind == ActionStart && a.Type == models.ReduceTask {
+		ok, why := p.placer.PlaceReduce(hb, *a)
+		if !ok {
+			return refuse(p.placer.Name(), why)
+		}
+		placed = why
+	}
+	for _, f := range p.filters {
+		if ok, why := f.Admit(hb, *a); !ok {
+			return refuse(f.Name(), why)
+		}
+	}
+	if placed != "" {
+		a.Reason += "; " + placed
 	}
 	return true
 }
@@ -310,7 +363,7 @@ func (p *Pipeline) accept(hb *Heartbeat, d *Decision, a Action) {
 		// Filters vet copies too (BASE's benefit test, SEPB's pending-task
 		// window), so they also apply to another add-on's copies; a veto is
 		// a decision, not a mistake.
-		if !p.vetted(hb, d, a) {
+		if !p.vetted(hb, d, &a) {
 			return
 		}
 	case ActionKill:

@@ -18,9 +18,12 @@ const (
 	kindPlacement kind = iota + 1
 	kindAssignment
 	kindAddOn
+	// kindReducePlacer is the one ReducePlacementStage, which no spec
+	// names: NewPipeline adds it for HeartbeatConfig.Placement.
+	kindReducePlacer
 )
 
-var kindNames = [...]string{kindPlacement: "placement policy", kindAssignment: "assignment policy", kindAddOn: "add-on"}
+var kindNames = [...]string{kindPlacement: "placement policy", kindAssignment: "assignment policy", kindAddOn: "add-on", kindReducePlacer: "reduce placer"}
 
 type entry struct {
 	kind      kind
@@ -69,6 +72,12 @@ func RegisterAssignment(name string, f StagesFactory) error {
 
 // RegisterAddOn adds an add-on (a "+item" of a heartbeat spec) under name.
 func RegisterAddOn(name string, f StagesFactory) error { return registerStages(name, f, kindAddOn) }
+
+// RegisterReducePlacer registers the factory of the ReducePlacementStage
+// (policy/placement does), which builds it from HeartbeatConfig.Placement.
+func RegisterReducePlacer(f StagesFactory) error {
+	return registerStages(ReducePlacementStage, f, kindReducePlacer)
+}
 
 func registerStages(name string, f StagesFactory, k kind) error {
 	if f == nil {

@@ -46,6 +46,25 @@ type LaunchFilter interface {
 	Admit(hb *Heartbeat, a Action) (ok bool, reason string)
 }
 
+// ReducePlacer chooses the nodes of each job's reducers inside the
+// heartbeat (Tan et al., INFOCOM 2013: the cluster's placement policy on
+// the fetch costs H(v), once the job's maps give an estimate of its
+// intermediate data X). The pipeline asks it about every reduce Start the
+// assigner proposes, before the launch filters: ok with the decision's
+// reason (appended to the start's), or a refusal, recorded as a veto,
+// naming where the job's reducers go instead. Like a filter it decides
+// without changing what follows the starts; that changes in Commit.
+type ReducePlacer interface {
+	Plugin
+	PlaceReduce(hb *Heartbeat, a Action) (ok bool, reason string)
+}
+
+// ReducePlacementStage is the name of the stage that places reducers by
+// HeartbeatConfig.Placement (registered by policy/placement with
+// RegisterReducePlacer; NewPipeline adds it when the configuration has a
+// placement policy, no spec names it).
+const ReducePlacementStage = "reduce-placement"
+
 // Speculator launches speculative copies of running attempts on the
 // heartbeating node (ActionSpeculate, which must fit its free resources)
 // and kills attempts anywhere in the cluster (ActionKill). It returns the
@@ -115,6 +134,10 @@ type HeartbeatConfig struct {
 	// Eq. 2, over ClusterView.Resources (nil: 1536 MB and 1 vcore, the
 	// MapReduce defaults, zero in other dimensions).
 	AMRequest models.Resources
+	// Placement, if set, is the cluster's reduce-placement policy: the
+	// pipeline then gets the ReducePlacementStage, which places each job's
+	// reducers with it (a fresh policy per pipeline: it keeps state).
+	Placement Placement
 }
 
 // Stages are the parts one spec item contributes to a pipeline. An
@@ -126,6 +149,7 @@ type Stages struct {
 	Filters     []LaunchFilter
 	Speculators []Speculator
 	Sharers     []Sharer
+	Placer      ReducePlacer
 }
 
 // StagesFactory builds fresh stages (one per simulation run or cluster).

@@ -107,10 +107,32 @@ type JobView struct {
 	SlowStartReached bool
 	// Running are the job's running attempts (all nodes).
 	Running []*AttemptView
+	// MapOutputs are the outputs of the stage's finished maps by the node
+	// that holds them (where reducers fetch them from), sorted by node:
+	// what a reduce-placement stage estimates X and the fetch costs H(v)
+	// from.
+	MapOutputs []NodeOutput
 	// MeanMapS/MeanReduceS are the mean durations of the stage's finished
 	// tasks (0 while none finished): what speculation and DynamicAdjust
 	// compare against.
 	MeanMapS, MeanReduceS float64
+}
+
+// NodeOutput is the output of a job's finished maps held by one node: how
+// many maps, and their output in MB as reported (0 when unknown).
+type NodeOutput struct {
+	Node string  `json:"node"`
+	Maps int     `json:"maps"`
+	MB   float64 `json:"mb,omitempty"`
+}
+
+// MapOutputMB is X_done, the reported output of the stage's finished maps.
+func (j *JobView) MapOutputMB() float64 {
+	x := 0.0
+	for _, o := range j.MapOutputs {
+		x += o.MB
+	}
+	return x
 }
 
 // RunningOf counts the job's running attempts of type t (O_i^m, O_i^r).

@@ -121,7 +121,15 @@ func newScheduler(st *store.State) (*ledger.Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster %q: heartbeat configuration: %w", store.ErrCorrupt, st.Cluster.ID, err)
 	}
-	pipe, err := policy.NewPipeline(h.Spec, policy.HeartbeatConfig{Seed: h.Seed})
+	hc := policy.HeartbeatConfig{Seed: h.Seed}
+	if h.PlaceReduces {
+		// The pipeline's own instance: PlaceReduces keeps its estimator
+		// apart, and the pipeline's goes into its snapshot.
+		if hc.Placement, err = newPlacement(st.Cluster.Policy); err != nil {
+			return nil, fmt.Errorf("%w: cluster %q: %w", store.ErrCorrupt, st.Cluster.ID, err)
+		}
+	}
+	pipe, err := policy.NewPipeline(h.Spec, hc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster %q: heartbeat.spec: %w", store.ErrCorrupt, st.Cluster.ID, err)
 	}
@@ -277,6 +285,12 @@ func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
 	}
 	for _, id := range req.GetFailed() {
 		b.Failed = append(b.Failed, attemptID(id))
+	}
+	if out := req.GetOutputMb(); len(out) > 0 {
+		b.OutputMB = make(map[int]float64, len(out))
+		for id, mb := range out {
+			b.OutputMB[attemptID(id)] = mb
+		}
 	}
 	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/optd/optd/ledger"
@@ -252,6 +253,8 @@ func FuzzHeartbeat(f *testing.F) {
 		{NodeId: "a", NowS: at(2), Finished: []int64{1}, Failed: []int64{2}},
 		{NodeId: "b", Running: []*optdv1.AttemptStatus{{AttemptId: 2, Phase: "shuffle", Progress: 2}}},
 		{NodeId: "a", ReportOnly: true, Finished: []int64{2, 2}},
+		{NodeId: "a", NowS: at(3), Finished: []int64{1}, OutputMb: map[int64]float64{1: 64}},
+		{NodeId: "a", NowS: at(3), Finished: []int64{1}, OutputMb: map[int64]float64{2: 64, 1: -3}},
 	} {
 		data, _ := proto.Marshal(r)
 		f.Add(data)
@@ -393,4 +396,66 @@ func counter(t *testing.T, m *Metrics, name, label, value string) float64 {
 		}
 	}
 	return 0
+}
+
+// TestHeartbeatPlacesReduces: a cluster registered with a placement policy
+// as well starts a job's reducer only on the node its policy chose from the
+// finished maps' reported output (greedy: where the output is), refuses it
+// elsewhere with the stage's veto, keeps the plan across a restart, and
+// refuses a bad output_mb naming it.
+func TestHeartbeatPlacesReduces(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, Options{}, nil)
+	ctx := ctxT(t)
+	req := hbCluster("p", "fifo")
+	half := 0.5
+	req.Heartbeat.SlowStart = &half
+	req.Policy = &optdv1.PlacementPolicy{Name: "greedy"}
+	if _, err := ts.cluster.RegisterCluster(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cluster.SubmitJob(ctx, hbJob("p", "j")); err != nil {
+		t.Fatal(err)
+	}
+	// Node c runs the map whose input it holds; it finishes with 100 MB.
+	r, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "p", NodeId: "c", NowS: at(1)})
+	if err != nil || len(r.GetActions()) == 0 {
+		t.Fatalf("node c: %v, %v", r, err)
+	}
+	m := r.GetActions()[0].GetAttemptId()
+	_, err = ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "p", NodeId: "c", NowS: at(2), Finished: []int64{m}, OutputMb: map[int64]float64{m: -1}, ReportOnly: true})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "output_mb") {
+		t.Fatalf("a negative output: %v, want InvalidArgument naming output_mb", err)
+	}
+	if _, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "p", NodeId: "c", NowS: at(2), Finished: []int64{m}, OutputMb: map[int64]float64{m: 100}, ReportOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Node a may start its map but not the reduce, planned on c.
+	r, err = ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "p", NodeId: "a", NowS: at(3), Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range r.GetActions() {
+		if a.GetTaskType() == "reduce" {
+			t.Fatalf("node a started the reduce: %v", a)
+		}
+	}
+	if len(r.GetVetoes()) != 1 || r.GetVetoes()[0].GetStage() != "reduce-placement" || !strings.Contains(r.GetVetoes()[0].GetReason(), "go to c×1") {
+		t.Fatalf("node a's vetoes = %v, want the reduce refused for node c", r.GetVetoes())
+	}
+	ts.stop()
+	ts = startServer(t, dir, Options{}, nil)
+	r, err = ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "p", NodeId: "c", NowS: at(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, a := range r.GetActions() {
+		if a.GetTaskType() == "reduce" {
+			reasons = append(reasons, a.GetReason())
+		}
+	}
+	if len(reasons) != 1 || !strings.Contains(reasons[0], "2/1·100 = 200 MB") || !strings.Contains(reasons[0], "c is chosen") {
+		t.Fatalf("after a restart node c's reduce starts = %q, want one placed with X from the 100 MB reported", reasons)
+	}
 }

@@ -136,6 +136,9 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 	if _, err := newPlacement(c.Policy); err != nil {
 		return c, err
 	}
+	if c.Heartbeat != nil && p != nil {
+		c.Heartbeat.PlaceReduces = true
+	}
 	return c, nil
 }
 

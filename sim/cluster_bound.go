@@ -103,6 +103,12 @@ type ClusterBound struct {
 // 1|r_j, pmtn|ΣC_j, which the shortest-remaining-processing-time rule
 // attains (Schrage, Oper. Res. 16(3), 1968).
 //
+// (B7) Network. With a Network, a reduce's shuffle is its fetches, whose
+// time is ≥ 0 (all its data may be local), and its compute work is the
+// (1−φ_j)·w after them: (B2) and (B3) count a reduce's work as (1−φ_j)·w,
+// and a stage lasts at least M/ρ̄_m + (1−φ_j)·R/ρ̄_r. No shuffle time is
+// bounded below.
+//
 // The mean response bound is the larger of (B5)'s mean and (B6)/n. Ignored,
 // so the bound is valid but not tight: the wait for a heartbeat, slow-start
 // and the reduce ramp, and capacities per node or per slot type.
@@ -122,10 +128,17 @@ func ClusterLowerBound(scenario *ClusterScenario, opt ClusterBoundOptions) (*Clu
 		submit[i] = j.SubmitS
 		rate := [2]float64{maxRate(sc, j, models.MapTask, opt), maxRate(sc, j, models.ReduceTask, opt)}
 		area[i] = make([]float64, len(caps))
+		// The share of a task's work it computes: a reduce over the
+		// network fetches the first φ_j (B7).
+		computed := [2]float64{1, 1}
+		if sc.Network != nil {
+			computed[1] = 1 - j.ShuffleFraction
+		}
 		for _, stage := range works[i] {
 			longest := [2]float64{}
 			for k, ws := range stage {
 				for _, w := range ws {
+					w *= computed[k]
 					longest[k] = max(longest[k], w)
 					for q, c := range caps {
 						area[i][q] += c.amount(j, models.TaskType(k+1)) * w / rate[k]
@@ -133,7 +146,11 @@ func ClusterLowerBound(scenario *ClusterScenario, opt ClusterBoundOptions) (*Clu
 				}
 			}
 			m, r := longest[0]/rate[0], longest[1]/rate[1]
-			path[i] += max(m+(1-j.ShuffleFraction)*r, r)
+			if sc.Network != nil {
+				path[i] += m + r // r is already the (1−φ_j) part
+			} else {
+				path[i] += max(m+(1-j.ShuffleFraction)*r, r)
+			}
 		}
 	}
 	start := slices.Min(submit)

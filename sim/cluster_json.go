@@ -24,6 +24,7 @@ const MaxClusterScenarioBytes = 64 << 20
 //	  "heartbeat_s": 1, "slow_start": 0.05, "reduce_ramp": true,
 //	  "replicas": 3, "rack_local_penalty": 0.1, "off_rack_penalty": 0.3,
 //	  "sample_s": 1, "stragglers": [{"node": "n1", "speed": 0.5}],
+//	  "network": {"node_mbps": 125, "oversubscription": 4},
 //	  "jobs": [{"id": "j1", "submit_s": 0, "queue": "", "weight": 1,
 //	            "stages": 1, "maps": 10, "reduces": 2,
 //	            "demand": {"map": [1024, 1], "reduce": [2048, 1]},
@@ -31,7 +32,8 @@ const MaxClusterScenarioBytes = 64 << 20
 //	            "reduce_work": {"kind": "exponential", "mean": 40},
 //	            "map_works": [...], "reduce_works": [...],
 //	            "shuffle_fraction": 0.33, "parallel_fraction": 0.5,
-//	            "map_skew": {"fraction": 0.05, "factor": 3}, "reduce_skew": {...}}],
+//	            "map_skew": {"fraction": 0.05, "factor": 3}, "reduce_skew": {...},
+//	            "map_output_mb": 128}],
 //	  "trace": {"file": "data/hadoop-mumak/19-jobs.attempts.csv",
 //	            "max_jobs": 10, "demand": {...}, "map_work": {...}, "reduce_work": {...}} }
 //
@@ -41,7 +43,9 @@ const MaxClusterScenarioBytes = 64 << 20
 // from the trace; the works of a Mumak/Rumen trace are the durations of the
 // successful attempts, otherwise drawn from the trace's map_work and
 // reduce_work laws; every job gets the trace's demand. "jobs" and "trace"
-// may be combined.
+// may be combined. "network" turns the shuffle network on (see Network);
+// a trace job's map output is then its shuffle bytes over its maps where
+// the trace records them.
 type clusterJSON struct {
 	Name             string          `json:"name"`
 	Seed             uint64          `json:"seed"`
@@ -57,8 +61,12 @@ type clusterJSON struct {
 		Node  string  `json:"node"`
 		Speed float64 `json:"speed"`
 	} `json:"stragglers"`
-	Jobs  []clusterJobJSON  `json:"jobs"`
-	Trace *clusterTraceJSON `json:"trace"`
+	Jobs    []clusterJobJSON  `json:"jobs"`
+	Trace   *clusterTraceJSON `json:"trace"`
+	Network *struct {
+		NodeMBps         float64 `json:"node_mbps"`
+		Oversubscription float64 `json:"oversubscription"`
+	} `json:"network"`
 }
 
 type clusterJobJSON struct {
@@ -78,6 +86,7 @@ type clusterJobJSON struct {
 	ParallelFraction float64                              `json:"parallel_fraction"`
 	MapSkew          Skew                                 `json:"map_skew"`
 	ReduceSkew       Skew                                 `json:"reduce_skew"`
+	MapOutputMB      float64                              `json:"map_output_mb"`
 }
 
 type clusterTraceJSON struct {
@@ -146,6 +155,9 @@ func DecodeClusterScenario(r io.Reader, baseDir string) (*ClusterScenario, error
 	if sc.Name == "" {
 		sc.Name = "scenario"
 	}
+	if w.Network != nil {
+		sc.Network = &Network{NodeMBps: w.Network.NodeMBps, Oversubscription: w.Network.Oversubscription}
+	}
 	for _, s := range w.Stragglers {
 		sc.Stragglers = append(sc.Stragglers, Straggler{Node: s.Node, Speed: s.Speed})
 	}
@@ -153,7 +165,7 @@ func DecodeClusterScenario(r io.Reader, baseDir string) (*ClusterScenario, error
 		path := fmt.Sprintf("jobs[%d]", i)
 		cj := ClusterJob{ID: j.ID, SubmitS: j.SubmitS, Queue: j.Queue, Weight: j.Weight, Stages: j.Stages, Maps: j.Maps, Reduces: j.Reduces,
 			Demand: j.Demand, MapWorks: j.MapWorks, ReduceWorks: j.ReduceWorks, ShuffleFraction: j.ShuffleFraction,
-			ParallelFraction: j.ParallelFraction, MapSkew: j.MapSkew, ReduceSkew: j.ReduceSkew}
+			ParallelFraction: j.ParallelFraction, MapSkew: j.MapSkew, ReduceSkew: j.ReduceSkew, MapOutputMB: j.MapOutputMB}
 		if cj.MapWork, err = optionalDist(j.MapWork, baseDir, path+".map_work"); err != nil {
 			return nil, err
 		}
@@ -213,6 +225,9 @@ func (sc *ClusterScenario) addTrace(t *clusterTraceJSON, baseDir string) error {
 	}
 	for _, tj := range jobs {
 		cj := ClusterJob{ID: tj.ID, SubmitS: tj.SubmitS, Maps: tj.Maps, Reduces: tj.Reduces, Demand: t.Demand, MapWork: mapLaw, ReduceWork: redLaw}
+		if tj.ShuffleBytes > 0 && tj.Maps > 0 {
+			cj.MapOutputMB = tj.ShuffleBytes / (1 << 20) / float64(tj.Maps)
+		}
 		if len(tj.Attempts) > 0 {
 			mw, rw := AttemptWorks(tj.Attempts)
 			if len(mw) == tj.Maps && len(mw) > 0 {

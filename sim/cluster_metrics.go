@@ -34,8 +34,19 @@ type ClusterResult struct {
 	// counted by stage, job and task type (only with
 	// ClusterOptions.Explain).
 	Vetoes []VetoCount `json:"vetoes,omitempty"`
+	// Shuffle is the data the reducers fetched over the network (only with
+	// ClusterScenario.Network).
+	Shuffle *ShuffleTraffic `json:"shuffle,omitempty"`
 	// Series is the utilization time series (see WriteCSV); not in JSON.
 	Series *UtilizationSeries `json:"-"`
+}
+
+// ShuffleTraffic is the data reducers fetched over the network, in MB:
+// all of it, and the part that crossed racks (rack uplinks). Local reads
+// are not counted; a killed attempt's partial fetch is.
+type ShuffleTraffic struct {
+	NetworkMB   float64 `json:"network_mb"`
+	CrossRackMB float64 `json:"cross_rack_mb"`
 }
 
 // Locality is the share of map attempts with input started node-local,
@@ -112,6 +123,7 @@ type clusterMetrics struct {
 	spec    Speculative
 	fairSum float64
 	fairN   int
+	shuffle ShuffleTraffic
 	// scratch of current
 	cur     []float64
 	granted models.Resources
@@ -295,6 +307,15 @@ func (m *clusterMetrics) killed(at *simAttempt) {
 
 func (m *clusterMetrics) stageDone(*simJob) {}
 
+// fetched counts what flow f carried (it stops now).
+func (m *clusterMetrics) fetched(s *clusterSim, f *flow) {
+	mb := f.total - f.left
+	m.shuffle.NetworkMB += mb
+	if s.net.crossRack(f.src, f.owner.node.idx) {
+		m.shuffle.CrossRackMB += mb
+	}
+}
+
 // result assembles the run's figures.
 func (s *clusterSim) result() *ClusterResult {
 	m := s.met
@@ -303,6 +324,10 @@ func (s *clusterSim) result() *ClusterResult {
 	r := &ClusterResult{Utilization: map[string]float64{}, Speculative: m.spec, Events: s.eng.Processed(), Rejected: s.rejected}
 	if s.opt.Explain {
 		r.Vetoes = s.vetoes.list()
+	}
+	if s.net != nil {
+		sh := m.shuffle
+		r.Shuffle = &sh
 	}
 	span := end - m.startT
 	for k, n := range m.names {

@@ -33,15 +33,16 @@ import (
 //     1/(1−p). Memory does not change speed (a granted amount below the
 //     request would fail a real task; policies never do that). On a
 //     cluster without a vcores dimension the rate is the node speed.
-//   - Reduces: the first ShuffleFraction of a reduce's work is its shuffle
-//     (copy) phase, which cannot end before every map of the stage has
+//   - Reduces: without a Network, the first ShuffleFraction of a reduce's
+//     work is its shuffle (copy) phase, which cannot end before every map of the stage has
 //     finished; a reducer that reaches that point waits, holding its
 //     resources. The rest is split evenly between sort and reduce.
 //     Reduces become schedulable once SlowStart of the stage's maps are
 //     done; with ReduceRamp (YARN's MapReduce ApplicationMaster, the "Ideal
 //     Reduce Memory Limit" HaSTE §3.4.2 describes) at most
 //     ⌈R·(maps done/maps)⌉ reduces are requested at a time until the maps
-//     finish.
+//     finish. With a Network, the shuffle is the reducer's fetches of the
+//     map outputs over the network instead (see Network).
 //   - Multi-stage jobs: a job of Stages stages (iterations) runs them one
 //     after the other; each stage has Maps maps and Reduces reduces and
 //     starts when the previous one has finished.
@@ -73,6 +74,9 @@ type ClusterScenario struct {
 	// fairness samples (0: HeartbeatS).
 	SampleS float64
 	Jobs    []ClusterJob
+	// Network, if set, models the shuffle over the cluster's links (see
+	// Network); nil keeps the shuffle as compute work.
+	Network *Network
 	// Seed is the scenario's default seed (replicas, works, skew).
 	Seed uint64
 }
@@ -110,6 +114,10 @@ type ClusterJob struct {
 	ParallelFraction float64
 	// MapSkew and ReduceSkew make some tasks heavier.
 	MapSkew, ReduceSkew Skew
+	// MapOutputMB is the output of one map, which the reducers fetch over
+	// the scenario's Network (0: DefaultMapOutputMB, a Sort's block; unused
+	// without a Network).
+	MapOutputMB float64
 }
 
 // Skew multiplies the work of a Fraction of a job's tasks of one type
@@ -149,8 +157,12 @@ func (s *ClusterScenario) withDefaults() *ClusterScenario {
 		c.SampleS = c.HeartbeatS
 	}
 	c.Jobs = slices.Clone(s.Jobs)
+	c.Network = s.Network.withDefaults()
 	for i := range c.Jobs {
 		j := &c.Jobs[i]
+		if j.MapOutputMB == 0 {
+			j.MapOutputMB = DefaultMapOutputMB
+		}
 		if j.Weight == 0 {
 			j.Weight = 1
 		}
@@ -201,6 +213,9 @@ func (s *ClusterScenario) Validate() error {
 	}
 	if s.Replicas < 0 {
 		return invalidf("replicas", s.Replicas, "negative")
+	}
+	if err := s.Network.validate(); err != nil {
+		return err
 	}
 	nodes := map[string]bool{}
 	slotCluster := false
@@ -260,6 +275,8 @@ func (s *ClusterScenario) validateJob(j *ClusterJob, path string, slotCluster bo
 		return invalidf(path+".shuffle_fraction", j.ShuffleFraction, "must be in [0, 1) (0: 1/3)")
 	case !(j.ParallelFraction >= 0 && j.ParallelFraction < 1):
 		return invalidf(path+".parallel_fraction", j.ParallelFraction, "must be in [0, 1) (0: 0.5)")
+	case !(j.MapOutputMB >= 0) || j.MapOutputMB > 1e9:
+		return invalidf(path+".map_output_mb", j.MapOutputMB, "must be in [0, 1e9] (0: %d)", DefaultMapOutputMB)
 	}
 	for _, sk := range []struct {
 		name string

@@ -73,6 +73,10 @@ type clusterSim struct {
 	attempt map[int]*simAttempt
 	racks   []models.Rack
 	slots   bool // slot-based cluster
+	// net is the shuffle network (nil without ClusterScenario.Network),
+	// netHandle its next completion event.
+	net       *flowNet
+	netHandle Handle
 
 	finished      int
 	completed     int // successful task completions, all stages
@@ -131,7 +135,10 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 		case evSample:
 			s.met.sample(s)
 			s.eng.Schedule(ev.Time+sc.SampleS, evSample, 0)
+		case evNetwork:
+			s.networkEvent()
 		}
+		s.settleNetwork()
 		if s.err != nil {
 			return nil, s.err
 		}
@@ -169,6 +176,9 @@ func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOption
 		s.ctl, s.who = inProcess{&ledger.Scheduler{Ledger: led, Pipe: pipe}}, pipe.Spec()
 	}
 	s.total = sc.Cluster.TotalCapacity()
+	if sc.Network != nil {
+		s.net = newFlowNet(sc.Network, &sc.Cluster)
+	}
 	speed := map[string]float64{}
 	for _, st := range sc.Stragglers {
 		speed[st.Node] = st.Speed
@@ -361,6 +371,9 @@ func (s *clusterSim) launch(n *simNode, a ledger.Applied) {
 	n.running = append(n.running, at)
 	s.attempt[at.id] = at
 	s.met.started(at)
+	if s.net != nil && t.typ == models.ReduceTask {
+		s.startFetch(at)
+	}
 	s.schedule(at)
 	s.lastProgressS = now
 }
@@ -452,8 +465,13 @@ func (s *clusterSim) finish(at *simAttempt) {
 	j.done[k]++
 	j.durSum[k] += dur
 	s.lastProgressS = now
+	beat := ledger.Beat{Node: at.node.id, NowS: now, Finished: []int{at.id}, ReportOnly: true}
+	if s.net != nil && t.typ == models.MapTask {
+		s.mapOutput(t, at)
+		beat.OutputMB = map[int]float64{at.id: t.outMB}
+	}
 	// Reported at once, as Hadoop's out-of-band heartbeat does.
-	if _, err := s.ctl.Heartbeat(s.ctx, ledger.Beat{Node: at.node.id, NowS: now, Finished: []int{at.id}, ReportOnly: true}); err != nil && s.err == nil {
+	if _, err := s.ctl.Heartbeat(s.ctx, beat); err != nil && s.err == nil {
 		s.err = fmt.Errorf("sim: completion of attempt %d on node %q at %v s: %w", at.id, at.node.id, now, err)
 	}
 	if t.typ == models.MapTask && j.done[0] == len(j.tasks[0]) {
@@ -461,6 +479,10 @@ func (s *clusterSim) finish(at *simAttempt) {
 		for _, r := range j.tasks[1] {
 			for _, ra := range r.attempts {
 				if s.attempt[ra.id] != nil {
+					if ra.fetch != nil {
+						s.shuffleCheck(ra)
+						continue
+					}
 					ra.sync(now)
 					if ra.waiting {
 						ra.waiting = false
@@ -516,6 +538,7 @@ func (s *clusterSim) kill(n *simNode, id int) {
 func (s *clusterSim) remove(at *simAttempt) {
 	s.met.advance(s, s.eng.Now())
 	s.eng.Cancel(at.handle)
+	s.stopFetch(at)
 	delete(s.attempt, at.id)
 	n := at.node
 	for i, o := range n.running {

@@ -61,6 +61,10 @@ type simTask struct {
 	index    int
 	work     float64
 	replicas []int // node indices holding the input block (maps)
+	// outNode and outMB: where a finished map's output is, and its size
+	// (with a Network).
+	outNode  int
+	outMB    float64
 	attempts []*simAttempt
 	done     bool
 	doneS    float64
@@ -83,6 +87,9 @@ type simAttempt struct {
 	work, done, rate, lastS float64
 	waiting                 bool // a reduce at the end of its shuffle, waiting for maps
 	handle                  Handle
+	// fetch is a reduce's shuffle over the network (nil: none, the
+	// shuffle is compute work).
+	fetch *fetchState
 }
 
 // report is the attempt's progress at time now as its node reports it (the
@@ -95,7 +102,7 @@ func (a *simAttempt) report(now float64) ledger.Status {
 
 // shuffleWork is the work of a reduce attempt's shuffle phase.
 func (a *simAttempt) shuffleWork() float64 {
-	if a.task.typ != models.ReduceTask {
+	if a.task.typ != models.ReduceTask || a.fetch != nil {
 		return 0
 	}
 	return a.work * a.task.job.spec.ShuffleFraction
@@ -116,6 +123,9 @@ func (a *simAttempt) sync(now float64) {
 func (a *simAttempt) phase() (models.Phase, float64) {
 	if a.task.typ == models.MapTask {
 		return models.PhaseMap, clamp01(a.done / a.work)
+	}
+	if a.fetch != nil && a.waiting {
+		return a.shufflePhase()
 	}
 	ws := a.shuffleWork()
 	if a.done < ws || (a.task.job.mapsDoneS < 0) {

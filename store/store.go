@@ -55,6 +55,9 @@ type HeartbeatPolicy struct {
 	Seed       uint64   `json:"seed,omitempty"`
 	// TypedSlots: nodes' MapSlots and ReduceSlots are MRv1 typed slots.
 	TypedSlots bool `json:"typed_slots,omitempty"`
+	// PlaceReduces: the pipeline places reducers by the cluster's placement
+	// policy (registered with both a heartbeat and a placement policy).
+	PlaceReduces bool `json:"place_reduces,omitempty"`
 }
 
 // Node is a cluster node.

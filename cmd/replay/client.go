@@ -31,7 +31,9 @@ var _ sim.ControlPlane = (*executor)(nil)
 // its nodes (capacities, typed slots, racks) and the heartbeat policy with
 // the scenario's slow start and ramp-up. It has no reduce slots for
 // PlaceReduces: the cluster simulator places reduces through Heartbeat.
-func registerRequest(id string, cfg ledger.Config, spec string, seed uint64) *optdv1.RegisterClusterRequest {
+// With a placement policy (not empty), the cluster is registered with it
+// too, and the server's pipeline places reducers by it.
+func registerRequest(id string, cfg ledger.Config, spec, placement string, seed uint64) *optdv1.RegisterClusterRequest {
 	names := cfg.Cluster.Resources
 	slowStart := cfg.SlowStart
 	req := &optdv1.RegisterClusterRequest{ClusterId: id, Heartbeat: &optdv1.HeartbeatPolicy{
@@ -40,6 +42,9 @@ func registerRequest(id string, cfg ledger.Config, spec string, seed uint64) *op
 		req.Heartbeat.TypedSlots = req.Heartbeat.TypedSlots || n.MapSlots+n.ReduceSlots > 0
 		req.Nodes = append(req.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: n.Capacity.ByName(names),
 			MapSlots: int32(n.MapSlots), ReduceSlots: int32(n.ReduceSlots)})
+	}
+	if placement != "" {
+		req.Policy = &optdv1.PlacementPolicy{Name: placement, Seed: seed}
 	}
 	return req
 }
@@ -75,6 +80,12 @@ func (x *executor) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decisi
 	}
 	for _, id := range b.Failed {
 		req.Failed = append(req.Failed, int64(id))
+	}
+	for id, mb := range b.OutputMB {
+		if req.OutputMb == nil {
+			req.OutputMb = map[int64]float64{}
+		}
+		req.OutputMb[int64(id)] = mb
 	}
 	x.calls++
 	resp, err := x.client.Heartbeat(ctx, req)

@@ -33,6 +33,7 @@ import (
 
 type options struct {
 	scenario, policy, server string
+	placement                string
 	seed                     uint64
 	clusterID, token, tlsCA  string
 	explain                  bool
@@ -58,6 +59,7 @@ with the same scenario, policy and seed it is identical to it.`,
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "built-in scenario name or JSON scenario file (as for optd simulate)")
 	f.StringVar(&o.policy, "policy", "", "heartbeat policy spec: assignment[+add-on...]")
+	f.StringVar(&o.placement, "placement", "", "reduce-placement policy the cluster is registered with, which then places reducers (as for optd simulate)")
 	f.StringVar(&o.server, "server", "127.0.0.1:7443", "address of the optd server")
 	f.Uint64Var(&o.seed, "seed", simulate.DefaultSeed, "seed of block replicas, task works and skew (and of the policy)")
 	f.StringVar(&o.clusterID, "cluster-id", "", "id to register the cluster under (default: replay-SCENARIO-TIME)")
@@ -89,7 +91,7 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 	}
 	cfg := sc.LedgerConfig()
 	x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: id, resources: cfg.Cluster.Resources, explain: o.explain}
-	if _, err := x.client.RegisterCluster(ctx, registerRequest(id, cfg, o.policy, o.seed)); err != nil {
+	if _, err := x.client.RegisterCluster(ctx, registerRequest(id, cfg, o.policy, o.placement, o.seed)); err != nil {
 		return fmt.Errorf("registering cluster %q with %s: %w", id, o.server, err)
 	}
 	bar := cli.NewProgress(cmd.ErrOrStderr(), len(sc.Jobs), "jobs finished")
@@ -102,7 +104,7 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 	el := time.Since(start)
 	env.Logger.Info("replay done", "cluster_id", id, "calls", x.calls, "seconds", el.Seconds(),
 		"calls_per_s", float64(x.calls)/el.Seconds())
-	return cli.WriteJSON(cmd.OutOrStdout(), simulate.Output{Scenario: sc.Name, Policy: o.policy, Seed: o.seed, ClusterResult: res})
+	return cli.WriteJSON(cmd.OutOrStdout(), simulate.Output{Scenario: sc.Name, Policy: o.policy, Placement: o.placement, Seed: o.seed, ClusterResult: res})
 }
 
 func dial(o options) (*grpc.ClientConn, error) {

@@ -80,20 +80,27 @@ func runOptd(t *testing.T, args ...string) string {
 // with --explain the same vetoes.
 func TestReplayEqualsSimulate(t *testing.T) {
 	addr, _ := startServer(t, t.TempDir())
-	for _, tc := range []struct{ scenario, spec, seed, explain string }{
-		{"haste-table2", "haste-a", "1", ""},
-		{"haste-table2", "haste", "3", ""},
-		{"dynamicmr-batch-5", "pi-dhsa+sepb+slot-prescheduling", "2", ""},
-		{"stealing-stragglers-2", "fair+late", "1", ""},
-		{"stealing-grep-50", "drf+resource-stealing-ltm+base", "5", ""},
-		{"dynamicadjust-pagerank", "fifo+dynamic-adjust", "1", ""},
-		{"stealing-stragglers-2", "fair+delay-scheduling+base", "1", "--explain"},
-		{"stealing-grep-50", "mrv1-static+delay-scheduling+load-balance+sepb", "2", "--explain"},
+	for _, tc := range []struct{ scenario, spec, seed, explain, placement string }{
+		{"haste-table2", "haste-a", "1", "", ""},
+		{"haste-table2", "haste", "3", "", ""},
+		{"dynamicmr-batch-5", "pi-dhsa+sepb+slot-prescheduling", "2", "", ""},
+		{"stealing-stragglers-2", "fair+late", "1", "", ""},
+		{"stealing-grep-50", "drf+resource-stealing-ltm+base", "5", "", ""},
+		{"dynamicadjust-pagerank", "fifo+dynamic-adjust", "1", "", ""},
+		{"stealing-stragglers-2", "fair+delay-scheduling+base", "1", "--explain", ""},
+		{"stealing-grep-50", "mrv1-static+delay-scheduling+load-balance+sepb", "2", "--explain", ""},
+		// Reducers placed in the pipeline, on the network's scenarios.
+		{"tan-fig10-sort", "fair", "2", "--explain", "receding-horizon"},
+		{"tan-fig3-sort", "fair+delay-scheduling", "1", "--explain", "greedy"},
+		{"haste-table2", "haste-a", "1", "", "random"},
 	} {
-		t.Run(tc.scenario+"/"+tc.spec, func(t *testing.T) {
+		t.Run(tc.scenario+"/"+tc.spec+"/"+tc.placement, func(t *testing.T) {
 			args := []string{"--scenario", tc.scenario, "--policy", tc.spec, "--seed", tc.seed}
 			if tc.explain != "" {
 				args = append(args, tc.explain)
+			}
+			if tc.placement != "" {
+				args = append(args, "--placement", tc.placement)
 			}
 			want := runOptd(t, append([]string{"simulate"}, args...)...)
 			got := runOptd(t, append([]string{"replay", "--server", addr}, args...)...)
@@ -217,14 +224,20 @@ func (r *restarting) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Deci
 // rates, DynamicAdjust's phase tracks) are restored from their snapshots,
 // so the output is byte-identical to optd simulate's.
 func TestReplaySurvivesRestarts(t *testing.T) {
-	for _, tc := range []struct{ scenario, spec string }{
-		{"haste-table2", "haste+delay-scheduling"},
-		{"dynamicmr-batch-5", "pi-dhsa+sepb+load-balance"},
-		{"stealing-stragglers-4", "capacity+resource-stealing-stm+base"},
-		{"stealing-stragglers-2", "fifo+dynamic-adjust+late"},
+	for _, tc := range []struct{ scenario, spec, placement string }{
+		{"haste-table2", "haste+delay-scheduling", ""},
+		{"dynamicmr-batch-5", "pi-dhsa+sepb+load-balance", ""},
+		{"stealing-stragglers-4", "capacity+resource-stealing-stm+base", ""},
+		{"stealing-stragglers-2", "fifo+dynamic-adjust+late", ""},
+		// The placement's plans and its estimator survive restarts.
+		{"tan-fig10-sort", "fair", "receding-horizon"},
 	} {
-		t.Run(tc.scenario+"/"+tc.spec, func(t *testing.T) {
-			want := runOptd(t, "simulate", "--scenario", tc.scenario, "--policy", tc.spec, "--seed", "1")
+		t.Run(tc.scenario+"/"+tc.spec+"/"+tc.placement, func(t *testing.T) {
+			args := []string{"simulate", "--scenario", tc.scenario, "--policy", tc.spec, "--seed", "1"}
+			if tc.placement != "" {
+				args = append(args, "--placement", tc.placement)
+			}
+			want := runOptd(t, args...)
 			sc, err := simulate.LoadScenario(tc.scenario)
 			if err != nil {
 				t.Fatal(err)
@@ -237,7 +250,7 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 			}
 			cfg := sc.LedgerConfig()
 			x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: "r", resources: cfg.Cluster.Resources}
-			if _, err := x.client.RegisterCluster(t.Context(), registerRequest("r", cfg, tc.spec, 1)); err != nil {
+			if _, err := x.client.RegisterCluster(t.Context(), registerRequest("r", cfg, tc.spec, tc.placement, 1)); err != nil {
 				t.Fatal(err)
 			}
 			r := &restarting{executor: x, t: t, dir: dir, rng: rand.New(rand.NewPCG(1, uint64(len(tc.spec)))), share: 1.0 / 60,
@@ -248,7 +261,7 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			if err := cli.WriteJSON(&out, simulate.Output{Scenario: sc.Name, Policy: tc.spec, Seed: 1, ClusterResult: res}); err != nil {
+			if err := cli.WriteJSON(&out, simulate.Output{Scenario: sc.Name, Policy: tc.spec, Placement: tc.placement, Seed: 1, ClusterResult: res}); err != nil {
 				t.Fatal(err)
 			}
 			if r.restarts < 5 {

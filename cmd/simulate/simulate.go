@@ -2,7 +2,7 @@
 // policy (an assignment policy with add-ons, policy.NewPipeline) run on a
 // built-in or JSON cluster scenario by the cluster simulator of package sim.
 //
-//	optd simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE] [--explain]
+//	optd simulate --scenario NAME|FILE --policy SPEC [--placement NAME] [--seed N] [--csv FILE] [--plot FILE] [--explain]
 //
 // JSON with every metric on stdout; on a terminal a progress bar and a
 // summary table on stderr; --csv writes the utilization time series,
@@ -31,6 +31,7 @@ const DefaultSeed = 1
 
 type options struct {
 	scenario, policy string
+	placement        string
 	seed             uint64
 	csv, plot        string
 	explain          bool
@@ -41,7 +42,10 @@ type options struct {
 type Output struct {
 	Scenario string `json:"scenario"`
 	Policy   string `json:"policy"`
-	Seed     uint64 `json:"seed"`
+	// Placement is the reduce-placement policy the pipeline placed
+	// reducers with (--placement; absent: none, reducers start anywhere).
+	Placement string `json:"placement,omitempty"`
+	Seed      uint64 `json:"seed"`
 	*sim.ClusterResult
 }
 
@@ -49,7 +53,7 @@ type Output struct {
 func NewCommand(_ *cli.Env) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
-		Use:   "simulate --scenario NAME|FILE --policy SPEC [--seed N] [--csv FILE] [--plot FILE] [--explain]",
+		Use:   "simulate --scenario NAME|FILE --policy SPEC [--placement NAME] [--seed N] [--csv FILE] [--plot FILE] [--explain]",
 		Short: "Simulate a heartbeat scheduling policy on a cluster",
 		Long: `Runs the cluster simulator (nodes with resource vectors or MRv1 slots, heartbeats,
 map/reduce tasks with locality, slow-start, shuffle, stages, skew, stragglers) under
@@ -62,6 +66,10 @@ candidate, when first and last, and the last reason.
 SPEC is an assignment policy optionally followed by +add-ons, e.g. haste,
 fair+resource-stealing-ltm+base. Assignment policies: ` + strings.Join(policy.AssignmentNames(), ", ") + `.
 Add-ons: ` + addOns() + `.
+With --placement, the pipeline places each job's reducers by that reduce-placement
+policy when the job reaches slow-start (X estimated from its finished maps'
+output, fetch costs from the racks) and starts them only on the chosen nodes.
+Placement policies: ` + strings.Join(policy.PlacementNames(), ", ") + `.
 Built-in scenarios: ` + strings.Join(sim.BuiltinClusterNames(), ", ") + `;
 any other --scenario is a JSON scenario file.`,
 		Args: cli.NoArgs,
@@ -70,6 +78,7 @@ any other --scenario is a JSON scenario file.`,
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "built-in scenario name or JSON scenario file")
 	f.StringVar(&o.policy, "policy", "", "policy spec: assignment[+add-on...]")
+	f.StringVar(&o.placement, "placement", "", "reduce-placement policy the pipeline places reducers with (default: none)")
 	f.Uint64Var(&o.seed, "seed", DefaultSeed, "seed of block replicas, task works and skew")
 	f.StringVar(&o.csv, "csv", "", "write the utilization time series as CSV to this file")
 	f.StringVar(&o.plot, "plot", "", "write a utilization plot to this file (.png or .svg)")
@@ -96,9 +105,9 @@ func run(cmd *cobra.Command, o options) error {
 	if err != nil {
 		return err
 	}
-	pipe, err := policy.NewPipeline(o.policy, policy.HeartbeatConfig{Seed: o.seed})
+	pipe, err := NewPipeline(o.policy, o.placement, o.seed)
 	if err != nil {
-		return fmt.Errorf("--policy: %w", err)
+		return err
 	}
 	bar := newBar(cmd.ErrOrStderr(), len(sc.Jobs))
 	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Explain: o.explain, Progress: func(done, _ int) {
@@ -125,7 +134,18 @@ func run(cmd *cobra.Command, o options) error {
 	if isTerminal(cmd.ErrOrStderr()) {
 		summary(cmd.ErrOrStderr(), sc.Name, o.policy, res)
 	}
-	return cli.WriteJSON(cmd.OutOrStdout(), Output{Scenario: sc.Name, Policy: o.policy, Seed: o.seed, ClusterResult: res})
+	return cli.WriteJSON(cmd.OutOrStdout(), Output{Scenario: sc.Name, Policy: o.policy, Placement: o.placement, Seed: o.seed, ClusterResult: res})
+}
+
+// NewPipeline builds the heartbeat pipeline of spec seeded by seed, with
+// reducers placed by the named placement policy (empty: none), as `optd
+// simulate` and the server of `optd replay` do.
+func NewPipeline(spec, placement string, seed uint64) (*policy.Pipeline, error) {
+	pipe, err := policy.NewPlacedPipeline(spec, placement, policy.HeartbeatConfig{Seed: seed})
+	if err != nil {
+		return nil, fmt.Errorf("--policy %q --placement %q: %w", spec, placement, err)
+	}
+	return pipe, nil
 }
 
 // LoadScenario resolves a built-in name, else reads a file; an unknown

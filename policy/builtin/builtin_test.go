@@ -145,19 +145,20 @@ func TestSnapshotsBelongToTheirPipeline(t *testing.T) {
 // bytes (the state survives a second restart unchanged).
 func FuzzPipelineRestore(f *testing.F) {
 	for _, spec := range []string{"haste+delay-scheduling+sepb+base+dynamic-adjust", "pi-dhsa"} {
-		p, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		p, _ := policy.NewPipeline(spec, fuzzConfig(spec == "pi-dhsa"))
 		data, _ := p.Snapshot()
 		f.Add(spec == "pi-dhsa", data)
 	}
 	f.Add(false, []byte(`{"initialized":true,"stages":{"haste":{"plan":{"n1":[{"job":"j","count":2}]}},"delay-scheduling":{"wait_since":{"j":3.5}},`+
 		`"sepb":{"kills":[{"job":"j","type":"map","task":1,"count":1}]},"base":{"on_node":[{"job":"j","type":"reduce","node":"n","rates":[0.5]}],"all":[]},`+
 		`"dynamic-adjust":{"tracks":[{"attempt":3,"type":"reduce","job":"j","k":1,"progress":0.5,"last_s":9,"start_k":4,"done":[null]}],"phase_means":[],"targets":[{"attempt":3,"vcores":4}],"calls":7}}}`))
+	f.Add(true, []byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[{"job":"j","stage":0,"left":{"n1":2},"reason":"r"}],"estimator":{"window":3,"observations":[],"seen":0}}}}`))
 	f.Fuzz(func(t *testing.T, dhsa bool, data []byte) {
 		spec := "haste+delay-scheduling+sepb+base+dynamic-adjust"
 		if dhsa {
 			spec = "pi-dhsa"
 		}
-		p, err := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		p, err := policy.NewPipeline(spec, fuzzConfig(dhsa))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func FuzzPipelineRestore(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Snapshot of a restored pipeline: %v", err)
 		}
-		q, _ := policy.NewPipeline(spec, policy.HeartbeatConfig{})
+		q, _ := policy.NewPipeline(spec, fuzzConfig(dhsa))
 		if err := q.Restore(once); err != nil {
 			t.Fatalf("Restore of its own snapshot %s: %v", once, err)
 		}
@@ -180,4 +181,18 @@ func FuzzPipelineRestore(f *testing.F) {
 			t.Fatalf("snapshot changed through a restore:\n%s\n%s", once, twice)
 		}
 	})
+}
+
+// fuzzConfig is FuzzPipelineRestore's configuration: the pi-dhsa pipeline
+// also places reducers (receding-horizon, whose estimator is in the
+// snapshot).
+func fuzzConfig(dhsa bool) policy.HeartbeatConfig {
+	if !dhsa {
+		return policy.HeartbeatConfig{}
+	}
+	p, err := policy.NewPlacement("receding-horizon", policy.PlacementConfig{})
+	if err != nil {
+		panic(err)
+	}
+	return policy.HeartbeatConfig{Placement: p}
 }

@@ -12,6 +12,7 @@ const (
 	NameGreedy          = "greedy"
 	NameRecedingHorizon = "receding-horizon"
 	NameRollingHorizon  = "rolling-horizon"
+	NameCostliest       = "costliest"
 	// NameStateThreshold and NameRecedingKnobs are the parameterized
 	// families made for policy search (state_threshold.go,
 	// receding_knobs.go).
@@ -27,6 +28,7 @@ func init() {
 	}{
 		{NameRandom, NewRandom, nil},
 		{NameGreedy, func(policy.PlacementConfig) (policy.Placement, error) { return Greedy{}, nil }, nil},
+		{NameCostliest, func(policy.PlacementConfig) (policy.Placement, error) { return Costliest{}, nil }, nil},
 		{NameRecedingHorizon, NewRecedingHorizon, []policy.Param{windowParam}},
 		{NameRollingHorizon, NewRollingHorizon, []policy.Param{windowParam, horizonParam}},
 		{NameStateThreshold, NewStateThreshold, stateThresholdParams},
@@ -34,6 +36,7 @@ func init() {
 	} {
 		policy.Must(policy.RegisterPlacement(p.name, p.f, p.params...))
 	}
+	policy.Must(policy.RegisterReducePlacer(newReducePlacement))
 }
 
 // block returns positions start..start+r−1.

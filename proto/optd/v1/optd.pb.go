@@ -1210,7 +1210,12 @@ type HeartbeatRequest struct {
 	ReportOnly bool `protobuf:"varint,9,opt,name=report_only,json=reportOnly,proto3" json:"report_only,omitempty"`
 	// explain asks for the response's vetoes: why the candidates the
 	// policy considered and refused did not start.
-	Explain       bool `protobuf:"varint,10,opt,name=explain,proto3" json:"explain,omitempty"`
+	Explain bool `protobuf:"varint,10,opt,name=explain,proto3" json:"explain,omitempty"`
+	// output_mb gives, by attempt id, the output in MB of finished map
+	// attempts (those absent: unknown). A cluster registered with a
+	// placement policy as well estimates a job's intermediate data from it
+	// to place the job's reducers.
+	OutputMb      map[int64]float64 `protobuf:"bytes,11,rep,name=output_mb,json=outputMb,proto3" json:"output_mb,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1299,6 +1304,13 @@ func (x *HeartbeatRequest) GetExplain() bool {
 		return x.Explain
 	}
 	return false
+}
+
+func (x *HeartbeatRequest) GetOutputMb() map[int64]float64 {
+	if x != nil {
+		return x.OutputMb
+	}
+	return nil
 }
 
 // Action is one decision for the node, with its reason.
@@ -2931,7 +2943,7 @@ const file_optd_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\x03R\tattemptId\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\x9b\x02\n" +
+	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\x9e\x03\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x17\n" +
@@ -2943,7 +2955,11 @@ const file_optd_proto_rawDesc = "" +
 	"\vreport_only\x18\t \x01(\bR\n" +
 	"reportOnly\x12\x18\n" +
 	"\aexplain\x18\n" +
-	" \x01(\bR\aexplainB\b\n" +
+	" \x01(\bR\aexplain\x12D\n" +
+	"\toutput_mb\x18\v \x03(\v2'.optd.v1.HeartbeatRequest.OutputMbEntryR\boutputMb\x1a;\n" +
+	"\rOutputMbEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\b\n" +
 	"\x06_now_sJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xbf\x03\n" +
 	"\x06Action\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
@@ -3114,7 +3130,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 	return file_optd_proto_rawDescData
 }
 
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_optd_proto_goTypes = []any{
 	(*Node)(nil),                           // 0: optd.v1.Node
 	(*ReduceSlot)(nil),                     // 1: optd.v1.ReduceSlot
@@ -3156,7 +3172,8 @@ var file_optd_proto_goTypes = []any{
 	nil,                                    // 37: optd.v1.Node.CapacityEntry
 	nil,                                    // 38: optd.v1.SubmitJobRequest.MapDemandEntry
 	nil,                                    // 39: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 40: optd.v1.Action.ResourcesEntry
+	nil,                                    // 40: optd.v1.HeartbeatRequest.OutputMbEntry
+	nil,                                    // 41: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
 	37, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
@@ -3172,44 +3189,45 @@ var file_optd_proto_depIdxs = []int32{
 	9,  // 10: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
 	12, // 11: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
 	16, // 12: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	40, // 13: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
-	18, // 14: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	20, // 15: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
-	0,  // 16: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	1,  // 17: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	3,  // 18: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	21, // 19: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	22, // 20: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	4,  // 21: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	23, // 22: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	27, // 23: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	32, // 24: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	35, // 25: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	5,  // 26: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	7,  // 27: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	17, // 28: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	11, // 29: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	14, // 30: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	24, // 31: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	26, // 32: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	29, // 33: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	31, // 34: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	34, // 35: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	6,  // 36: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	10, // 37: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	19, // 38: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	13, // 39: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	15, // 40: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	25, // 41: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	28, // 42: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	30, // 43: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	33, // 44: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	36, // 45: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	36, // [36:46] is the sub-list for method output_type
-	26, // [26:36] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	40, // 13: optd.v1.HeartbeatRequest.output_mb:type_name -> optd.v1.HeartbeatRequest.OutputMbEntry
+	41, // 14: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	18, // 15: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
+	20, // 16: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
+	0,  // 17: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	1,  // 18: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	3,  // 19: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	21, // 20: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	22, // 21: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	4,  // 22: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	23, // 23: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	27, // 24: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	32, // 25: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	35, // 26: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	5,  // 27: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	7,  // 28: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	17, // 29: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	11, // 30: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	14, // 31: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	24, // 32: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	26, // 33: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	29, // 34: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	31, // 35: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	34, // 36: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	6,  // 37: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	10, // 38: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	19, // 39: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	13, // 40: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	15, // 41: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	25, // 42: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	28, // 43: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	30, // 44: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	33, // 45: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	36, // 46: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	37, // [37:47] is the sub-list for method output_type
+	27, // [27:37] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -3234,7 +3252,7 @@ func file_optd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

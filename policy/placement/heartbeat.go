@@ -1,0 +1,416 @@
+package placement
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/thresholds"
+)
+
+// Hop distances of the fetch cost H(v) (the server's topology defaults):
+// a reducer reading map output on its own node crosses no link, one in its
+// rack goes node, top-of-rack switch, node, one in another rack also
+// crosses the aggregation switch.
+const (
+	SameRackHops  = 2
+	CrossRackHops = 4
+)
+
+var (
+	_ policy.ReducePlacer = (*reducePlacement)(nil)
+	_ policy.Committer    = (*reducePlacement)(nil)
+	_ policy.Stateful     = (*reducePlacement)(nil)
+)
+
+// reducePlacement is the heartbeat's reduce-placement stage
+// (policy.ReducePlacementStage): when a stage of a job offers its first
+// reduce (slow-start reached), it estimates the job's intermediate data
+// from its finished maps, X = m/m_done · X_done (Tan et al., INFOCOM 2013,
+// §I-C), costs every node v by H(v), the hop distance from the finished
+// maps' outputs to v weighted by their size (by their count while no size
+// is reported), and asks the cluster's placement policy for the job's R
+// reduce slots. Each reducer then starts only on a node chosen for it;
+// starts elsewhere are refused with the plan as the reason. A plan whose
+// reducers have all started no longer restricts (a reducer that failed
+// starts anywhere).
+//
+// Slots: a node offers as many reduce slots as its capacity holds the
+// job's reduce request (its reduce slots on an MRv1 cluster), less the
+// reducers running on it and those other plans still hold there; if the
+// cluster has fewer than R, the placement sees further waves of every
+// node's slots at the same costs (its reducers then wait for their nodes
+// as Tan et al.'s jobs wait for slots). The q-th slot of node v (q = 0
+// for the first, counting the slots others hold) costs H(v)·(1 + q): the
+// reducers on a node fetch through its one link, and q + 1 fetchers on a
+// saturated link each get 1/(q + 1) of it (the max-min share of the
+// simulator's network), so a unit of data costs q + 1 times as long. Tan
+// et al.'s slots have fixed costs; without this factor every policy that
+// prefers cheap slots would stack a job's reducers on its cheapest node.
+type reducePlacement struct {
+	pol   policy.Placement
+	plans map[planKey]*reducePlan
+}
+
+type planKey struct {
+	job   string
+	stage int
+}
+
+// reducePlan is where one stage of a job runs its reducers.
+type reducePlan struct {
+	Job   string `json:"job"`
+	Stage int    `json:"stage"`
+	// Left counts, by node, the chosen slots no reducer has started in.
+	Left map[string]int `json:"left"`
+	// Reason is the placement's decision and its inputs.
+	Reason string `json:"reason"`
+}
+
+func (p *reducePlan) pending() int {
+	n := 0
+	for _, v := range p.Left {
+		n += v
+	}
+	return n
+}
+
+func newReducePlacement(cfg policy.HeartbeatConfig) (policy.Stages, error) {
+	if cfg.Placement == nil {
+		return policy.Stages{}, fmt.Errorf("%w: %s needs the cluster's placement policy (none configured)", policy.ErrInvalidConfig, policy.ReducePlacementStage)
+	}
+	return policy.Stages{Placer: &reducePlacement{pol: cfg.Placement, plans: map[planKey]*reducePlan{}}}, nil
+}
+
+// Name implements policy.Plugin.
+func (*reducePlacement) Name() string { return policy.ReducePlacementStage }
+
+// PlaceReduce implements policy.ReducePlacer.
+func (s *reducePlacement) PlaceReduce(hb *policy.Heartbeat, a policy.Action) (bool, string) {
+	j := hb.Cluster.Job(a.Job)
+	if j == nil {
+		return true, ""
+	}
+	pl, err := s.plan(hb.Cluster, j)
+	if err != nil {
+		return true, fmt.Sprintf("%s: %v; any node", policy.ReducePlacementStage, err)
+	}
+	switch {
+	case pl.Left[a.Node] > 0:
+		return true, fmt.Sprintf("%s: %s is chosen for job %s's reducers (%s)", policy.ReducePlacementStage, a.Node, j.ID, pl.Reason)
+	case pl.pending() == 0:
+		return true, fmt.Sprintf("%s: job %s's planned reducers have all started; any node", policy.ReducePlacementStage, j.ID)
+	}
+	return false, fmt.Sprintf("job %s's reducers go to %s, not %s (%s)", j.ID, leftList(pl.Left), a.Node, pl.Reason)
+}
+
+// Commit implements policy.Committer: a reduce started on a chosen node
+// takes one of its slots.
+func (s *reducePlacement) Commit(hb *policy.Heartbeat, a policy.Action, veto *policy.Veto) {
+	if veto != nil || a.Kind != policy.ActionStart || a.Type != models.ReduceTask {
+		return
+	}
+	j := hb.Cluster.Job(a.Job)
+	if j == nil {
+		return
+	}
+	if pl := s.plans[planKey{a.Job, j.Stage}]; pl != nil && pl.Left[a.Node] > 0 {
+		pl.Left[a.Node]--
+		if pl.Left[a.Node] == 0 {
+			delete(pl.Left, a.Node)
+		}
+	}
+}
+
+func leftList(left map[string]int) string {
+	var b strings.Builder
+	for i, n := range slices.Sorted(maps.Keys(left)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s×%d", n, left[n])
+	}
+	return b.String()
+}
+
+// plan returns the plan of j's current stage, deciding it on first use.
+func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reducePlan, error) {
+	key := planKey{j.ID, j.Stage}
+	if pl := s.plans[key]; pl != nil {
+		return pl, nil
+	}
+	// Plans of finished jobs and stages hold nothing any more.
+	for k := range s.plans {
+		if o := c.Job(k.job); o == nil || o.Stage != k.stage {
+			delete(s.plans, k)
+		}
+	}
+	req, nodes, cost := s.request(c, j)
+	d, err := s.pol.Place(req)
+	if err != nil {
+		return nil, err
+	}
+	pl := &reducePlan{Job: j.ID, Stage: j.Stage, Left: map[string]int{}}
+	for _, pos := range d.Positions {
+		if pos < 0 || pos >= len(req.Free) {
+			return nil, fmt.Errorf("%s chose position %d of %d free slots", s.pol.Name(), pos, len(req.Free))
+		}
+		pl.Left[nodes[req.Free[pos].Index]]++
+	}
+	var hs []string
+	for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
+		hs = append(hs, fmt.Sprintf("H(%s) = %.3g", n, cost[n]))
+	}
+	pl.Reason = fmt.Sprintf("X ≈ m/m_done·X_done = %d/%d·%.4g = %.4g MB for R = %d; %s; %s",
+		j.MapsTotal, j.MapsDone, j.MapOutputMB(), req.X, req.R, strings.Join(hs, ", "), d.Reason)
+	s.plans[key] = pl
+	return pl, nil
+}
+
+// request builds the placement request of job j: its slots cheapest first
+// with their node by slot index, and H(v) by node.
+func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]float64) {
+	held := map[string]int{} // reducers of other jobs running or planned
+	var heldIdx [][]int
+	for _, n := range c.Nodes {
+		for _, a := range n.Running {
+			if a.Type == models.ReduceTask && a.Job != j.ID {
+				held[n.ID]++
+			}
+		}
+	}
+	per := 0
+	capSlots := make([]int, len(c.Nodes))
+	for i, n := range c.Nodes {
+		capSlots[i] = reduceSlots(c, n, j.Demand[models.ReduceTask])
+		per = max(per, capSlots[i])
+	}
+	pos := spreadOrder(c)
+	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
+		pl := s.plans[k]
+		var idx []int
+		for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
+			held[n] += pl.Left[n]
+			for q := range pl.Left[n] {
+				idx = append(idx, q*len(c.Nodes)+pos[n])
+			}
+		}
+		heldIdx = append(heldIdx, idx)
+	}
+	cost := fetchCosts(c, j)
+	req := &policy.PlacementRequest{X: estimateX(j), R: j.ReducesTotal, JobsInSystem: len(c.Jobs) - 1, Held: heldIdx}
+	for _, o := range c.Jobs {
+		if o.ID != j.ID && !o.SlowStartReached {
+			req.Waiting++
+		}
+	}
+	nodeOf := map[int]string{}
+	for wave := 0; wave == 0 || (len(req.Free) < req.R && per > 0); wave++ {
+		for i, n := range c.Nodes {
+			first := 0
+			if wave == 0 {
+				first = held[n.ID]
+			}
+			for q := first; q < capSlots[i]; q++ {
+				idx := wave*len(c.Nodes)*per + q*len(c.Nodes) + pos[n.ID]
+				nodeOf[idx] = n.ID
+				req.Free = append(req.Free, policy.Slot{Index: idx, Cost: cost[n.ID] * float64(1+q)})
+			}
+		}
+	}
+	slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
+	return req, nodeOf, cost
+}
+
+// spreadOrder ranks the nodes so that slots of equal cost, taken in index
+// order, spread over the racks and then over their nodes: the first node
+// of every rack, then the second of every rack, and so on (a slot's index
+// is q·nodes + rank, q its position on the node).
+func spreadOrder(c *policy.ClusterView) map[string]int {
+	inRack := map[string]int{}
+	type nr struct{ node, k, rack int }
+	var order []nr
+	racks := map[string]int{}
+	for i, n := range c.Nodes {
+		if _, ok := racks[n.Rack]; !ok {
+			racks[n.Rack] = len(racks)
+		}
+		order = append(order, nr{i, inRack[n.Rack], racks[n.Rack]})
+		inRack[n.Rack]++
+	}
+	slices.SortFunc(order, func(a, b nr) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.rack, b.rack)) })
+	rank := make(map[string]int, len(order))
+	for r, o := range order {
+		rank[c.Nodes[o.node].ID] = r
+	}
+	return rank
+}
+
+// reduceSlots is how many reducers of request d node n holds at once.
+func reduceSlots(c *policy.ClusterView, n *policy.NodeView, d models.Resources) int {
+	if c.SlotBased {
+		return n.ReduceSlots
+	}
+	k := math.MaxInt
+	for p, v := range d {
+		if v > 0 && p < len(n.Capacity) {
+			k = min(k, int(n.Capacity[p]/v))
+		}
+	}
+	if k == math.MaxInt {
+		return 1
+	}
+	return k
+}
+
+// estimateX is Tan et al.'s X = m/m_done · X_done (§I-C): the reported
+// output of the finished maps scaled to all of them (0 before any).
+func estimateX(j *policy.JobView) float64 {
+	if j.MapsDone == 0 {
+		return 0
+	}
+	return float64(j.MapsTotal) / float64(j.MapsDone) * j.MapOutputMB()
+}
+
+// fetchCosts returns H(v) for every node: the mean hop distance to v from
+// the job's map outputs, weighted by their MB (by their number of maps
+// while no size is known); 0 everywhere before any map finished. The
+// outputs are those of the finished maps and the expected ones of the
+// maps still to run, which run where map slots are: each node is expected
+// to hold a share of them proportional to the map tasks it holds at once
+// (a uniform block layout; at slow-start only 5% of the maps are done, and
+// their nodes alone would be a biased picture of where the job's data
+// will be).
+func fetchCosts(c *policy.ClusterView, j *policy.JobView) map[string]float64 {
+	w := outputWeights(c, j)
+	total := 0.0
+	for _, x := range w {
+		total += x
+	}
+	cost := map[string]float64{}
+	for _, n := range c.Nodes {
+		h := 0.0
+		for i, src := range c.Nodes {
+			switch {
+			case src.ID == n.ID:
+			case src.Rack == n.Rack:
+				h += SameRackHops * w[i]
+			default:
+				h += CrossRackHops * w[i]
+			}
+		}
+		if total > 0 {
+			h /= total
+		}
+		// Rounded, so that nodes placed alike tie whatever the order of the
+		// sums (ties go by the rack-spread order).
+		cost[n.ID] = math.Round(h*1e9) / 1e9
+	}
+	return cost
+}
+
+// outputWeights is the job's map output expected on each node (by
+// c.Nodes), in MB, or in maps while no size is known (see fetchCosts).
+func outputWeights(c *policy.ClusterView, j *policy.JobView) []float64 {
+	bySize := j.MapOutputMB() > 0
+	at := map[string]float64{}
+	for _, o := range j.MapOutputs {
+		if bySize {
+			at[o.Node] += o.MB
+		} else {
+			at[o.Node] += float64(o.Maps)
+		}
+	}
+	perMap := 1.0
+	if bySize {
+		perMap = j.MapOutputMB() / float64(j.MapsDone)
+	}
+	left := 0.0
+	if j.MapsDone > 0 {
+		left = float64(j.MapsTotal-j.MapsDone) * perMap
+	}
+	capOf := make([]float64, len(c.Nodes))
+	capSum := 0.0
+	for i, n := range c.Nodes {
+		if c.SlotBased {
+			capOf[i] = float64(n.MapSlots)
+		} else {
+			capOf[i] = float64(reduceSlots(c, n, j.Demand[models.MapTask]))
+		}
+		capSum += capOf[i]
+	}
+	w := make([]float64, len(c.Nodes))
+	for i, n := range c.Nodes {
+		w[i] = at[n.ID]
+		if capSum > 0 {
+			w[i] += left * capOf[i] / capSum
+		}
+	}
+	return w
+}
+
+// placementState is the stage's snapshot: its plans, and the placement
+// policy's estimator if it has one.
+type placementState struct {
+	Plans     []*reducePlan              `json:"plans"`
+	Estimator *thresholds.EstimatorState `json:"estimator,omitempty"`
+}
+
+type estimated interface {
+	Estimator() *thresholds.Estimator
+}
+
+// Snapshot implements policy.Stateful.
+func (s *reducePlacement) Snapshot() ([]byte, error) {
+	st := placementState{Plans: []*reducePlan{}}
+	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
+		st.Plans = append(st.Plans, s.plans[k])
+	}
+	if e, ok := s.pol.(estimated); ok {
+		es := e.Estimator().Snapshot()
+		st.Estimator = &es
+	}
+	return json.Marshal(st)
+}
+
+// Restore implements policy.Stateful.
+func (s *reducePlacement) Restore(data []byte) error {
+	var st placementState
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	plans := map[planKey]*reducePlan{}
+	for i, pl := range st.Plans {
+		if pl == nil || pl.Job == "" || pl.Stage < 0 {
+			return fmt.Errorf("%w: plans[%d]: no job or a negative stage", policy.ErrInvalidConfig, i)
+		}
+		for n, v := range pl.Left {
+			if v < 1 {
+				return fmt.Errorf("%w: plans[%d].left[%q] = %d, must be ≥ 1", policy.ErrInvalidConfig, i, n, v)
+			}
+		}
+		if pl.Left == nil {
+			pl.Left = map[string]int{}
+		}
+		plans[planKey{pl.Job, pl.Stage}] = pl
+	}
+	e, ok := s.pol.(estimated)
+	if ok != (st.Estimator != nil) {
+		return fmt.Errorf("%w: estimator state for a placement policy %q that has %s", policy.ErrInvalidConfig, s.pol.Name(), map[bool]string{true: "one", false: "none"}[ok])
+	}
+	if ok {
+		est, err := thresholds.RestoreEstimator(*st.Estimator)
+		if err != nil {
+			return fmt.Errorf("%w: %w", policy.ErrInvalidConfig, err)
+		}
+		*e.Estimator() = *est
+	}
+	s.plans = plans
+	return nil
+}

@@ -1,0 +1,281 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/optd/optd/models"
+)
+
+// Network is the shuffle network of a cluster scenario; nil (the default)
+// keeps the model without a network, where a reduce's shuffle is compute
+// work like the rest of it (see ClusterScenario).
+//
+// The model, and its assumptions:
+//
+//   - Topology: every node has a full-duplex link of NodeMBps in each
+//     direction to its rack's switch, and every rack a full-duplex uplink
+//     to a non-blocking core of (nodes in the rack)·NodeMBps /
+//     Oversubscription in each direction (the Coflow trace's racks at 10:1
+//     are Oversubscription 10). Switches do not block; only these links
+//     are shared.
+//   - Map output: a map writes its job's MapOutputMB to the local disk of
+//     the node it ran on when it finishes. Reducer k of R fetches 1/R of
+//     every map's output from the map's node, as the maps finish (Hadoop's
+//     copy phase fetches in the background while maps still run).
+//   - Flows: a reducer's fetches from one node are one flow (its fetcher
+//     threads to that host together); a fetch from the reducer's own node
+//     is a local disk read and takes no network time. A flow's path is the
+//     source node's link up, the source rack's uplink and the destination
+//     rack's downlink if the racks differ, and the destination node's link
+//     down.
+//   - Sharing: the flows crossing a link share it max-min fairly (the
+//     long-run fair share of TCP, idealized): rates by progressive filling,
+//     recomputed whenever a flow arrives or completes, event-driven with no
+//     time step, so a flow's time depends on the traffic beside it.
+//   - A reducer's shuffle ends when every map of its stage has finished and
+//     all its flows are done; it then runs its sort and reduce, the
+//     (1 − ShuffleFraction) of its work, as compute work. Speculative
+//     copies fetch too. Connection setup, disk bandwidth and the CPU cost
+//     of fetching are not modelled, and maps read their input as without a
+//     network (the locality penalties).
+type Network struct {
+	// NodeMBps is each node's link capacity per direction in MB/s (0:
+	// DefaultNodeMBps, 1 GbE).
+	NodeMBps float64
+	// Oversubscription of the rack uplinks, ≥ 1 (0: 1, a full-bisection
+	// network).
+	Oversubscription float64
+}
+
+// Defaults of the network model.
+const (
+	DefaultNodeMBps    = 125
+	DefaultMapOutputMB = 128
+)
+
+func (n *Network) withDefaults() *Network {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if c.NodeMBps == 0 {
+		c.NodeMBps = DefaultNodeMBps
+	}
+	if c.Oversubscription == 0 {
+		c.Oversubscription = 1
+	}
+	return &c
+}
+
+func (n *Network) validate() error {
+	if n == nil {
+		return nil
+	}
+	if !(n.NodeMBps >= 0) || math.IsInf(n.NodeMBps, 0) {
+		return invalidf("network.node_mbps", n.NodeMBps, "must be a finite number ≥ 0 (0: %d)", DefaultNodeMBps)
+	}
+	if !(n.Oversubscription == 0 || n.Oversubscription >= 1) || math.IsInf(n.Oversubscription, 0) {
+		return invalidf("network.oversubscription", n.Oversubscription, "must be a finite number ≥ 1 (0: 1)")
+	}
+	return nil
+}
+
+// flowNet is the state of a network during a run: its links and active
+// flows with their max-min fair rates as of lastS.
+type flowNet struct {
+	caps  []float64 // link capacities, MB/s
+	flows []*flow   // active flows, in arrival order (ties keep it)
+	lastS float64
+	// dirty: flows changed since the rates were computed.
+	dirty bool
+	// scratch of allocate
+	rem []float64
+	cnt []int
+	// nodeUp(i) = i, nodeDown(i) = n+i, rackUp(k) = 2n+k, rackDown(k) =
+	// 2n+K+k; rackOf[i] is node i's rack index.
+	nodes, racks int
+	rackOf       []int
+}
+
+// flow is the data a reducer still has to fetch from one node.
+type flow struct {
+	path  [4]int32
+	hops  int8
+	left  float64 // MB still to fetch
+	total float64 // MB given to the flow so far
+	rate  float64 // MB/s
+	src   int
+	owner *simAttempt
+	pos   int // index in flowNet.flows
+	// frozen: the rate is fixed in the current progressive filling.
+	frozen bool
+}
+
+// newFlowNet builds the links of cluster c under network n (defaults
+// applied).
+func newFlowNet(n *Network, c *models.Cluster) *flowNet {
+	racks := map[string]int{}
+	var rackNodes []int
+	fn := &flowNet{nodes: len(c.Nodes)}
+	for _, nd := range c.Nodes {
+		k, ok := racks[nd.Rack]
+		if !ok {
+			k = len(rackNodes)
+			racks[nd.Rack] = k
+			rackNodes = append(rackNodes, 0)
+		}
+		rackNodes[k]++
+		fn.rackOf = append(fn.rackOf, k)
+	}
+	fn.racks = len(rackNodes)
+	fn.caps = make([]float64, 2*fn.nodes+2*fn.racks)
+	for i := range 2 * fn.nodes {
+		fn.caps[i] = n.NodeMBps
+	}
+	for k, m := range rackNodes {
+		up := float64(m) * n.NodeMBps / n.Oversubscription
+		fn.caps[2*fn.nodes+k], fn.caps[2*fn.nodes+fn.racks+k] = up, up
+	}
+	fn.rem, fn.cnt = make([]float64, len(fn.caps)), make([]int, len(fn.caps))
+	return fn
+}
+
+// crossRack reports whether a flow from node src to node dst leaves its
+// rack.
+func (fn *flowNet) crossRack(src, dst int) bool { return fn.rackOf[src] != fn.rackOf[dst] }
+
+// add starts a flow of mb MB from node src to the owner's node at time
+// now (src ≠ the owner's node).
+func (fn *flowNet) add(now float64, src int, owner *simAttempt, mb float64) *flow {
+	fn.advance(now)
+	dst := owner.node.idx
+	f := &flow{src: src, owner: owner, left: mb, pos: len(fn.flows)}
+	f.path[0] = int32(src)
+	f.hops = 1
+	if fn.crossRack(src, dst) {
+		f.path[1] = int32(2*fn.nodes + fn.rackOf[src])
+		f.path[2] = int32(2*fn.nodes + fn.racks + fn.rackOf[dst])
+		f.hops = 3
+	}
+	f.path[f.hops] = int32(fn.nodes + dst)
+	f.hops++
+	fn.flows = append(fn.flows, f)
+	fn.dirty = true
+	return f
+}
+
+// grow adds mb MB to an active flow at time now.
+func (fn *flowNet) grow(now float64, f *flow, mb float64) {
+	fn.advance(now)
+	f.left += mb
+	fn.dirty = true
+}
+
+// drop removes an active flow at time now (completed or its owner gone).
+func (fn *flowNet) drop(now float64, f *flow) {
+	fn.advance(now)
+	last := fn.flows[len(fn.flows)-1]
+	fn.flows[f.pos], last.pos = last, f.pos
+	fn.flows = fn.flows[:len(fn.flows)-1]
+	f.pos = -1
+	fn.dirty = true
+}
+
+// advance moves every flow's remaining data to time now at its rate.
+func (fn *flowNet) advance(now float64) {
+	if dt := now - fn.lastS; dt > 0 {
+		for _, f := range fn.flows {
+			f.left = math.Max(0, f.left-f.rate*dt)
+		}
+	}
+	fn.lastS = now
+}
+
+// allocate sets every flow's max-min fair rate by progressive filling:
+// all unfrozen flows grow at the same pace until a link saturates; the
+// flows crossing it freeze at their rate; repeat with the others. The
+// result is the unique max-min fair allocation (Bertsekas and Gallager,
+// Data Networks, §6.5.2), whatever the order of the flows.
+func (fn *flowNet) allocate() {
+	fn.dirty = false
+	copy(fn.rem, fn.caps)
+	clear(fn.cnt)
+	for _, f := range fn.flows {
+		f.rate, f.frozen = 0, false
+		for _, l := range f.path[:f.hops] {
+			fn.cnt[l]++
+		}
+	}
+	unfrozen := len(fn.flows)
+	for unfrozen > 0 {
+		delta := math.Inf(1)
+		for l, c := range fn.cnt {
+			if c > 0 {
+				delta = math.Min(delta, fn.rem[l]/float64(c))
+			}
+		}
+		for l, c := range fn.cnt {
+			if c == 0 {
+				continue
+			}
+			// A link whose share is the minimum saturates (exactly, so
+			// that rounding never leaves a sliver of capacity).
+			if fn.rem[l]/float64(c) <= delta*(1+1e-12) {
+				fn.rem[l] = 0
+			} else {
+				fn.rem[l] -= delta * float64(c)
+			}
+		}
+		for _, f := range fn.flows {
+			if f.frozen {
+				continue
+			}
+			f.rate += delta
+			for _, l := range f.path[:f.hops] {
+				if fn.rem[l] == 0 {
+					f.frozen = true
+					break
+				}
+			}
+			if f.frozen {
+				unfrozen--
+				for _, l := range f.path[:f.hops] {
+					fn.cnt[l]--
+				}
+			}
+		}
+	}
+}
+
+// nextDone returns the earliest time an active flow completes at the
+// current rates (+Inf if none).
+func (fn *flowNet) nextDone() float64 {
+	t := math.Inf(1)
+	for _, f := range fn.flows {
+		if f.rate > 0 {
+			t = math.Min(t, fn.lastS+f.left/f.rate)
+		}
+	}
+	return t
+}
+
+// done returns the flows that have completed at time now (their data
+// fetched, or less than a microsecond of it left), in arrival order.
+func (fn *flowNet) done(now float64) []*flow {
+	fn.advance(now)
+	var out []*flow
+	for _, f := range fn.flows {
+		if f.left <= 1e-9 || (f.rate > 0 && f.left/f.rate <= 1e-6) {
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b *flow) int { return cmp.Or(cmp.Compare(a.owner.id, b.owner.id), cmp.Compare(a.src, b.src)) })
+	return out
+}
+
+func (f *flow) String() string {
+	return fmt.Sprintf("flow %d→attempt %d: %.3g MB left at %.3g MB/s", f.src, f.owner.id, f.left, f.rate)
+}

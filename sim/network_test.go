@@ -1,0 +1,310 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+)
+
+// netCluster is a cluster of racks×perRack nodes named n<rack>-<i>.
+func netCluster(racks, perRack int) *models.Cluster {
+	c := &models.Cluster{}
+	for r := range racks {
+		for i := range perRack {
+			c.Nodes = append(c.Nodes, models.Node{ID: fmt.Sprintf("n%d-%d", r, i), Rack: fmt.Sprintf("r%d", r)})
+		}
+	}
+	return c
+}
+
+// owner is a stand-in reduce attempt on node dst.
+func owner(id, dst int) *simAttempt { return &simAttempt{id: id, node: &simNode{idx: dst}} }
+
+// drain runs the flows to completion as the simulator does (rates
+// recomputed at every completion) and returns each flow's completion time
+// by owner id.
+func drain(t *testing.T, fn *flowNet) map[int]float64 {
+	t.Helper()
+	out := map[int]float64{}
+	for steps := 0; len(fn.flows) > 0; steps++ {
+		if steps > 10000 {
+			t.Fatal("flows never complete")
+		}
+		fn.allocate()
+		now := fn.nextDone()
+		if math.IsInf(now, 1) {
+			t.Fatalf("%d flows without rate", len(fn.flows))
+		}
+		for _, f := range fn.done(now) {
+			fn.drop(now, f)
+			out[f.owner.id] = now
+		}
+	}
+	return out
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// One flow inside a rack runs at the node link's capacity: X/C.
+func TestNetworkOneFlow(t *testing.T) {
+	for _, c := range []float64{1, 125, 1250} {
+		for _, mb := range []float64{0.5, 128, 1e5} {
+			fn := newFlowNet(&Network{NodeMBps: c, Oversubscription: 4}, netCluster(1, 3))
+			fn.add(0, 0, owner(1, 2), mb)
+			if got := drain(t, fn)[1]; !near(got, mb/c) {
+				t.Errorf("C=%v X=%v: done at %v, want X/C = %v", c, mb, got, mb/c)
+			}
+		}
+	}
+}
+
+// n flows into one node share its link: the k-th smallest of sizes
+// x_1 ≤ … ≤ x_n ends at t_k = t_{k−1} + (n−k+1)(x_k − x_{k−1})/C.
+func TestNetworkFlowsShareOneLink(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := NewRand(seed, 0)
+		n := 1 + rng.IntN(12)
+		c := 10 + 100*rng.Float64()
+		fn := newFlowNet(&Network{NodeMBps: c, Oversubscription: 1}, netCluster(1, n+1))
+		sizes := make([]float64, n)
+		for i := range sizes {
+			sizes[i] = 1 + 500*rng.Float64()
+			fn.add(0, i+1, owner(i, 0), sizes[i]) // node i+1 → node 0
+		}
+		got := drain(t, fn)
+		sorted := slices.Clone(sizes)
+		slices.Sort(sorted)
+		want, prev := map[float64]float64{}, 0.0
+		tk := 0.0
+		for k, x := range sorted {
+			tk += float64(n-k) * (x - prev) / c
+			prev = x
+			want[x] = tk
+		}
+		for i, x := range sizes {
+			if !near(got[i], want[x]) {
+				t.Errorf("seed %d: n=%d C=%.3g flow of %.4g MB done at %v, want %v", seed, n, c, x, got[i], want[x])
+			}
+		}
+	}
+}
+
+// m flows from m nodes of one rack to m nodes of another cross an uplink
+// of m·C/o: each gets C/o (the node links are not the bottleneck).
+func TestNetworkOversubscribedUplink(t *testing.T) {
+	for _, m := range []int{1, 2, 5, 10} {
+		for _, o := range []float64{1, 2, 4, 10} {
+			c := 125.0
+			fn := newFlowNet(&Network{NodeMBps: c, Oversubscription: o}, netCluster(2, m))
+			for i := range m {
+				fn.add(0, i, owner(i, m+i), 100)
+			}
+			fn.allocate()
+			for _, f := range fn.flows {
+				if !near(f.rate, c/o) {
+					t.Errorf("m=%d o=%v: rate %v, want C/o = %v", m, o, f.rate, c/o)
+				}
+			}
+			if got := drain(t, fn)[0]; !near(got, 100*o/c) {
+				t.Errorf("m=%d o=%v: done at %v, want %v", m, o, got, 100*o/c)
+			}
+		}
+	}
+}
+
+// Two bottlenecks: node 0's link up carries flows a (0→1) and b (0→2);
+// node 2's link down carries b and c, d, e (3, 4, 5 → 2). Node 2's link
+// is the tighter one (4 flows): b, c, d, e get C/4; then a gets what
+// node 0's link has left, C − C/4 = 3C/4.
+func TestNetworkMaxMinTwoBottlenecks(t *testing.T) {
+	c := 100.0
+	fn := newFlowNet(&Network{NodeMBps: c, Oversubscription: 1}, netCluster(1, 6))
+	fn.add(0, 0, owner(0, 1), 1) // a
+	fn.add(0, 0, owner(1, 2), 1) // b
+	for i := 3; i <= 5; i++ {
+		fn.add(0, i, owner(i-1, 2), 1) // c, d, e
+	}
+	fn.allocate()
+	want := []float64{3 * c / 4, c / 4, c / 4, c / 4, c / 4}
+	for i, f := range fn.flows {
+		if !near(f.rate, want[i]) {
+			t.Errorf("flow %d: rate %v, want %v", i, f.rate, want[i])
+		}
+	}
+}
+
+// On random topologies and flows, the allocation is feasible and max-min
+// fair: every flow crosses a saturated link on which no flow has a higher
+// rate (the bottleneck characterization, Bertsekas and Gallager §6.5.2),
+// a second method that does not fill progressively.
+func TestNetworkMaxMinProperty(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := NewRand(seed, 1)
+		racks, per := 1+rng.IntN(4), 1+rng.IntN(5)
+		o := 1 + 9*rng.Float64()
+		fn := newFlowNet(&Network{NodeMBps: 10 + 100*rng.Float64(), Oversubscription: o}, netCluster(racks, per))
+		nodes := racks * per
+		if nodes < 2 {
+			continue
+		}
+		for k := range rng.IntN(40) {
+			src, dst := rng.IntN(nodes), rng.IntN(nodes)
+			if src == dst {
+				continue
+			}
+			fn.add(0, src, owner(k, dst), 1)
+		}
+		fn.allocate()
+		load := make([]float64, len(fn.caps))
+		top := make([]float64, len(fn.caps))
+		for _, f := range fn.flows {
+			for _, l := range f.path[:f.hops] {
+				load[l] += f.rate
+				top[l] = math.Max(top[l], f.rate)
+			}
+		}
+		for l, c := range fn.caps {
+			if load[l] > c*(1+1e-9) {
+				t.Fatalf("seed %d: link %d carries %v > capacity %v", seed, l, load[l], c)
+			}
+		}
+		for _, f := range fn.flows {
+			ok := false
+			for _, l := range f.path[:f.hops] {
+				if load[l] >= fn.caps[l]*(1-1e-9) && f.rate >= top[l]*(1-1e-9) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Fatalf("seed %d: %v has no bottleneck link", seed, f)
+			}
+		}
+	}
+}
+
+// With the network on, runs keep every invariant, are deterministic per
+// seed, move at most the map outputs (less the local reads), and cross
+// racks only on a multi-rack cluster.
+func TestClusterNetworkRuns(t *testing.T) {
+	for _, name := range []string{"haste-table2", "dynamicmr-sort", "stealing-stragglers-2"} {
+		base, err := BuiltinCluster(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nw := range []*Network{{}, {NodeMBps: 10, Oversubscription: 5}} {
+			sc := *base
+			sc.Network = nw
+			run := func(seed uint64) *ClusterResult { return runCluster(t, &sc, "fair", seed) }
+			a, b := run(3), run(3)
+			if fmt.Sprint(a.Jobs, *a.Shuffle) != fmt.Sprint(b.Jobs, *b.Shuffle) {
+				t.Errorf("%s: two runs of seed 3 differ", name)
+			}
+			total := 0.0
+			for _, j := range sc.withDefaults().Jobs {
+				if j.Reduces > 0 {
+					total += float64(j.Maps*j.Stages) * j.MapOutputMB
+				}
+			}
+			if (a.Shuffle.NetworkMB <= 0) != (total == 0) || a.Shuffle.NetworkMB > total*(1+1e-9) || a.Shuffle.CrossRackMB > a.Shuffle.NetworkMB*(1+1e-9) {
+				t.Errorf("%s: shuffle %+v of %v MB of map output", name, *a.Shuffle, total)
+			}
+			if len(sc.Cluster.Racks()) == 1 && a.Shuffle.CrossRackMB != 0 {
+				t.Errorf("%s: one rack, %v MB crossed racks", name, a.Shuffle.CrossRackMB)
+			}
+		}
+	}
+}
+
+// TestClusterLowerBoundWithNetwork: on random scenarios with the network
+// on (random link speeds and oversubscription), the lower bound stays at
+// or below every run, with reducers placed anywhere or by a placement
+// policy, and is not vacuous.
+func TestClusterLowerBoundWithNetwork(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	for k := range 6 {
+		sc := randomBoundScenario(rng, k%2 == 1)
+		sc.Network = &Network{NodeMBps: 1 + 200*rng.Float64(), Oversubscription: 1 + 9*rng.Float64()}
+		// Reduces after all maps: on these small clusters, reducers that
+		// start early can fill every node while their maps wait, a
+		// deadlock of the simulator with or without the network.
+		sc.SlowStart = 1
+		for seed := uint64(1); seed <= 2; seed++ {
+			for _, pl := range []string{"", "greedy", "costliest"} {
+				cfg := policy.HeartbeatConfig{Seed: seed}
+				if pl != "" {
+					p, err := policy.NewPlacement(pl, policy.PlacementConfig{Seed: seed})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Placement = p
+				}
+				pipe, err := policy.NewPipeline("fair", cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := RunCluster(t.Context(), sc, pipe, ClusterOptions{Seed: seed, CheckInvariants: true})
+				if err != nil {
+					t.Fatalf("scenario %d placement %q: %v", k, pl, err)
+				}
+				b, err := ClusterLowerBound(sc, BoundOptionsFor(pipe, seed))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !(b.MakespanS > 0) || b.MakespanS > r.MakespanS+boundSlack(r.MakespanS) || b.MeanResponseS > r.MeanResponseS+boundSlack(r.MeanResponseS) {
+					t.Errorf("scenario %d seed %d placement %q: bound %+v, run makespan %.9g s, mean response %.9g s", k, seed, pl, b, r.MakespanS, r.MeanResponseS)
+				}
+			}
+		}
+	}
+}
+
+// TestClusterNetworkClosedForm: one map (input on node a) writes X MB, and
+// its one reducer fetches it over a node link of C MB/s when placed on the
+// other node (costliest) or reads it locally (greedy), then computes
+// (1 − φ)·w. With heartbeats at 0, 0.5, 1, … (a at whole seconds, b half
+// past), the map runs on a over [0, m]; the reducer starts at b's next
+// heartbeat and ends at m + 0.5 + X/C + (1 − φ)·w, or on a at m (or m + 1)
+// plus (1 − φ)·w.
+func TestClusterNetworkClosedForm(t *testing.T) {
+	for _, c := range []struct{ m, w, x, mbps float64 }{{10, 30, 100, 10}, {4, 9, 50, 125}, {7, 3, 1000, 20}} {
+		sc := &ClusterScenario{Name: "closed-form", SlowStart: 1, Replicas: 1, Network: &Network{NodeMBps: c.mbps}}
+		for _, id := range []string{"a", "b"} {
+			sc.Cluster.Nodes = append(sc.Cluster.Nodes, models.Node{ID: id, Rack: "r", MapSlots: 1, ReduceSlots: 1})
+		}
+		sc.Jobs = []ClusterJob{{ID: "j", Maps: 1, Reduces: 1, MapWorks: []float64{c.m}, ReduceWorks: []float64{c.w}, MapOutputMB: c.x}}
+		compute := (1 - DefaultShuffleFraction) * c.w
+		for _, pl := range []string{"costliest", "greedy"} {
+			var done float64
+			for seed := uint64(1); seed <= 10; seed++ {
+				p, err := policy.NewPlacedPipeline("fifo", pl, policy.HeartbeatConfig{Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := RunCluster(t.Context(), sc, p, ClusterOptions{Seed: seed, CheckInvariants: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Locality.NodeLocal != 1 {
+					continue // the block's replica was drawn on b: another layout
+				}
+				done = r.Jobs[0].FinishS
+				break
+			}
+			switch remote := c.m + 0.5 + c.x/c.mbps + compute; pl {
+			case "costliest":
+				if !near(done, remote) {
+					t.Errorf("%+v: the remote reducer ends at %v, want m + 0.5 + X/C + (1−φ)w = %v", c, done, remote)
+				}
+			case "greedy":
+				if !near(done, c.m+compute) && !near(done, c.m+1+compute) {
+					t.Errorf("%+v: the local reducer ends at %v, want %v or %v", c, done, c.m+compute, c.m+1+compute)
+				}
+			}
+		}
+	}
+}

@@ -513,18 +513,58 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	}
 	tr := *s
 	tr.Seed = s.Seed ^ penaltySeedSalt
-	tr.Jobs, tr.WarmupJobs, tr.Replications = opts.Jobs, 0, opts.Steps
+	check := max(penaltyCheckRuns, opts.Steps/10)
+	tr.Jobs, tr.WarmupJobs, tr.Replications = opts.Jobs, 0, opts.Steps+check
 	first := sim.NamedFactory{Name: "cheapest", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}
-	return FitPenaltyStochastic(ctx, s, opts.Steps, func(t int) ([]sim.JobRecord, error) {
+	run := func(t int) ([]sim.JobRecord, error) {
 		if opts.Progress != nil && t > 0 {
-			opts.Progress(t, opts.Steps)
+			opts.Progress(min(t, opts.Steps), opts.Steps)
 		}
 		r, err := tr.RunReplication(ctx, t, []sim.NamedFactory{first}, true)
 		if err != nil {
 			return nil, fmt.Errorf("mdp: penalty training run %d: %w", t, err)
 		}
 		return r.Records, nil
-	})
+	}
+	pen, err := FitPenaltyStochastic(ctx, s, opts.Steps, run)
+	if err != nil {
+		return nil, err
+	}
+	// Keep θ only if it beats θ = 0 (the plain hindsight LP) on runs the
+	// fit has not seen: a short fit can land below it. The check runs are
+	// apart from the reported replications too, so the choice does not
+	// depend on them.
+	var withTheta, without float64
+	for t := opts.Steps; t < opts.Steps+check; t++ {
+		recs, err := run(t)
+		if err != nil {
+			return nil, err
+		}
+		v, err := pen.BoundOfRecords(ctx, recs)
+		if err != nil {
+			return nil, err
+		}
+		withTheta += v
+		v, err = pen.zero().BoundOfRecords(ctx, recs)
+		if err != nil {
+			return nil, err
+		}
+		without += v
+	}
+	if withTheta < without {
+		return pen.zero(), nil
+	}
+	return pen, nil
+}
+
+// penaltyCheckRuns is the least number of check runs of FitPenalty.
+const penaltyCheckRuns = 10
+
+// zero is the penalty with θ = 0 (the hindsight LP).
+func (p *Penalty) zero() *Penalty {
+	z := *p
+	z.theta = make([]float64, len(p.theta))
+	return &z
 }
 
 // cheapestFree places a job on the cheapest free slots (for training runs,

@@ -31,6 +31,25 @@ type Backend interface {
 	// grouped into maxClasses classes, each rounded down to its cheapest
 	// cost (a smaller LP and a weaker, still valid, bound).
 	HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error)
+	// HindsightLagrangian bounds HindsightBound's LP from below by its
+	// Lagrangian relaxation with steps subgradient steps (0: the default),
+	// exact slot costs, time linear in the jobs per step.
+	HindsightLagrangian(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, steps int) (float64, error)
 	// EmptyClusterBound is E[Y·(sum of the R cheapest slot costs)].
 	EmptyClusterBound(w *models.Workload, slotCosts []float64) float64
+	// FitPenalty fits the information-relaxation penalty of the scenario
+	// with steps training runs (0: the default); skipped (non-empty) says
+	// why the scenario has none (then the bounder is nil).
+	FitPenalty(ctx context.Context, s *sim.Scenario, steps int, progress func(done, total int)) (b PenalizedBounder, skipped string, err error)
+}
+
+// PenalizedBounder computes the penalized hindsight LP of one run.
+type PenalizedBounder interface {
+	// BoundOfRecords takes the records of every arrival of the run and
+	// returns a total whose expectation bounds the counted jobs' expected
+	// total cost from below.
+	BoundOfRecords(ctx context.Context, recs []sim.JobRecord) (float64, error)
+	// Policy is the one-step lookahead on the penalty's value function
+	// (PolicyPenalty); stateless.
+	Policy() policy.Placement
 }

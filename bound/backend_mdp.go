@@ -37,6 +37,22 @@ func (mdpBackend) HindsightBound(ctx context.Context, jobs []sim.JobRecord, slot
 	return mdp.HindsightBoundOfRecords(ctx, jobs, slotCosts, maxClasses)
 }
 
+func (mdpBackend) HindsightLagrangian(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, steps int) (float64, error) {
+	return mdp.HindsightLagrangianOfRecords(ctx, jobs, slotCosts, mdp.LagrangeOptions{Iterations: steps})
+}
+
 func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) float64 {
 	return mdp.EmptyClusterBound(w, slotCosts)
+}
+
+func (mdpBackend) FitPenalty(ctx context.Context, s *sim.Scenario, steps int, progress func(done, total int)) (PenalizedBounder, string, error) {
+	pen, err := mdp.FitPenalty(ctx, s, mdp.PenaltyFit{Steps: steps, Progress: progress})
+	var no *mdp.NoModelError
+	if errors.As(err, &no) {
+		return nil, no.Reason, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return pen, "", nil
 }

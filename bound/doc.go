@@ -12,6 +12,17 @@
 //     divided by the number of counted jobs, averaged over replications.
 //     Every policy is simulated on the same traces (common random numbers),
 //     so this bounds each policy's realized cost, trace by trace.
+//   - "hindsight-lagrangian": per replication, the same LP bounded from
+//     below by Lagrangian relaxation of its job rows
+//     (mdp.HindsightBoundLagrangian: per slot class a weighted interval
+//     packing), every subgradient step a bound; for large traces where the
+//     LP itself is slow.
+//   - "hindsight-penalized": per replication, the hindsight LP with costs
+//     changed by an information-relaxation penalty of zero mean under every
+//     non-anticipative policy (mdp.FitPenalty, fitted on training runs
+//     simulated apart from the replications), averaged over replications:
+//     a bound on every policy's EXPECTED cost, not trace by trace. Only for
+//     workload scenarios (Poisson arrivals, exponential work).
 //   - "empty-cluster": every job alone in an empty cluster,
 //     E[Y·Σ_{k≤R} H_(k)] (mdp.EmptyClusterBound; for a trace scenario the
 //     mean over the simulated jobs).

@@ -19,6 +19,14 @@ const (
 	// job alone in an empty cluster (mdp.EmptyClusterBound for a workload;
 	// the per-job mean over the simulated jobs for a trace).
 	BoundEmptyCluster = "empty-cluster"
+	// BoundLagrangian is the hindsight LP bounded from below by Lagrangian
+	// relaxation (mdp.HindsightBoundLagrangian): per replication, like
+	// hindsight-lp, at most it, in time linear in the jobs.
+	BoundLagrangian = "hindsight-lagrangian"
+	// BoundPenalized is the hindsight LP with an information-relaxation
+	// penalty (mdp.FitPenalty): a lower bound on every policy's expected
+	// mean cost per job (not trace by trace), averaged over replications.
+	BoundPenalized = "hindsight-penalized"
 	// BoundMDPOptimal is the exact optimum of the MDP (also "optimal").
 	BoundMDPOptimal = "mdp-optimal"
 	// BoundMDPLower and BoundMDPUpper bracket the optimum of a continuous
@@ -57,6 +65,14 @@ type Output struct {
 	// Gaps are (mean_cost − best lower bound)/best lower bound; null when
 	// there is no positive lower bound.
 	Gaps map[string]*float64 `json:"gaps"`
+	// BestBound names the largest lower bound (the one Gaps use) and
+	// CertifiedGaps are the gaps to the best bound that does not solve the
+	// MDP (what is certified where the MDP cannot be solved).
+	BestBound     string              `json:"best_bound,omitempty"`
+	CertifiedGaps map[string]*float64 `json:"certified_gaps,omitempty"`
+	// BoundRatios are, when the exact optimum is known, each lower bound's
+	// ratio to it (1 for the optimum itself).
+	BoundRatios map[string]float64 `json:"bound_ratios,omitempty"`
 	// Replications is the number of replications the figures are over,
 	// JobsSimulated the jobs counted in them (all policies see the same
 	// jobs) and Events the events the engine processed for all policies.
@@ -101,6 +117,10 @@ type Settings struct {
 	MaxStates      int      `json:"max_states"`
 	// HindsightClasses is --hindsight-classes.
 	HindsightClasses int `json:"hindsight_classes"`
+	// PenaltySteps is --penalty-steps (0: mdp.DefaultPenaltySteps).
+	PenaltySteps int `json:"penalty_steps,omitempty"`
+	// LagrangeSteps is --lagrange-steps (0: mdp.DefaultLagrangeIterations).
+	LagrangeSteps int `json:"lagrange_steps,omitempty"`
 }
 
 // Shard is the raw material of a sharded run.
@@ -169,17 +189,46 @@ func aggregate(policies []string, fixed Fixed, reps []RepFigures) (*Output, erro
 		out.JobsSimulated += int64(r.JobsCounted)
 		out.Events += r.Events
 	}
-	best := math.Inf(-1)
+	best, bestName := math.Inf(-1), ""
+	cert, certName := math.Inf(-1), ""
 	for _, name := range slices.Sorted(maps.Keys(out.LowerBounds)) {
-		best = max(best, out.LowerBounds[name])
+		v := out.LowerBounds[name]
+		if v > best {
+			best, bestName = v, name
+		}
+		if v > cert && !solvesMDP(name) {
+			cert, certName = v, name
+		}
 	}
-	for _, name := range policies {
-		if best > 0 {
-			g := (out.Policies[name].MeanCost - best) / best
-			out.Gaps[name] = &g
-		} else {
-			out.Gaps[name] = nil
+	out.BestBound = bestName
+	out.Gaps = gapsTo(policies, out.Policies, best)
+	if certName != "" && certName != bestName {
+		out.CertifiedGaps = gapsTo(policies, out.Policies, cert)
+	}
+	if opt := fixed.Optimal; opt != nil && *opt > 0 {
+		out.BoundRatios = make(map[string]float64, len(out.LowerBounds))
+		for name, v := range out.LowerBounds {
+			out.BoundRatios[name] = v / *opt
 		}
 	}
 	return out, nil
+}
+
+// solvesMDP reports that a bound comes from solving the MDP.
+func solvesMDP(name string) bool {
+	return name == BoundMDPOptimal || name == BoundMDPLower
+}
+
+// gapsTo is each policy's (mean_cost − lb)/lb, nil when lb ≤ 0.
+func gapsTo(policies []string, figs map[string]PolicyFigure, lb float64) map[string]*float64 {
+	out := make(map[string]*float64, len(policies))
+	for _, name := range policies {
+		if lb > 0 {
+			g := (figs[name].MeanCost - lb) / lb
+			out[name] = &g
+		} else {
+			out[name] = nil
+		}
+	}
+	return out
 }

@@ -26,6 +26,9 @@ const (
 	DefaultHindsightClasses = 0
 	// PolicyMDPOptimal is the MDP's optimal decision table.
 	PolicyMDPOptimal = "mdp-optimal"
+	// PolicyPenalty is the one-step lookahead on the value function of the
+	// hindsight-penalized bound's penalty (fitted for the scenario).
+	PolicyPenalty = mdp.PenaltyPolicyName
 	// BoundsMDP is the Bounds name that turns the MDP on.
 	BoundsMDP = "mdp"
 )
@@ -66,6 +69,8 @@ type Progress struct {
 	Simulated func(done, total int)
 	// MDP reports the MDP solver's progress.
 	MDP func(done, total int)
+	// Penalty reports the penalty fit's training runs.
+	Penalty func(done, total int)
 }
 
 // Validate checks the request's names and numbers (not the scenario).
@@ -73,7 +78,7 @@ func (r *Request) Validate() error {
 	if len(r.Policies) == 0 {
 		return invalidf("policies: give at least one policy")
 	}
-	known := append(policy.PlacementNames(), PolicyMDPOptimal)
+	known := append(policy.PlacementNames(), PolicyMDPOptimal, PolicyPenalty)
 	names := make([]string, len(r.Policies))
 	for k, p := range r.Policies {
 		name, _, err := policy.ParsePlacementSpec(p)
@@ -91,16 +96,16 @@ func (r *Request) Validate() error {
 		return err
 	}
 	for k, p := range r.Policies {
-		if names[k] == PolicyMDPOptimal {
+		if names[k] == PolicyMDPOptimal || names[k] == PolicyPenalty {
 			continue
 		}
 		// Build each policy once: a family's parameters are checked here,
 		// before any simulation.
-		if _, err := factory(p, r.Settings, nil)(0); err != nil {
+		if _, err := factory(p, r.Settings, nil, nil)(0); err != nil {
 			return invalidf("policies: %s: %v", p, err)
 		}
 	}
-	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundEmptyCluster, BoundsMDP}, true); err != nil {
+	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundLagrangian, BoundPenalized, BoundEmptyCluster, BoundsMDP}, true); err != nil {
 		return err
 	}
 	if r.Bins < 1 {
@@ -109,8 +114,9 @@ func (r *Request) Validate() error {
 	if r.MaxStates < 1 {
 		return invalidf("max-states = %d: must be ≥ 1", r.MaxStates)
 	}
-	if r.Window < 0 || r.Horizon < 0 || r.HindsightClasses < 0 {
-		return invalidf("window = %d, horizon = %d, hindsight-classes = %d: must be ≥ 0", r.Window, r.Horizon, r.HindsightClasses)
+	if r.Window < 0 || r.Horizon < 0 || r.HindsightClasses < 0 || r.PenaltySteps < 0 || r.LagrangeSteps < 0 {
+		return invalidf("window = %d, horizon = %d, hindsight-classes = %d, penalty-steps = %d, lagrange-steps = %d: must be ≥ 0",
+			r.Window, r.Horizon, r.HindsightClasses, r.PenaltySteps, r.LagrangeSteps)
 	}
 	if r.ShardCount < 0 || (r.ShardCount > 0 && (r.ShardIndex < 0 || r.ShardIndex >= r.ShardCount)) {
 		return invalidf("shard %d/%d: want 0 ≤ i < n", r.ShardIndex, r.ShardCount)
@@ -161,14 +167,38 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 		}
 		return nil, invalidf("policies: %s needs the MDP of the scenario solved: %s", PolicyMDPOptimal, why)
 	}
+	var pen PenalizedBounder
+	var penPolicy policy.Placement
+	wantBound, wantPolicy := slices.Contains(req.Bounds, BoundPenalized), slices.Contains(req.Policies, PolicyPenalty)
+	if wantBound || wantPolicy {
+		field, name := "bounds", BoundPenalized
+		if !wantBound {
+			field, name = "policies", PolicyPenalty
+		}
+		if be == nil {
+			return nil, invalidf("%s: %s: this build has no LP solver", field, name)
+		}
+		var skipped string
+		pen, skipped, err = be.FitPenalty(ctx, s, req.PenaltySteps, prog.Penalty)
+		if err != nil {
+			return nil, fmt.Errorf("penalty fit: %w", err)
+		}
+		if skipped != "" {
+			return nil, invalidf("%s: %s: %s", field, name, skipped)
+		}
+		penPolicy = pen.Policy()
+		if !wantBound {
+			pen = nil
+		}
+	}
 	factories := make([]sim.NamedFactory, len(req.Policies))
 	for k, name := range req.Policies {
-		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy)}
+		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy, penPolicy)}
 	}
 	total := (hi - lo) * len(req.Policies)
 	reps := make([]RepFigures, 0, hi-lo)
 	for rep := lo; rep < hi; rep++ {
-		r, err := runReplication(ctx, be, s, rep, factories, req.Bounds, req.HindsightClasses)
+		r, err := runReplication(ctx, be, s, rep, factories, req.Settings, pen)
 		if err != nil {
 			return nil, err
 		}
@@ -190,10 +220,13 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 // factory returns the policy factory of name: the registry's with the
 // request's configuration (name may carry a parameterized family's
 // parameters, "state-threshold:base=2;per-job=1.5", as `optd search` prints
-// its best policy), or the solved MDP's table.
-func factory(name string, st Settings, mdpPolicy policy.Placement) sim.PolicyFactory {
-	if name == PolicyMDPOptimal {
+// its best policy), the solved MDP's table or the fitted penalty's policy.
+func factory(name string, st Settings, mdpPolicy, penPolicy policy.Placement) sim.PolicyFactory {
+	switch name {
+	case PolicyMDPOptimal:
 		return func(uint64) (policy.Placement, error) { return mdpPolicy, nil }
+	case PolicyPenalty:
+		return func(uint64) (policy.Placement, error) { return penPolicy, nil }
 	}
 	return func(seed uint64) (policy.Placement, error) {
 		base, params, err := policy.ParsePlacementSpec(name)
@@ -259,9 +292,11 @@ func pathwiseEmptyCluster(be Backend, s *sim.Scenario) bool {
 
 // runReplication simulates one replication under every policy and computes
 // its pathwise bounds.
-func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, factories []sim.NamedFactory, bounds []string, classes int) (RepFigures, error) {
+func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, factories []sim.NamedFactory, st Settings, pen PenalizedBounder) (RepFigures, error) {
+	bounds := st.Bounds
 	hindsight := be != nil && slices.Contains(bounds, BoundHindsight)
-	r, err := s.RunReplication(ctx, rep, factories, hindsight)
+	lagrangian := be != nil && slices.Contains(bounds, BoundLagrangian)
+	r, err := s.RunReplication(ctx, rep, factories, hindsight || lagrangian || pen != nil)
 	if err != nil {
 		return RepFigures{}, err
 	}
@@ -280,18 +315,34 @@ func runReplication(ctx context.Context, be Backend, s *sim.Scenario, rep int, f
 	if slices.Contains(bounds, BoundEmptyCluster) && pathwiseEmptyCluster(be, s) {
 		out.LowerBounds[BoundEmptyCluster] = first.EmptyClusterMean
 	}
-	if hindsight && first.Counted > 0 {
+	if (hindsight || lagrangian) && first.Counted > 0 {
 		jobs := make([]sim.JobRecord, 0, first.Counted)
 		for _, j := range r.Records {
 			if j.Counted {
 				jobs = append(jobs, j)
 			}
 		}
-		total, err := be.HindsightBound(ctx, jobs, s.SlotCosts, classes)
-		if err != nil {
-			return RepFigures{}, fmt.Errorf("replication %d: hindsight bound: %w", rep, err)
+		if hindsight {
+			total, err := be.HindsightBound(ctx, jobs, s.SlotCosts, st.HindsightClasses)
+			if err != nil {
+				return RepFigures{}, fmt.Errorf("replication %d: hindsight bound: %w", rep, err)
+			}
+			out.LowerBounds[BoundHindsight] = total / float64(first.Counted)
 		}
-		out.LowerBounds[BoundHindsight] = total / float64(first.Counted)
+		if lagrangian {
+			total, err := be.HindsightLagrangian(ctx, jobs, s.SlotCosts, st.LagrangeSteps)
+			if err != nil {
+				return RepFigures{}, fmt.Errorf("replication %d: Lagrangian hindsight bound: %w", rep, err)
+			}
+			out.LowerBounds[BoundLagrangian] = total / float64(first.Counted)
+		}
+	}
+	if pen != nil && first.Counted > 0 {
+		total, err := pen.BoundOfRecords(ctx, r.Records)
+		if err != nil {
+			return RepFigures{}, fmt.Errorf("replication %d: penalized hindsight bound: %w", rep, err)
+		}
+		out.LowerBounds[BoundPenalized] = total / float64(first.Counted)
 	}
 	return out, nil
 }

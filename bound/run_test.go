@@ -2,6 +2,7 @@ package bound
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -117,6 +118,10 @@ func TestRequestErrors(t *testing.T) {
 		{func(r *Request) { r.Bins = 0 }, "bins = 0"},
 		{func(r *Request) { r.MaxStates = -1 }, "max-states = -1"},
 		{func(r *Request) { r.Window = -1 }, "window = -1"},
+		{func(r *Request) { r.PenaltySteps = -2 }, "penalty-steps = -2"},
+		{func(r *Request) { r.LagrangeSteps = -3 }, "lagrange-steps = -3"},
+		{func(r *Request) { r.Bounds = []string{BoundPenalized} }, "hindsight-penalized: this build has no LP solver"},
+		{func(r *Request) { r.Policies = []string{PolicyPenalty} }, "adp-penalty: this build has no LP solver"},
 		{func(r *Request) { r.ShardIndex, r.ShardCount = 2, 2 }, "shard 2/2"},
 	} {
 		r := request("greedy")
@@ -132,5 +137,49 @@ func TestRequestErrors(t *testing.T) {
 	r.ShardIndex, r.ShardCount = 0, 4
 	if _, err := Run(context.Background(), nil, tiny(t), r, Progress{}); err == nil || !strings.Contains(err.Error(), "no replication") {
 		t.Errorf("empty shard: %v", err)
+	}
+}
+
+// TestRunPenalizedAndLagrangian: the new bounds and the penalty's policy
+// through Run: the Lagrangian bound is at most the hindsight LP on every
+// replication (it bounds that LP), the penalized bound is at most the exact
+// optimum within its sampling error, the penalty's policy costs at least
+// the optimum within its own, and the output names the best bound, the
+// certified gaps and every bound's ratio to the optimum.
+func TestRunPenalizedAndLagrangian(t *testing.T) {
+	req := request("greedy", PolicyPenalty)
+	req.Bounds = []string{BoundHindsight, BoundLagrangian, BoundPenalized, BoundsMDP}
+	req.PenaltySteps, req.ShardCount = 40, 1
+	out, err := Run(context.Background(), DefaultBackend(), tiny(t), req, Progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Optimal == nil {
+		t.Fatalf("the tiny MDP was not solved: %+v", out.MDP)
+	}
+	opt := *out.Optimal
+	for _, r := range out.Shard.Reps {
+		if lg, h := r.LowerBounds[BoundLagrangian], r.LowerBounds[BoundHindsight]; !(lg <= h*(1+1e-9)) {
+			t.Errorf("replication %d: Lagrangian %v above the hindsight LP %v", r.Replication, lg, h)
+		}
+	}
+	xs := make([]float64, len(out.Shard.Reps))
+	for k, r := range out.Shard.Reps {
+		xs[k] = r.LowerBounds[BoundPenalized]
+	}
+	mean, half := sim.MeanCI95(xs)
+	if mean-half > opt {
+		t.Errorf("penalized bound %v ± %v above the optimum %v", mean, half, opt)
+	}
+	if f := out.Policies[PolicyPenalty]; f.CI95 == nil || f.MeanCost+*f.CI95 < opt {
+		t.Errorf("%s costs %+v, below the optimum %v", PolicyPenalty, f, opt)
+	}
+	if out.BestBound != BoundMDPOptimal || out.CertifiedGaps[PolicyPenalty] == nil {
+		t.Errorf("best bound %q, certified gaps %v", out.BestBound, out.CertifiedGaps)
+	}
+	for _, name := range []string{BoundHindsight, BoundLagrangian, BoundPenalized, BoundMDPOptimal} {
+		if r, ok := out.BoundRatios[name]; !ok || !(r > 0) || math.Abs(r-out.LowerBounds[name]/opt) > 1e-12 {
+			t.Errorf("bound ratio of %s: %v (bound %v, optimum %v)", name, r, out.LowerBounds[name], opt)
+		}
 	}
 }

@@ -71,3 +71,42 @@ func BenchmarkHindsightBound(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHindsightLagrangian compares, on the same trace (1000 distinct
+// slot costs, about 20 jobs in service of up to 10 reducers), the exact
+// hindsight LP (Clp) with the Lagrangian bound (300 steps), and times one
+// Lagrangian step at growing sizes (linear in the jobs).
+func BenchmarkHindsightLagrangian(b *testing.B) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(9, 9))
+	costs := make([]float64, 1000)
+	for i := range costs {
+		costs[i] = 1 + 99*rng.Float64()
+	}
+	small := randomTrace(rng, 300, 20, 10)
+	b.Run("jobs=300/LP", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := HindsightBound(ctx, small, costs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("jobs=300/Lagrangian/steps=300", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := HindsightBoundLagrangian(ctx, small, costs, LagrangeOptions{Iterations: 300}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, n := range []int{1000, 4000, 16000} {
+		jobs := randomTrace(rng, n, 20, 10)
+		b.Run(fmt.Sprintf("jobs=%d/Lagrangian/steps=1", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := HindsightBoundLagrangian(ctx, jobs, costs, LagrangeOptions{Iterations: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -47,8 +47,18 @@
 // whole trace (jobs in service together use disjoint slots), aggregated by
 // cost class and split by busy periods, a bound on every policy's realized
 // cost on that trace; HindsightBoundCoarse rounds costs down into fewer
-// classes for clusters of all-distinct costs. EmptyClusterBound is the
-// trivial E[Y·Σ of the R cheapest costs].
+// classes for clusters of all-distinct costs; HindsightBoundLagrangian
+// bounds the same LP from below by Lagrangian relaxation (a weighted
+// interval packing per cost class, every step a bound, linear work per
+// step) for traces too long for the LP. EmptyClusterBound is the trivial
+// E[Y·Σ of the R cheapest costs].
+//
+// FitPenalty and Penalty.BoundOfRecords are the information relaxation
+// with penalties (Brown, Smith and Sun 2010): the hindsight LP with costs
+// changed by zero-mean martingale terms of the queue and of the jobs'
+// (X, R), a bound on every policy's expected cost that takes away most of
+// what the hindsight LP gains from knowing the future (penalty.go derives
+// it); Penalty.Policy is the one-step lookahead on its value function.
 //
 // The package does not log; long computations take a context (checked at
 // every sweep) and report progress through callbacks.

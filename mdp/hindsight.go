@@ -66,7 +66,7 @@ func HindsightBound(ctx context.Context, jobs []TraceJob, slotCosts []float64) (
 	if err := checkSlotCosts(slotCosts); err != nil {
 		return 0, err
 	}
-	return hindsight(ctx, jobs, newClasses(slotCosts))
+	return hindsight(ctx, jobs, newClasses(slotCosts), nil)
 }
 
 // HindsightBoundCoarse is HindsightBound with the slots sorted by cost and
@@ -92,7 +92,7 @@ func HindsightBoundCoarse(ctx context.Context, jobs []TraceJob, slotCosts []floa
 			rounded[i] = sorted[lo]
 		}
 	}
-	return hindsight(ctx, jobs, newClasses(rounded))
+	return hindsight(ctx, jobs, newClasses(rounded), nil)
 }
 
 func checkSlotCosts(costs []float64) error {
@@ -146,15 +146,89 @@ type hindsightLP struct {
 	p     *lp.Problem
 	ub    []float64 // column upper bounds (as in p)
 	total float64   // closed-form values (single jobs)
+	// adj, when not nil, adds adj[i·C+c] to the cost of job i's reducers on
+	// class c (per reducer): the penalty of an information relaxation.
+	adj []float64
+	// colJob, when not nil, records the job of every column (class c of a
+	// job's columns is its position among them), and every job becomes
+	// columns: for reading the primal solution.
+	colJob []int32
 }
 
-func hindsight(ctx context.Context, jobs []TraceJob, cls *classes) (float64, error) {
+// colCost is the LP cost of one reducer of job i on class c.
+func (h *hindsightLP) colCost(jobs []TraceJob, i, c int) float64 {
+	v := jobs[i].Y * h.cls.cost[c]
+	if h.adj != nil {
+		v += h.adj[i*h.cls.num()+c]
+	}
+	return v
+}
+
+// alone is the cost of job i alone in the cluster: its R reducers on the
+// classes of least colCost.
+func (h *hindsightLP) alone(jobs []TraceJob, i int) float64 {
+	if h.adj == nil {
+		return jobs[i].Y * h.cls.cheapest(h.cls.count, jobs[i].R)
+	}
+	C := h.cls.num()
+	order := make([]int, C)
+	cost := make([]float64, C)
+	for c := range C {
+		order[c], cost[c] = c, h.colCost(jobs, i, c)
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(cost[a], cost[b]) })
+	s, r := 0.0, jobs[i].R
+	for _, c := range order {
+		take := min(h.cls.count[c], r)
+		s += float64(take) * cost[c]
+		if r -= take; r == 0 {
+			break
+		}
+	}
+	return s
+}
+
+func hindsight(ctx context.Context, jobs []TraceJob, cls *classes, adj []float64) (float64, error) {
+	h := &hindsightLP{cls: cls, p: &lp.Problem{Sense: lp.Minimize}, adj: adj}
+	return h.run(ctx, jobs)
+}
+
+// run adds every busy period of jobs and solves.
+func (h *hindsightLP) run(ctx context.Context, jobs []TraceJob) (float64, error) {
+	total := 0.0
+	flush := func() error {
+		v, err := h.solve(ctx)
+		if err != nil {
+			return err
+		}
+		total += v
+		h.p, h.ub = &lp.Problem{Sense: lp.Minimize}, nil
+		return nil
+	}
+	err := h.addTrace(jobs, func() error {
+		if h.p.NumCols() >= hindsightBatchColumns {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	return total + h.total, nil
+}
+
+// addTrace checks jobs and adds the LP blocks of their busy periods (maximal
+// groups of overlapping intervals), calling after (if not nil) after each.
+func (h *hindsightLP) addTrace(jobs []TraceJob, after func() error) error {
 	S := 0
-	for _, n := range cls.count {
+	for _, n := range h.cls.count {
 		S += n
 	}
 	if err := checkJobs(jobs, S); err != nil {
-		return 0, err
+		return err
 	}
 	order := make([]int, len(jobs))
 	for i := range order {
@@ -166,17 +240,6 @@ func hindsight(ctx context.Context, jobs []TraceJob, cls *classes) (float64, err
 		}
 		return cmp.Compare(a, b)
 	})
-	h := &hindsightLP{cls: cls, p: &lp.Problem{Sense: lp.Minimize}}
-	total := 0.0
-	flush := func() error {
-		v, err := h.solve(ctx)
-		if err != nil {
-			return err
-		}
-		total += v
-		h.p, h.ub = &lp.Problem{Sense: lp.Minimize}, nil
-		return nil
-	}
 	for lo := 0; lo < len(order); {
 		hi, end := lo+1, jobs[order[lo]].End
 		for hi < len(order) && jobs[order[hi]].Start < end {
@@ -184,27 +247,23 @@ func hindsight(ctx context.Context, jobs []TraceJob, cls *classes) (float64, err
 			hi++
 		}
 		if err := h.addPeriod(jobs, order[lo:hi]); err != nil {
-			return 0, err
+			return err
 		}
-		if h.p.NumCols() >= hindsightBatchColumns {
-			if err := flush(); err != nil {
-				return 0, err
+		if after != nil {
+			if err := after(); err != nil {
+				return err
 			}
 		}
 		lo = hi
 	}
-	if err := flush(); err != nil {
-		return 0, err
-	}
-	return total + h.total, nil
+	return nil
 }
 
 // addPeriod adds the LP block of one busy period (jobs sorted by Start).
 func (h *hindsightLP) addPeriod(jobs []TraceJob, period []int) error {
 	cls := h.cls
-	if len(period) == 1 {
-		j := jobs[period[0]]
-		h.total += j.Y * cls.cheapest(cls.count, j.R)
+	if len(period) == 1 && h.colJob == nil {
+		h.total += h.alone(jobs, period[0])
 		return nil
 	}
 	// Maximal sets A(t): at each start, after removing ended jobs and adding
@@ -284,8 +343,11 @@ func (h *hindsightLP) addPeriod(jobs []TraceJob, period []int) error {
 				}
 			}
 			ub := float64(min(j.R, cls.count[c]))
-			h.p.AddCol(j.Y*cls.cost[c], 0, ub, rows, vals)
+			h.p.AddCol(h.colCost(jobs, i, c), 0, ub, rows, vals)
 			h.ub = append(h.ub, ub)
+			if h.colJob != nil {
+				h.colJob = append(h.colJob, int32(i))
+			}
 		}
 	}
 	return nil

@@ -51,6 +51,26 @@ func ModelOf(s *sim.Scenario) (PlacementModel, error) {
 // of the LP relaxes the LP, and it costs at least Y·(sum of its R cheapest
 // slots), which is added, so the sum is still a bound.
 func HindsightBoundOfRecords(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error) {
+	return ofRecords(jobs, slotCosts, func(tj []TraceJob) (float64, error) {
+		if maxClasses > 0 && distinct(slotCosts) > maxClasses {
+			return HindsightBoundCoarse(ctx, tj, slotCosts, maxClasses)
+		}
+		return HindsightBound(ctx, tj, slotCosts)
+	})
+}
+
+// HindsightLagrangianOfRecords is HindsightBoundOfRecords with the LP
+// bounded from below by HindsightBoundLagrangian (exact slot costs).
+func HindsightLagrangianOfRecords(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, opts LagrangeOptions) (float64, error) {
+	return ofRecords(jobs, slotCosts, func(tj []TraceJob) (float64, error) {
+		res, err := HindsightBoundLagrangian(ctx, tj, slotCosts, opts)
+		return res.Bound, err
+	})
+}
+
+// ofRecords applies a trace bound to the jobs of positive length and adds
+// the others at their cheapest slots.
+func ofRecords(jobs []sim.JobRecord, slotCosts []float64, lb func([]TraceJob) (float64, error)) (float64, error) {
 	tj := make([]TraceJob, 0, len(jobs))
 	var sorted []float64
 	extra := 0.0
@@ -71,17 +91,11 @@ func HindsightBoundOfRecords(ctx context.Context, jobs []sim.JobRecord, slotCost
 	if len(tj) == 0 {
 		return extra, nil
 	}
-	var lb float64
-	var err error
-	if maxClasses > 0 && distinct(slotCosts) > maxClasses {
-		lb, err = HindsightBoundCoarse(ctx, tj, slotCosts, maxClasses)
-	} else {
-		lb, err = HindsightBound(ctx, tj, slotCosts)
-	}
+	v, err := lb(tj)
 	if err != nil {
 		return math.NaN(), err
 	}
-	return lb + extra, nil
+	return v + extra, nil
 }
 
 func distinct(xs []float64) int {

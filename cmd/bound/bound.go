@@ -26,15 +26,17 @@ import (
 
 // options are the flags of `optd bound`.
 type options struct {
-	scenario  string
-	policies  string
-	bounds    string
-	shard     string
-	window    int
-	horizon   int
-	bins      int
-	maxStates int
-	classes   int
+	scenario      string
+	policies      string
+	bounds        string
+	shard         string
+	window        int
+	horizon       int
+	bins          int
+	maxStates     int
+	classes       int
+	penaltySteps  int
+	lagrangeSteps int
 }
 
 // NewCommand returns the `optd bound` command (and its `merge` subcommand)
@@ -52,7 +54,9 @@ func newCommand(_ *cli.Env, be bound.Backend) *cobra.Command {
 Poisson arrivals, K-limited processor sharing, reducers held from entering
 service to departure) over its replications, with common random numbers, and
 prints the mean cost per job with a 95% confidence interval, the lower bounds
-(hindsight LP on the same traces, empty cluster, the MDP where solvable), the
+(hindsight LP on the same traces, the hindsight LP with an information-
+relaxation penalty fitted on separate training runs, empty cluster, the MDP
+where solvable), the
 exact optimum when the MDP is small enough, and each policy's gap to the best
 bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + bound.PolicyMDPOptimal + `;
 a parameterized family takes its parameters as NAME:k=v;k=v (the form
@@ -65,12 +69,14 @@ a parameterized family takes its parameters as NAME:k=v;k=v (the form
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario file (CONTRACTS §4 JSON)")
 	f.StringVar(&o.policies, "policies", strings.Join(bound.DefaultPolicies, ","), "comma-separated policies to simulate")
-	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, empty-cluster, mdp (empty for none)")
+	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, hindsight-lagrangian, hindsight-penalized, empty-cluster, mdp (empty for none)")
 	f.StringVar(&o.shard, "shard", "", "run only shard i of n (i/n, 0 ≤ i < n) of the replications")
 	f.IntVar(&o.window, "window", 0, "estimator window ω of receding-horizon and rolling-horizon (0: 100)")
 	f.IntVar(&o.horizon, "horizon", 0, "horizon H of rolling-horizon (0: 10)")
 	f.IntVar(&o.bins, "bins", bound.DefaultBins, "bins per value of R for the MDP bracket of a continuous workload")
 	f.IntVar(&o.maxStates, "max-states", bound.DefaultMaxStates, "largest MDP to solve (states)")
+	f.IntVar(&o.lagrangeSteps, "lagrange-steps", 0, "subgradient steps of the hindsight-lagrangian bound (0: 300)")
+	f.IntVar(&o.penaltySteps, "penalty-steps", 0, "training runs of the hindsight-penalized bound's penalty fit (0: 600)")
 	f.IntVar(&o.classes, "hindsight-classes", bound.DefaultHindsightClasses, "group the slots into at most this many cost classes (rounded down) for the hindsight LP; 0: exact costs")
 	_ = cmd.MarkFlagRequired("scenario")
 	cmd.AddCommand(newMergeCommand())
@@ -110,7 +116,7 @@ func run(cmd *cobra.Command, be bound.Backend, o options) error {
 	req := bound.Request{Settings: bound.Settings{
 		Policies: policies, Bounds: bounds,
 		Window: o.window, Horizon: o.horizon, Bins: o.bins, MaxStates: o.maxStates,
-		HindsightClasses: o.classes,
+		HindsightClasses: o.classes, PenaltySteps: o.penaltySteps, LagrangeSteps: o.lagrangeSteps,
 	}}
 	if o.shard != "" {
 		if req.ShardIndex, req.ShardCount, err = cli.ParseShard(o.shard); err != nil {
@@ -133,7 +139,7 @@ func run(cmd *cobra.Command, be bound.Backend, o options) error {
 
 	prog := newProgress(cmd.ErrOrStderr())
 	defer prog.finish()
-	out, err := bound.Run(cmd.Context(), be, s, req, bound.Progress{Simulated: prog.simulated, MDP: prog.mdp})
+	out, err := bound.Run(cmd.Context(), be, s, req, bound.Progress{Simulated: prog.simulated, MDP: prog.mdp, Penalty: prog.penalty})
 	if err != nil {
 		return err
 	}
@@ -153,4 +159,8 @@ func (p *progress) simulated(done, total int) { p.Set(done, total) }
 func (p *progress) finish()                   { p.Finish() }
 func (p *progress) mdp(done, total int) {
 	p.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
+}
+
+func (p *progress) penalty(done, total int) {
+	p.Describe(fmt.Sprintf("fitting the penalty %d/%d", done, total))
 }

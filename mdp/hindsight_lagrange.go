@@ -1,0 +1,366 @@
+package mdp
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// LagrangeOptions bound the work of HindsightBoundLagrangian.
+type LagrangeOptions struct {
+	// Iterations caps the subgradient steps (0: DefaultLagrangeIterations).
+	Iterations int
+	// TimeLimit, if > 0, stops the steps after that long; the best bound so
+	// far is returned (every step's value is a bound).
+	TimeLimit time.Duration
+	// Progress, if not nil, is called after every step with the step and
+	// the best bound so far.
+	Progress func(step int, best float64)
+}
+
+// lagrangeDeflection is γ of the deflected subgradient direction.
+const lagrangeDeflection = 1.5
+
+// DefaultLagrangeIterations is LagrangeOptions.Iterations' default.
+const DefaultLagrangeIterations = 300
+
+// LagrangeResult is HindsightBoundLagrangian's answer.
+type LagrangeResult struct {
+	// Bound is the best Lagrangian value found: a lower bound on the
+	// hindsight LP's optimum, hence on every placement's cost.
+	Bound float64
+	// Upper is the cost of placing the trace greedily (every job on the
+	// cheapest free slots), a feasible placement: Bound ≤ LP ≤ Upper.
+	Upper float64
+	// Steps is the number of subgradient steps taken.
+	Steps int
+}
+
+// HindsightBoundLagrangian bounds the hindsight LP of HindsightBound from
+// below by Lagrangian relaxation, in time linear in the jobs per step and
+// with every step a valid bound (anytime).
+//
+// The LP is the aggregate of the per-slot LP: with x_{i,s} ∈ [0, 1] the
+// share of slot s given to job i,
+//
+//	minimize Σ_i Σ_s Y_i·H_s·x_{i,s}  s.t.  Σ_s x_{i,s} = R_i,
+//	                                       Σ_{i∈A(t)} x_{i,s} ≤ 1 for every slot s and instant t;
+//
+// summing x over the slots of a class gives a point of the class LP, and
+// x_{i,s} = x_{i,c}/n_c gives one back, so both have the same optimum.
+// Relaxing the job rows with multipliers u_i leaves, for every slot, a
+// packing of intervals:
+//
+//	L(u) = Σ_i R_i·u_i − Σ_c n_c·W_c(u),   W_c(u) = max Σ_{i∈I} (u_i − Y_i·H_c)
+//
+// over sets I of pairwise disjoint intervals [Start_i, End_i) (the packing
+// LP of an interval graph is integral, its constraint matrix having
+// consecutive ones), computed by the weighted-interval-scheduling
+// recursion over the jobs sorted by End (the jobs with u_i ≤ Y_i·H_c never
+// gain), O(jobs) per class with the predecessors found once, the classes
+// shared among GOMAXPROCS workers. L(u) ≤ LP optimum for every u (weak duality), so each
+// step is a bound; u climbs the concave L by subgradient steps
+// g_i = R_i − Σ_c n_c·1{i ∈ I_c} with Polyak's step
+// (Upper − L)/‖g‖² times a factor halved when the bound stalls, from
+// u_i = Y_i·H_(R_i) (the R_i-th cheapest cost: L is then the empty-cluster
+// bound of the trace).
+func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, opts LagrangeOptions) (LagrangeResult, error) {
+	if err := checkSlotCosts(slotCosts); err != nil {
+		return LagrangeResult{}, err
+	}
+	if err := checkJobs(jobs, len(slotCosts)); err != nil {
+		return LagrangeResult{}, err
+	}
+	if opts.Iterations == 0 {
+		opts.Iterations = DefaultLagrangeIterations
+	}
+	if opts.Iterations < 0 {
+		return LagrangeResult{}, modelErr("LagrangeOptions.Iterations", opts.Iterations, "must be ≥ 0")
+	}
+	cls := newClasses(slotCosts)
+	n := len(jobs)
+	if n == 0 {
+		return LagrangeResult{}, nil
+	}
+	upper, err := greedyTraceCost(jobs, slotCosts)
+	if err != nil {
+		return LagrangeResult{}, err
+	}
+	// Jobs in order of End; prev is reused per class.
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(jobs[a].End, jobs[b].End) })
+	sorted := slices.Clone(slotCosts)
+	slices.Sort(sorted)
+	u := make([]float64, n)
+	for i, j := range jobs {
+		u[i] = j.Y * sorted[j.R-1]
+	}
+	g, d := make([]float64, n), make([]float64, n)
+	lag := newLagrangeWork(jobs, order)
+	parts := newLagrangeParts(runtime.GOMAXPROCS(0), n)
+	best, factor, stall := math.Inf(-1), 1.0, 0
+	// Polyak's step aims at a target above the best bound: the greedy
+	// placement's cost is far above the LP on congested traces, so the
+	// target is the best bound plus a share of the distance that shrinks
+	// as the steps stall.
+	target := func(best float64) float64 { return best + factor*0.5*(upper-best) }
+	start := time.Now()
+	res := LagrangeResult{Upper: upper}
+	for step := range opts.Iterations {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("mdp: Lagrangian hindsight bound: %w", err)
+		}
+		if opts.TimeLimit > 0 && step > 0 && time.Since(start) > opts.TimeLimit {
+			break
+		}
+		val := 0.0
+		for i, j := range jobs {
+			val += float64(j.R) * u[i]
+			g[i] = float64(j.R)
+		}
+		val -= lag.packAll(u, cls, g, parts)
+		res.Steps = step + 1
+		if val > best {
+			best, stall = val, 0
+		} else if stall++; stall >= 10 {
+			factor, stall = factor/2, 0
+		}
+		if opts.Progress != nil {
+			opts.Progress(step+1, best)
+		}
+		norm, dot, dnorm := 0.0, 0.0, 0.0
+		for i, x := range g {
+			norm += x * x
+			dot += x * d[i]
+			dnorm += d[i] * d[i]
+		}
+		if norm == 0 || upper-best <= 1e-12*math.Abs(upper) {
+			break // u is optimal: every job row holds
+		}
+		// Deflected direction (Camerini, Fratta and Maffioli): when g turns
+		// back against the previous direction, add part of it, which damps
+		// the zigzag of plain subgradient steps.
+		beta := 0.0
+		if dot < 0 && dnorm > 0 {
+			beta = -lagrangeDeflection * dot / dnorm
+		}
+		dn := 0.0
+		for i := range d {
+			d[i] = g[i] + beta*d[i]
+			dn += d[i] * d[i]
+		}
+		t := max(target(best)-val, 1e-9*math.Abs(upper)) / dn
+		for i := range u {
+			u[i] += t * d[i]
+		}
+	}
+	res.Bound = min(best, upper)
+	return res, nil
+}
+
+// lagrangeWork holds the jobs in order of End and, for each, how many of
+// them end by its start (its predecessors in the packing recursion).
+type lagrangeWork struct {
+	jobs  []TraceJob
+	order []int // jobs by End
+	pred  []int // pred[k]: jobs of order ending by the start of order[k]
+}
+
+func newLagrangeWork(jobs []TraceJob, order []int) *lagrangeWork {
+	w := &lagrangeWork{jobs: jobs, order: order, pred: make([]int, len(order))}
+	ends := make([]float64, len(order))
+	for k, i := range order {
+		ends[k] = jobs[i].End
+	}
+	for k, i := range order {
+		// First end > Start: ends ≤ Start are compatible ([Start, End)).
+		w.pred[k] = searchTime(ends, jobs[i].Start, true)
+	}
+	return w
+}
+
+// pack returns W = max Σ (u_i − Y_i·h) over disjoint intervals and
+// subtracts mult from g_i of every job packed; value (len(jobs)+1) is
+// scratch. The recursion over jobs by End: value[k+1] = max(value[k],
+// weight + value[pred[k]]), only jobs of positive weight taking part.
+func (w *lagrangeWork) pack(u []float64, h, mult float64, g, value []float64) float64 {
+	value[0] = 0
+	for k, i := range w.order {
+		v := value[k]
+		if wt := u[i] - w.jobs[i].Y*h; wt > 0 {
+			v = max(v, wt+value[w.pred[k]])
+		}
+		value[k+1] = v
+	}
+	// Backtrack the packing for the subgradient.
+	for k := len(w.order); k > 0; {
+		if value[k] == value[k-1] {
+			k--
+			continue
+		}
+		g[w.order[k-1]] -= mult
+		k = w.pred[k-1]
+	}
+	return value[len(w.order)]
+}
+
+// lagrangeParts is one worker's scratch: its packing values and its share
+// of the subgradient.
+type lagrangeParts []struct {
+	value, g []float64
+	w        float64
+}
+
+func newLagrangeParts(workers, n int) lagrangeParts {
+	p := make(lagrangeParts, max(workers, 1))
+	for k := range p {
+		p[k].value = make([]float64, n+1)
+		p[k].g = make([]float64, n)
+	}
+	return p
+}
+
+// packAll returns Σ_c n_c·W_c(u) and subtracts n_c·1{i ∈ I_c} from g,
+// the classes split among the workers (each class's packing depends on u
+// alone).
+func (w *lagrangeWork) packAll(u []float64, cls *classes, g []float64, parts lagrangeParts) float64 {
+	// Classes at or above the largest u_i/Y_i give no job a positive
+	// weight: their packings are empty.
+	top := math.Inf(-1)
+	for i, j := range w.jobs {
+		switch {
+		case j.Y > 0:
+			top = max(top, u[i]/j.Y)
+		case u[i] > 0:
+			top = math.Inf(1)
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			part := &parts[p]
+			clear(part.g)
+			part.w = 0
+			for c := p; c < cls.num() && cls.cost[c] < top; c += len(parts) {
+				nc := float64(cls.count[c])
+				part.w += nc * w.pack(u, cls.cost[c], nc, part.g, part.value)
+			}
+		}(k)
+	}
+	wg.Wait()
+	total := 0.0
+	for k := range parts {
+		total += parts[k].w
+		for i, x := range parts[k].g {
+			g[i] += x
+		}
+	}
+	return total
+}
+
+// greedyTraceCost places the trace's jobs in order of Start on the
+// cheapest free slots and returns the total cost, or ErrInfeasibleTrace.
+func greedyTraceCost(jobs []TraceJob, slotCosts []float64) (float64, error) {
+	type ev struct {
+		t     float64
+		start bool
+		i     int
+	}
+	evs := make([]ev, 0, 2*len(jobs))
+	for i, j := range jobs {
+		evs = append(evs, ev{j.Start, true, i}, ev{j.End, false, i})
+	}
+	// Ends before starts at equal times: [Start, End) intervals.
+	slices.SortFunc(evs, func(a, b ev) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if a.start != b.start {
+			if a.start {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	idx := make([]int, len(slotCosts))
+	for s := range idx {
+		idx[s] = s
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(slotCosts[a], slotCosts[b]) })
+	// free is a min-heap of slot ranks (rank = position by cost).
+	free := &intHeap{}
+	for r := range idx {
+		free.push(r)
+	}
+	held := make([][]int, len(jobs))
+	total := 0.0
+	for _, e := range evs {
+		j := jobs[e.i]
+		if !e.start {
+			for _, r := range held[e.i] {
+				free.push(r)
+			}
+			held[e.i] = nil
+			continue
+		}
+		if free.len() < j.R {
+			return 0, fmt.Errorf("%w: %d reducers to place at time %v, %d slots free", ErrInfeasibleTrace, j.R, j.Start, free.len())
+		}
+		for range j.R {
+			r := free.pop()
+			held[e.i] = append(held[e.i], r)
+			total += j.Y * slotCosts[idx[r]]
+		}
+	}
+	return total, nil
+}
+
+// intHeap is a min-heap of ints.
+type intHeap struct{ a []int }
+
+func (h *intHeap) len() int { return len(h.a) }
+
+func (h *intHeap) push(x int) {
+	h.a = append(h.a, x)
+	for k := len(h.a) - 1; k > 0; {
+		p := (k - 1) / 2
+		if h.a[p] <= h.a[k] {
+			break
+		}
+		h.a[p], h.a[k] = h.a[k], h.a[p]
+		k = p
+	}
+}
+
+func (h *intHeap) pop() int {
+	top := h.a[0]
+	last := len(h.a) - 1
+	h.a[0] = h.a[last]
+	h.a = h.a[:last]
+	for k := 0; ; {
+		l, r, m := 2*k+1, 2*k+2, k
+		if l < last && h.a[l] < h.a[m] {
+			m = l
+		}
+		if r < last && h.a[r] < h.a[m] {
+			m = r
+		}
+		if m == k {
+			break
+		}
+		h.a[k], h.a[m] = h.a[m], h.a[k]
+		k = m
+	}
+	return top
+}

@@ -1,0 +1,150 @@
+package mdp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+// TestLagrangianBelowExactLP: on random traces (repeated and distinct
+// costs, light to heavy overlap), every Lagrangian value is at most the
+// exact hindsight LP (solved by Clp) and at least the trace's empty-cluster
+// bound (its first step), and the greedy upper end is at least the LP.
+func TestLagrangianBelowExactLP(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	worst := 1.0
+	checked := 0
+	for trial := range 40 {
+		slots := 10 + rng.IntN(10)
+		costs := make([]float64, slots)
+		for i := range costs {
+			if trial%2 == 0 {
+				costs[i] = float64(1 + rng.IntN(6))
+			} else {
+				costs[i] = 1 + 20*rng.Float64()
+			}
+		}
+		jobs := randomTrace(rng, 20+rng.IntN(200), 0.2+rng.Float64(), 2)
+		exact, err := HindsightBound(ctx, jobs, costs)
+		if err != nil {
+			continue // infeasible trace
+		}
+		var steps []float64
+		res, err := HindsightBoundLagrangian(ctx, jobs, costs, LagrangeOptions{Iterations: 400, Progress: func(_ int, b float64) { steps = append(steps, b) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		empty := 0.0
+		for _, j := range jobs {
+			empty += j.Y * newClasses(costs).cheapest(newClasses(costs).count, j.R)
+		}
+		if steps[0] < empty*(1-1e-9)-1e-9 {
+			t.Errorf("trial %d: first step %.9g below the empty-cluster bound %.9g", trial, steps[0], empty)
+		}
+		if res.Bound > exact*(1+1e-9)+1e-9 {
+			t.Errorf("trial %d: Lagrangian %.12g above the exact LP %.12g", trial, res.Bound, exact)
+		}
+		if res.Upper < exact*(1-1e-9)-1e-9 {
+			t.Errorf("trial %d: greedy placement %.12g below the LP %.12g", trial, res.Upper, exact)
+		}
+		if exact > 0 {
+			worst = min(worst, res.Bound/exact)
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("only %d feasible traces", checked)
+	}
+	t.Logf("worst Lagrangian/LP ratio over %d traces: %.4f", checked, worst)
+}
+
+// TestLagrangianScale prints the Lagrangian bound's time, steps and memory
+// on the Fig. 9 setting (K = 100, 1000 distinct slot costs) at rho = 0.9
+// for 10k, 50k and 200k jobs (long: OPTD_LAGRANGE_SCALE=1; `make
+// lagrange-scale`), with the exact LP where it finishes (2k jobs).
+func TestLagrangianScale(t *testing.T) {
+	if os.Getenv("OPTD_LAGRANGE_SCALE") == "" {
+		t.Skip("set OPTD_LAGRANGE_SCALE=1")
+	}
+	ctx := context.Background()
+	s, err := sim.LoadScenario("../search/testdata/fig9-rho0.9.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range lagrangeScaleSizes() {
+		s.Jobs, s.WarmupJobs = n, 0
+		r, err := s.RunReplication(ctx, 0, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jobs []TraceJob
+		for _, j := range r.Records {
+			if j.Counted && j.End > j.Start {
+				jobs = append(jobs, TraceJob{Start: j.Start, End: j.End, Y: j.Y(), R: j.R})
+			}
+		}
+		runtime.GC()
+		var before, peak runtime.MemStats
+		runtime.ReadMemStats(&before)
+		sample := func() {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak.HeapAlloc {
+				peak = m
+			}
+		}
+		start := time.Now()
+		at := map[int]float64{}
+		res, err := HindsightBoundLagrangian(ctx, jobs, s.SlotCosts, LagrangeOptions{Iterations: 1000, TimeLimit: 60 * time.Second,
+			Progress: func(step int, b float64) {
+				if step%25 == 0 {
+					sample()
+				}
+				at[step] = b
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		el := time.Since(start)
+		N := float64(len(jobs))
+		line := fmt.Sprintf("jobs %d: %d steps in %v (%.1f ms/step), bound/job %.3f (after 50 steps %.3f, 100: %.3f), greedy/job %.3f, heap %.1f MiB above the trace",
+			len(jobs), res.Steps, el.Round(time.Millisecond), float64(el.Milliseconds())/float64(res.Steps), res.Bound/N, at[50]/N, at[100]/N, res.Upper/N,
+			float64(peak.HeapAlloc-min(peak.HeapAlloc, before.HeapAlloc))/(1<<20))
+		if n <= 2000 {
+			st := time.Now()
+			exact, err := HindsightBound(ctx, jobs, s.SlotCosts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line += fmt.Sprintf("; exact LP %.3f/job in %v (Lagrangian/LP %.4f)", exact/N, time.Since(st).Round(time.Millisecond), res.Bound/exact)
+		}
+		fmt.Println(line)
+	}
+}
+
+// lagrangeScaleSizes are the trace sizes of TestLagrangianScale
+// (OPTD_LAGRANGE_SIZES=2000,10000 to choose).
+func lagrangeScaleSizes() []int {
+	v := os.Getenv("OPTD_LAGRANGE_SIZES")
+	if v == "" {
+		return []int{2000, 10000, 50000, 200000}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(f)
+		if err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}

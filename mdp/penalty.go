@@ -1,0 +1,692 @@
+package mdp
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+	"github.com/optd/optd/solver/lp"
+)
+
+// This file is the information-relaxation bound with penalties (Brown,
+// Smith and Sun, "Information relaxations and duality in stochastic dynamic
+// programs", Operations Research 58(4), 2010) for the placement queue.
+//
+// # The relaxation
+//
+// A placement policy chooses, when job i enters service at S_i, a vector
+// a_i of class counts (a_{i,c} reducers on class c of n_c slots of cost
+// H_c) and pays Y_i·Σ_c H_c·a_{i,c}. Knowing the whole trace (every start,
+// end and (Y, R)) the best offline placement costs at least the hindsight
+// LP (HindsightBound). For any family of random variables z_{i,c} with
+//
+//	E[z_{i,c} | F_{S_i}] = 0                                           (P1)
+//
+// (F_t: what a policy may know at t, namely the past of the queue and the
+// (Y, R) of the jobs that have entered service) and integrable, the penalty
+// Z = Σ_i Σ_c a_{i,c}·z_{i,c} has E[Z] = 0 under EVERY non-anticipative
+// policy, because a_i is F_{S_i}-measurable:
+// E[a_{i,c}·z_{i,c}] = E[a_{i,c}·E[z_{i,c} | F_{S_i}]] = 0. Hence for every
+// non-anticipative policy π, on every trace ω,
+//
+//	LP(ω; cost + z) ≤ cost_π(ω) + Z_π(ω)                               (P2)
+//
+// (the policy's placement is a feasible point of the hindsight LP, which
+// now has costs Y_i·H_c + z_{i,c}), and taking expectations
+//
+//	E[LP(cost + z)] ≤ E[cost_π] for every π,                           (P3)
+//
+// so the mean over replications of LP(cost + z)/jobs is a lower bound on
+// every policy's mean cost per job, in particular on the MDP optimum. With
+// z = 0 this is the hindsight LP. Unlike the hindsight LP, (P3) holds in
+// expectation, not trace by trace: trace by trace it is (P2), the policy's
+// cost plus its own realized penalty. Placement never changes the queue
+// (every policy sees the same starts and ends), so z, built from the queue
+// and the marks only, is the same number for every policy and the inner
+// problem stays the hindsight LP with changed costs.
+//
+// # The penalties (from an approximate value function)
+//
+// Approximate the relative value of the stable system by a function linear
+// in the slots held, V(t) = Σ_{i in service} Σ_c a_{i,c}·v_c(t) (BSS §2.3:
+// the penalty is the realized change of V minus its conditional
+// expectation, with a minus sign for a cost to minimize, see
+// Penalty.Policy; θ below is free in sign, so the bound does not care),
+// with two kinds of coefficients:
+//
+//   - Queue terms. Let X(t) = (n(t), w(t)) be the numbers in service and
+//     waiting, a continuous-time Markov chain whatever the placement
+//     (Poisson(λ) arrivals, exponential work of rate μ, K-limited processor
+//     sharing: each of the n jobs in service leaves at rate μ/n). For a
+//     bounded g on the states of X, the process "g(X(t)) while job i is in
+//     service, 0 after" has generator
+//
+//     (𝒢g)(X) = −(μ/n)·g(X) + (μ(n−1)/n)·(g(X_dep) − g(X)) + λ·(g(X_arr) − g(X)),
+//
+//     X_dep the state after another job leaves (n−1, or the head of the
+//     queue enters), X_arr after an arrival (n+1, or w+1, or X if lost).
+//     By Dynkin's formula (optional stopping at E_i, E[E_i − S_i] < ∞),
+//
+//     q_{i,g} = −g(X(S_i)) − ∫_{S_i}^{E_i} (𝒢g)(X(t)) dt
+//
+//     (the realized jumps of i's term sum to −g(X(S_i)); the integral is
+//     their compensator) has E[q_{i,g} | F_{S_i}] = 0. g ranges over
+//     indicators of buckets of states (every state when the chain is
+//     small).
+//   - Mark terms. For a function φ of a job's (Y, R) with known mean Eφ,
+//     m_{i,φ} = Σ_{j enters in (S_i, E_i)} (φ(Y_j, R_j) − Eφ): the marks are
+//     i.i.d., independent of the queue and unseen before entry, so each term
+//     has conditional mean zero given the past (a sum of martingale
+//     differences with a predictable integrand 1{i still in service}).
+//     φ ranges over the indicators of the atoms of a discrete workload (at
+//     most 16), or 1{R = r} and Y·1{R = r}, each also multiplied by the
+//     indicator of the bucket of X just after j's entry (a function of the
+//     queue, independent of the mark).
+//
+// Every feature f_{i,k} (a q or an m) satisfies (P1); so does any linear
+// combination with coefficients fixed in advance and allowed to depend on
+// the class and on job i's own (Y, R) (its group g(i), known at S_i):
+//
+//	z_{i,c} = Σ_b w_b(c)·Σ_k θ_{b,g(i),k}·f_{i,k},                      (P4)
+//
+// w_b a basis over the classes (one per class, or hat functions over the
+// cost rank when there are many classes).
+//
+// # Choosing θ
+//
+// The bound E[LP(cost + z(θ))] is a minimum of functions affine in θ, so it
+// is concave in θ, with supergradient E[Σ_{i,c} x*_{i,c}·w_b(c)·f_{i,k}] at
+// the LP's optimal x*. FitPenaltyStochastic climbs it by stochastic
+// supergradient steps, each on a fresh short training run, independent of
+// the runs the bound is reported on: θ chosen on the reported runs would
+// depend on their noise and bias the mean upward (fitting θ to a finite
+// sample by LP duality, with rows Σ x·f = 0, is even infeasible: the
+// sample's noise alone can be fitted). The conditions are those of the
+// stable system: Poisson arrivals, exponential work independent of (X, R),
+// i.i.d. marks (a workload scenario, not a trace).
+
+// penaltyMaxAtoms is the largest number of (Y, R) atoms for which the mark
+// features and the job groups are per atom; beyond, per R value.
+const penaltyMaxAtoms = 16
+
+// penaltyMaxClassBasis is the largest number of classes with one penalty
+// coefficient each; beyond, hat functions over the cost rank.
+const penaltyMaxClassBasis = 24
+
+// penaltyBasis is the features f_{i,k}, the job groups and the class basis.
+type penaltyBasis struct {
+	k, wMax      int // K; waiting room (−1: unlimited)
+	lambda, mu   float64
+	wCap, nGrp   int // waiting counts ≥ wCap share a bucket; n in nGrp groups
+	marks        []markFeature
+	atomGroups   bool
+	rs           []int // R values (groups when not per atom)
+	nFeat, nGrp2 int
+}
+
+// markFeature is φ(Y, R) = 1{R = r, Y = y} (atom), 1{R = r} or Y·1{R = r},
+// with its mean.
+type markFeature struct {
+	kind int // 0 atom, 1 indicator of R, 2 Y·indicator of R
+	r    int
+	y    float64
+	mean float64
+}
+
+// errNoPenalty says that a scenario does not meet the conditions of the
+// penalized bound.
+var errNoPenalty = &NoModelError{"a trace scenario has no penalized bound: it needs Poisson arrivals, exponential work and i.i.d. (X, R)"}
+
+func newPenaltyBasis(s *sim.Scenario) (*penaltyBasis, error) {
+	if s.Trace != nil {
+		return nil, errNoPenalty
+	}
+	b := &penaltyBasis{k: s.K, wMax: s.MaxWaiting, lambda: s.ArrivalRate, mu: s.ServiceRate}
+	b.nGrp = min(s.K, 12)
+	b.wCap = 3
+	if s.MaxWaiting >= 0 {
+		b.wCap = min(s.MaxWaiting, 6)
+	}
+	conds := s.Workload.Conditionals()
+	var atoms []markFeature
+	allAtomic := true
+	for _, c := range conds {
+		b.rs = append(b.rs, c.R)
+		a, ok := c.Y.(models.Atomic)
+		if !ok {
+			allAtomic = false
+			continue
+		}
+		ys, ps := a.Atoms()
+		for k, y := range ys {
+			atoms = append(atoms, markFeature{kind: 0, r: c.R, y: y, mean: c.Prob * ps[k]})
+		}
+	}
+	if allAtomic && len(atoms) <= penaltyMaxAtoms {
+		b.marks, b.atomGroups = atoms, true
+	} else {
+		for _, c := range conds {
+			b.marks = append(b.marks,
+				markFeature{kind: 1, r: c.R, mean: c.Prob},
+				markFeature{kind: 2, r: c.R, mean: c.Prob * c.Y.Mean()})
+		}
+	}
+	b.nFeat = b.buckets() + len(b.marks)*(1+b.buckets())
+	b.nGrp2 = len(b.rs)
+	if b.atomGroups {
+		b.nGrp2 = len(b.marks)
+	}
+	return b, nil
+}
+
+// buckets is the number of queue-state buckets.
+func (b *penaltyBasis) buckets() int { return b.nGrp * (b.wCap + 1) }
+
+// bucket is the bucket of state (n ≥ 1 in service, w waiting).
+func (b *penaltyBasis) bucket(n, w int) int {
+	return (n-1)*b.nGrp/b.k*(b.wCap+1) + min(w, b.wCap)
+}
+
+// next states of X = (n, w) after another departure and after an arrival.
+func (b *penaltyBasis) afterDeparture(n, w int) (int, int) {
+	if w > 0 {
+		return n, w - 1
+	}
+	return n - 1, 0
+}
+
+func (b *penaltyBasis) afterArrival(n, w int) (int, int) {
+	switch {
+	case n < b.k:
+		return n + 1, w
+	case b.wMax < 0 || w < b.wMax:
+		return n, w + 1
+	}
+	return n, w
+}
+
+// group is the group of a job with (y, r): its atom, or its R.
+func (b *penaltyBasis) group(y float64, r int) int {
+	if b.atomGroups {
+		return b.atomOf(y, r)
+	}
+	k, _ := slices.BinarySearch(b.rs, r)
+	return k
+}
+
+func (b *penaltyBasis) atomOf(y float64, r int) int {
+	best, arg := math.Inf(1), -1
+	for k, m := range b.marks {
+		if m.r == r {
+			if d := math.Abs(m.y - y); d < best {
+				best, arg = d, k
+			}
+		}
+	}
+	return arg
+}
+
+// phi writes φ_k(y, r) − Eφ_k into out (len(marks)).
+func (b *penaltyBasis) phi(y float64, r int, out []float64) {
+	at := -1
+	if b.atomGroups {
+		at = b.atomOf(y, r)
+	}
+	for k, m := range b.marks {
+		v := 0.0
+		switch {
+		case m.kind == 0 && k == at:
+			v = 1
+		case m.kind == 1 && m.r == r:
+			v = 1
+		case m.kind == 2 && m.r == r:
+			v = y
+		}
+		out[k] = v - m.mean
+	}
+}
+
+// penaltyTrace is the LP input of one run: the jobs of the LP, their
+// groups and features f (len(jobs)·nFeat).
+type penaltyTrace struct {
+	jobs  []TraceJob
+	group []int
+	f     []float64
+}
+
+// traceOf builds the LP input of a run from all its records (every
+// arrival, in arrival order): the counted jobs are the LP's, every record
+// shapes the queue path X(t).
+func (b *penaltyBasis) traceOf(recs []sim.JobRecord) *penaltyTrace {
+	type event struct {
+		t      float64
+		dn, dw int
+	}
+	var evs []event
+	for _, r := range recs {
+		if r.Lost {
+			continue
+		}
+		evs = append(evs, event{r.Arrival, 0, 1}, event{r.Start, 1, -1}, event{r.End, -1, 0})
+	}
+	slices.SortStableFunc(evs, func(a, c event) int { return cmp.Compare(a.t, c.t) })
+	// Segments [times[k], times[k+1]) in state (ns[k], ws[k]); cum[k·B+g]
+	// is ∫_0^{times[k]} (𝒢 1_g)(X) dt.
+	B := b.buckets()
+	var times []float64
+	var ns, ws []int
+	n, w := 0, 0
+	for k := 0; k < len(evs); {
+		t := evs[k].t
+		for k < len(evs) && evs[k].t == t {
+			n += evs[k].dn
+			w += evs[k].dw
+			k++
+		}
+		times, ns, ws = append(times, t), append(ns, n), append(ws, w)
+	}
+	cum := make([]float64, len(times)*B)
+	for k := 0; k+1 < len(times); k++ {
+		copy(cum[(k+1)*B:(k+2)*B], cum[k*B:(k+1)*B])
+		if ns[k] == 0 {
+			continue
+		}
+		dt := times[k+1] - times[k]
+		nf := float64(ns[k])
+		g := b.bucket(ns[k], ws[k])
+		nd, wd := b.afterDeparture(ns[k], ws[k])
+		na, wa := b.afterArrival(ns[k], ws[k])
+		row := cum[(k+1)*B : (k+2)*B]
+		row[g] -= dt * (b.mu/nf + b.mu*(nf-1)/nf + b.lambda)
+		if nd >= 1 {
+			row[b.bucket(nd, wd)] += dt * b.mu * (nf - 1) / nf
+		}
+		row[b.bucket(na, wa)] += dt * b.lambda
+	}
+	at := func(t float64) int {
+		k, _ := slices.BinarySearch(times, t)
+		return k
+	}
+	// Entries in order of Start with prefix sums of φ − Eφ.
+	M := len(b.marks)
+	MF := b.nFeat - B // plain marks, then marks × bucket of the entry state
+	var entries []int
+	for i, r := range recs {
+		if !r.Lost {
+			entries = append(entries, i)
+		}
+	}
+	slices.SortStableFunc(entries, func(a, c int) int { return cmp.Compare(recs[a].Start, recs[c].Start) })
+	starts := make([]float64, len(entries))
+	mcum := make([]float64, (len(entries)+1)*MF)
+	phi := make([]float64, M)
+	for k, i := range entries {
+		starts[k] = recs[i].Start
+		b.phi(recs[i].Y(), recs[i].R, phi)
+		ke := at(recs[i].Start)
+		g := b.bucket(ns[ke], ws[ke])
+		copy(mcum[(k+1)*MF:(k+2)*MF], mcum[k*MF:(k+1)*MF])
+		for m := range M {
+			mcum[(k+1)*MF+m] += phi[m]
+			mcum[(k+1)*MF+M+m*B+g] += phi[m]
+		}
+	}
+	tr := &penaltyTrace{}
+	F := b.nFeat
+	for _, r := range recs {
+		if !r.Counted {
+			continue
+		}
+		tr.jobs = append(tr.jobs, TraceJob{Start: r.Start, End: r.End, Y: r.Y(), R: r.R})
+		ks, ke := at(r.Start), at(r.End)
+		tr.group = append(tr.group, b.group(r.Y(), r.R))
+		f := make([]float64, F)
+		f[b.bucket(ns[ks], ws[ks])] -= 1
+		for g := range B {
+			f[g] -= cum[ke*B+g] - cum[ks*B+g]
+		}
+		lo := searchTime(starts, r.Start, true)
+		hi := searchTime(starts, r.End, false)
+		if hi > lo {
+			for m := range MF {
+				f[B+m] = mcum[hi*MF+m] - mcum[lo*MF+m]
+			}
+		}
+		tr.f = append(tr.f, f...)
+	}
+	return tr
+}
+
+// searchTime is the first index of sorted xs with xs[k] > t (after) or ≥ t.
+func searchTime(xs []float64, t float64, after bool) int {
+	k, found := slices.BinarySearch(xs, t)
+	if after {
+		for found && k < len(xs) && xs[k] == t {
+			k++
+		}
+	}
+	return k
+}
+
+// classBasis returns w_b(c) as a dense C×B matrix.
+func classBasis(C int) (w []float64, B int) {
+	if C <= penaltyMaxClassBasis {
+		w = make([]float64, C*C)
+		for c := range C {
+			w[c*C+c] = 1
+		}
+		return w, C
+	}
+	B = penaltyMaxClassBasis
+	w = make([]float64, C*B)
+	for c := range C {
+		p := float64(c) / float64(C-1) * float64(B-1)
+		lo := int(p)
+		if lo >= B-1 {
+			w[c*B+B-1] = 1
+			continue
+		}
+		w[c*B+lo] = 1 - (p - float64(lo))
+		w[c*B+lo+1] = p - float64(lo)
+	}
+	return w, B
+}
+
+// Penalty is a fitted penalty: θ of (P4) for one scenario's queue and
+// workload and one cluster.
+type Penalty struct {
+	basis *penaltyBasis
+	cls   *classes
+	w     []float64 // class basis, C×B
+	nb    int
+	theta []float64 // [b][g][k]
+	// Fit is the mean penalized LP per job over the second half of the
+	// training runs (diagnostics only: θ moved during them, so it is not a
+	// bound).
+	Fit float64
+}
+
+func (p *Penalty) thetaIndex(b, g, k int) int {
+	return (b*p.basis.nGrp2+g)*p.basis.nFeat + k
+}
+
+// adjust returns z_{i,c} (P4) for every job of tr.
+func (p *Penalty) adjust(tr *penaltyTrace) []float64 {
+	C, F := p.cls.num(), p.basis.nFeat
+	adj := make([]float64, len(tr.jobs)*C)
+	for i := range tr.jobs {
+		f := tr.f[i*F : (i+1)*F]
+		g := tr.group[i]
+		if g < 0 {
+			continue
+		}
+		for b := range p.nb {
+			th := p.theta[p.thetaIndex(b, g, 0):][:F]
+			s := 0.0
+			for k, v := range f {
+				s += th[k] * v
+			}
+			for c := range C {
+				adj[i*C+c] += p.w[c*p.nb+b] * s
+			}
+		}
+	}
+	return adj
+}
+
+// BoundOfRecords is the penalized hindsight LP of one run (records of every
+// arrival): LP(cost + z) over its counted jobs, a total whose expectation
+// is a lower bound on every policy's expected total cost of the counted
+// jobs (P3). Zero-length jobs are outside the LP, each at its cheapest
+// penalized placement alone.
+func (p *Penalty) BoundOfRecords(ctx context.Context, recs []sim.JobRecord) (float64, error) {
+	tr := p.basis.traceOf(recs)
+	adj := p.adjust(tr)
+	C := p.cls.num()
+	h := &hindsightLP{cls: p.cls, p: &lp.Problem{Sense: lp.Minimize}}
+	var jobs []TraceJob
+	var jadj []float64
+	extra := 0.0
+	for i, j := range tr.jobs {
+		if j.End > j.Start {
+			jobs = append(jobs, j)
+			jadj = append(jadj, adj[i*C:(i+1)*C]...)
+			continue
+		}
+		h.adj = adj[i*C : (i+1)*C]
+		extra += h.alone([]TraceJob{j}, 0)
+	}
+	if len(jobs) == 0 {
+		return extra, nil
+	}
+	v, err := hindsight(ctx, jobs, p.cls, jadj)
+	if err != nil {
+		return math.NaN(), err
+	}
+	return v + extra, nil
+}
+
+// PenaltyFit configures FitPenalty.
+type PenaltyFit struct {
+	// Steps is the number of supergradient steps (training runs); 0 means
+	// DefaultPenaltySteps.
+	Steps int
+	// Jobs is the number of arrivals of each training run; 0 means
+	// DefaultPenaltyJobs.
+	Jobs int
+	// Progress, if not nil, is called after each step.
+	Progress func(done, total int)
+}
+
+// Defaults of PenaltyFit.
+const (
+	DefaultPenaltySteps = 600
+	DefaultPenaltyJobs  = 400
+)
+
+// penaltySeedSalt separates the training runs' seeds from the reported
+// replications' (sim.ReplicationSeed of a different scenario seed).
+const penaltySeedSalt = 0x1f0a_5eed_7a11_0b0d
+
+// FitPenalty fits θ for scenario s (a workload scenario: Poisson arrivals,
+// exponential work, i.i.d. marks; else a *NoModelError) on training runs of
+// its own, simulated from seeds unrelated to the scenario's replications.
+// The queue does not depend on the placement, so the runs place jobs on
+// the cheapest free slots. See FitPenaltyStochastic.
+func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty, error) {
+	if opts.Steps == 0 {
+		opts.Steps = DefaultPenaltySteps
+	}
+	if opts.Jobs == 0 {
+		opts.Jobs = DefaultPenaltyJobs
+	}
+	if opts.Steps < 1 || opts.Jobs < 2 {
+		return nil, modelErr("PenaltyFit", fmt.Sprintf("steps %d, jobs %d", opts.Steps, opts.Jobs), "need steps ≥ 1 and jobs ≥ 2")
+	}
+	if s.Trace != nil {
+		return nil, errNoPenalty
+	}
+	tr := *s
+	tr.Seed = s.Seed ^ penaltySeedSalt
+	check := max(penaltyCheckRuns, opts.Steps/10)
+	tr.Jobs, tr.WarmupJobs, tr.Replications = opts.Jobs, 0, opts.Steps+check
+	first := sim.NamedFactory{Name: "cheapest", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}
+	run := func(t int) ([]sim.JobRecord, error) {
+		if opts.Progress != nil && t > 0 {
+			opts.Progress(min(t, opts.Steps), opts.Steps)
+		}
+		r, err := tr.RunReplication(ctx, t, []sim.NamedFactory{first}, true)
+		if err != nil {
+			return nil, fmt.Errorf("mdp: penalty training run %d: %w", t, err)
+		}
+		return r.Records, nil
+	}
+	pen, err := FitPenaltyStochastic(ctx, s, opts.Steps, run)
+	if err != nil {
+		return nil, err
+	}
+	// Keep θ only if it beats θ = 0 (the plain hindsight LP) on runs the
+	// fit has not seen: a short fit can land below it. The check runs are
+	// apart from the reported replications too, so the choice does not
+	// depend on them.
+	var withTheta, without float64
+	for t := opts.Steps; t < opts.Steps+check; t++ {
+		recs, err := run(t)
+		if err != nil {
+			return nil, err
+		}
+		v, err := pen.BoundOfRecords(ctx, recs)
+		if err != nil {
+			return nil, err
+		}
+		withTheta += v
+		v, err = pen.zero().BoundOfRecords(ctx, recs)
+		if err != nil {
+			return nil, err
+		}
+		without += v
+	}
+	if withTheta < without {
+		return pen.zero(), nil
+	}
+	return pen, nil
+}
+
+// penaltyCheckRuns is the least number of check runs of FitPenalty.
+const penaltyCheckRuns = 10
+
+// zero is the penalty with θ = 0 (the hindsight LP).
+func (p *Penalty) zero() *Penalty {
+	z := *p
+	z.theta = make([]float64, len(p.theta))
+	return &z
+}
+
+// cheapestFree places a job on the cheapest free slots (for training runs,
+// whose placements do not matter).
+type cheapestFree struct{}
+
+func (cheapestFree) Name() string { return "cheapest" }
+
+func (cheapestFree) Place(req *policy.PlacementRequest) (policy.PlacementDecision, error) {
+	pos := make([]int, req.R)
+	for k := range pos {
+		pos[k] = k
+	}
+	return policy.PlacementDecision{Positions: pos, Threshold: math.NaN()}, nil
+}
+
+// FitPenaltyStochastic chooses θ by stochastic supergradient ascent on the
+// concave E[LP(cost + z(θ))]: step t solves the penalized LP of a fresh
+// run (run(t), records of every arrival) and moves θ along its
+// supergradient Σ_{i,c} x*_{i,c}·w_b(c)·f_{i,k} (x* the LP's optimal
+// placement), with AdaGrad step sizes; the result is the average of the
+// iterates of the second half (Polyak–Ruppert). θ_{0,·,·} stays 0: a
+// penalty equal on every class adds R_i·Σ_k θ f_{i,k}, the same for every
+// placement, and only noise.
+func FitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run func(t int) ([]sim.JobRecord, error)) (*Penalty, error) {
+	b, err := newPenaltyBasis(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSlotCosts(s.SlotCosts); err != nil {
+		return nil, err
+	}
+	cls := newClasses(s.SlotCosts)
+	w, nb := classBasis(cls.num())
+	pen := &Penalty{basis: b, cls: cls, w: w, nb: nb}
+	n := nb * b.nGrp2 * b.nFeat
+	pen.theta = make([]float64, n)
+	avg := make([]float64, n)
+	sq := make([]float64, n)
+	grad := make([]float64, n)
+	// Step scale: the cost of one reducer, E[Y]·(mean slot cost).
+	scale := 0.0
+	for _, c := range s.Workload.Conditionals() {
+		scale += c.Prob * c.Y.Mean()
+	}
+	meanH := 0.0
+	for _, h := range s.SlotCosts {
+		meanH += h / float64(len(s.SlotCosts))
+	}
+	eta := penaltyStep * scale * max(meanH, 1e-12)
+	C, F := cls.num(), b.nFeat
+	averaged := 0
+	fitSum, fitJobs := 0.0, 0
+	for t := range steps {
+		recs, err := run(t)
+		if err != nil {
+			return nil, err
+		}
+		tr := b.traceOf(recs)
+		adj := pen.adjust(tr)
+		var jobs []TraceJob
+		var idx []int
+		var jadj []float64
+		for i, j := range tr.jobs {
+			if j.End > j.Start && tr.group[i] >= 0 {
+				jobs = append(jobs, j)
+				idx = append(idx, i)
+				jadj = append(jadj, adj[i*C:(i+1)*C]...)
+			}
+		}
+		h := &hindsightLP{cls: cls, p: &lp.Problem{Sense: lp.Minimize}, adj: jadj, colJob: []int32{}}
+		if err := h.addTrace(jobs, nil); err != nil {
+			return nil, err
+		}
+		sol, err := lp.Solve(ctx, h.p, lp.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("mdp: penalty fit, step %d: %w", t, err)
+		}
+		if t >= steps/2 {
+			fitSum += sol.Objective
+			fitJobs += len(jobs)
+		}
+		clear(grad)
+		for col, x := range sol.Primal {
+			if x == 0 {
+				continue
+			}
+			i := idx[h.colJob[col]]
+			c := col % C
+			f := tr.f[i*F : (i+1)*F]
+			for bb := 1; bb < nb; bb++ {
+				wc := w[c*nb+bb]
+				if wc == 0 {
+					continue
+				}
+				g := pen.thetaIndex(bb, tr.group[i], 0)
+				for k, v := range f {
+					grad[g+k] += x * wc * v
+				}
+			}
+		}
+		for k, g := range grad {
+			if g == 0 {
+				continue
+			}
+			sq[k] += g * g
+			pen.theta[k] += eta * g / math.Sqrt(sq[k])
+		}
+		if t >= steps/2 {
+			averaged++
+			for k, v := range pen.theta {
+				avg[k] += (v - avg[k]) / float64(averaged)
+			}
+		}
+	}
+	if averaged > 0 {
+		pen.theta = avg
+	}
+	pen.Fit = fitSum / float64(max(fitJobs, 1))
+	return pen, nil
+}
+
+// penaltyStep is the AdaGrad step of FitPenaltyStochastic in units of the
+// cost of one reducer.
+const penaltyStep = 0.1

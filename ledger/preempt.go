@@ -83,7 +83,10 @@ func (l *Ledger) preempt(id string) []policy.Action {
 // can finish (every one is a reducer of a job whose maps are not done).
 func (l *Ledger) deadlocked() bool {
 	// The running attempts first: in a run that progresses one of them can
-	// finish, which settles it at once.
+	// finish, which settles it at once (a running map, nearly always).
+	if l.runningMaps > 0 {
+		return false
+	}
 	for _, at := range l.attempt {
 		if at.task.typ == models.MapTask || at.task.job.done[0] == len(at.task.job.tasks[0]) {
 			return false

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +15,14 @@ import (
 )
 
 // hangTimeout bounds a run that would never end if reducers deadlocked
-// with their maps: a hang detector, far above any of these runs' time.
-const hangTimeout = 30 * time.Second
+// with their maps: a hang detector, far above any of these runs' time
+// (milliseconds), not a speed test.
+const hangTimeout = 2 * time.Minute
+
+// envEarlyReducerScenarios sets how many scenarios
+// TestRandomEarlyReducersAlwaysEnd draws (default 60, 20 with -short;
+// `make early-reducers` runs 5000).
+const envEarlyReducerScenarios = "OPTD_EARLY_REDUCER_SCENARIOS"
 
 // runToEnd runs sc under spec with invariants checked and fails the test
 // if it does not end or leaves a job unfinished.
@@ -77,6 +85,12 @@ func TestRandomEarlyReducersAlwaysEnd(t *testing.T) {
 	n := 60
 	if testing.Short() {
 		n = 20
+	}
+	if v := os.Getenv(envEarlyReducerScenarios); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("%s = %q: want a count ≥ 1", envEarlyReducerScenarios, v)
+		}
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	specs := []string{"fair", "fifo", "drf", "capacity", "pd-dhsa", "fair+speculation-hadoop", "fair+resource-stealing-even"}

@@ -195,3 +195,41 @@ func TestPreemptionKillsReducersForAWaitingMap(t *testing.T) {
 		}
 	}
 }
+
+// TestPreemptionFreesOnlyWhatTheMapLacks: on a slot cluster, a reducer
+// borrowed the node's one map slot (as PD-DHSA lets it) and another holds
+// the reduce slot. Only the borrower is killed: the other frees nothing a
+// map can use.
+func TestPreemptionFreesOnlyWhatTheMapLacks(t *testing.T) {
+	c := models.Cluster{Nodes: []models.Node{{ID: "a", Rack: "r", MapSlots: 1, ReduceSlots: 1}}}
+	l, err := ledger.New(ledger.Config{Cluster: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Submit(ledger.JobSpec{ID: "j", Stages: []ledger.StageSpec{{Maps: [][]string{nil}, Reduces: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	fill := []policy.Action{
+		{Kind: policy.ActionStart, Job: "j", Type: models.ReduceTask, Task: 0, Slot: models.ReduceTask},
+		{Kind: policy.ActionStart, Job: "j", Type: models.ReduceTask, Task: 1, Slot: models.MapTask},
+	}
+	if _, rej, err := l.Apply("a", 0, fill); err != nil || rej != 0 {
+		t.Fatalf("filling the node: rejected %d, %v", rej, err)
+	}
+	pipe, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ledger.Scheduler{Ledger: l, Pipe: pipe}
+	// The reduce-slot reducer (attempt 1) has less progress: it would be
+	// first, were it of any use.
+	running := []ledger.Status{{Attempt: 1, Phase: models.PhaseShuffle, Progress: 0}, {Attempt: 2, Phase: models.PhaseShuffle, Progress: 0.5}}
+	d, err := s.Heartbeat(t.Context(), ledger.Beat{Node: "a", NowS: 1, Running: running})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Applied) != 2 || d.Applied[0].Kind != policy.ActionKill || d.Applied[0].Attempt != 2 ||
+		d.Applied[1].Kind != policy.ActionStart || d.Applied[1].Type != models.MapTask || d.Applied[1].Slot != models.MapTask {
+		t.Fatalf("applied %v; want the kill of attempt 2, then the map in its slot", d.Applied)
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// workloadSpec is the JSON form of a workload (CONTRACTS §1): either Data and
+// workloadSpec is the JSON form of a workload (docs/formats.md#workload): either Data and
 // Reduces, or Joint.
 type workloadSpec struct {
 	Data    *dataSpec    `json:"data,omitempty"`
@@ -114,7 +114,7 @@ func decodeWorkload(data []byte, baseDir, path string) (*Workload, error) {
 	return w, nil
 }
 
-// DecodeDist decodes one data law ({"kind": ..., ...} as in CONTRACTS §1)
+// DecodeDist decodes one data law ({"kind": ..., ...} as in docs/formats.md#workload)
 // found at the JSON path field of a larger document (e.g. "slots.cost"), with
 // the same strictness and error messages as DecodeWorkload.
 func DecodeDist(data []byte, baseDir, field string) (Dist, error) {

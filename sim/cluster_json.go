@@ -35,7 +35,7 @@ const MaxClusterScenarioBytes = 64 << 20
 //	  "trace": {"file": "data/hadoop-mumak/19-jobs.attempts.csv",
 //	            "max_jobs": 10, "demand": {...}, "map_work": {...}, "reduce_work": {...}} }
 //
-// Work laws are CONTRACTS §1 data laws (in reference seconds). With
+// Work laws are docs/formats.md#workload data laws (in reference seconds). With
 // "trace", the jobs come from the trace file (any format trace.ReadFile
 // reads, path relative to the scenario file): submit times and task counts
 // from the trace; the works of a Mumak/Rumen trace are the durations of the

@@ -11,7 +11,7 @@ import (
 	"github.com/optd/optd/policy"
 )
 
-// ClusterResult is what a cluster run measured (CONTRACTS §5; times in
+// ClusterResult is what a cluster run measured (docs/formats.md#simulate-output; times in
 // simulated seconds). The JSON field names are the contract's.
 type ClusterResult struct {
 	MakespanS     float64 `json:"makespan_s"`

@@ -9,7 +9,7 @@ import (
 	"github.com/optd/optd/models"
 )
 
-// ClusterScenario is a heartbeat-scheduling experiment (CONTRACTS §5): a
+// ClusterScenario is a heartbeat-scheduling experiment (docs/formats.md#cluster-scenario): a
 // cluster of nodes (resource vectors, MRv1 typed slots or both) in racks,
 // and a batch or stream of MapReduce jobs. It is plain data; RunCluster
 // simulates it under a policy.Pipeline (or a ControlPlane). Build one with the built-in

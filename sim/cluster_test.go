@@ -224,7 +224,7 @@ func TestBuiltinClusterUnknown(t *testing.T) {
 		"stealing-stragglers-2", "stealing-stragglers-4", "dynamicadjust-invertedindex", "dynamicadjust-pagerank"} {
 		sc, err := BuiltinCluster(n)
 		if err != nil {
-			t.Fatalf("CONTRACTS §5 scenario %s: %v", n, err)
+			t.Fatalf("built-in scenario %s: %v", n, err)
 		}
 		if err := sc.withDefaults().Validate(); err != nil {
 			t.Fatalf("%s: %v", n, err)

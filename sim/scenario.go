@@ -58,13 +58,13 @@ const (
 	MaxReplications = 1 << 20
 )
 
-// Scenario is a decoded CONTRACTS §4 scenario: the placement model, the job
+// Scenario is a decoded placement scenario (docs/formats.md#placement-scenario): the placement model, the job
 // stream (a workload law with Poisson arrivals and exponential work, or a
 // trace) and the experiment (jobs, warm-up, replications, seed).
 //
 //	{ "slots": {"costs": [1, 5, 9]} | {"count": 1000, "cost": {data law}},
 //	  "max_jobs_in_service": 20, "arrival_rate": 0.6, "service_rate": 1.0,
-//	  "max_waiting": null, "workload": {...CONTRACTS §1...},
+//	  "max_waiting": null, "workload": {...docs/formats.md#workload...},
 //	  "jobs": 50000, "warmup_jobs": 1000, "replications": 5, "seed": 1,
 //	  "trace": {...optional, see TraceSpec...} }
 //
@@ -74,7 +74,7 @@ const (
 // 0, replications 1, seed 0. With slots {"count", "cost"} the costs are drawn
 // once from the seed (stream StreamSlots), so every replication and every
 // policy sees the same cluster. The cluster must have at least
-// max_jobs_in_service·max R slots (CONTRACTS §4, Tan et al. §II).
+// max_jobs_in_service·max R slots (docs/formats.md#placement-scenario, Tan et al. §II).
 type Scenario struct {
 	// SlotCosts are the fetch costs of the slots (given or drawn).
 	SlotCosts []float64
@@ -261,7 +261,7 @@ func DecodeScenario(data []byte, baseDir string) (*Scenario, error) {
 		maxR = s.Trace.MaxReduces
 	}
 	if need := s.K * maxR; need > len(s.SlotCosts) {
-		return nil, invalidf("slots", len(s.SlotCosts), "need at least max_jobs_in_service·max_reduces = %d·%d = %d slots (CONTRACTS §4)", s.K, maxR, need)
+		return nil, invalidf("slots", len(s.SlotCosts), "need at least max_jobs_in_service·max_reduces = %d·%d = %d slots", s.K, maxR, need)
 	}
 	if j.WarmupJobs != nil {
 		if s.WarmupJobs = *j.WarmupJobs; s.WarmupJobs < 0 || s.WarmupJobs >= s.Jobs {

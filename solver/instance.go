@@ -62,7 +62,7 @@ func invalid(field string, value any, format string, args ...any) error {
 	return &ValidationError{Field: field, Value: v, Reason: fmt.Sprintf(format, args...)}
 }
 
-// Instance is an Initial Task Assignment problem (CONTRACTS §3): choose how
+// Instance is an Initial Task Assignment problem (docs/formats.md#ita-instance): choose how
 // many tasks of each type to start on each node so that no node's capacity
 // C[j,p] is exceeded in any resource p and the total value
 // Σ_i Σ_j x_ij · Σ_p w_p·R[i,p] (the objective of the paper's §3.3) is maximal.

@@ -1,4 +1,4 @@
-// Package bound is the `optd bound` command (CONTRACTS §4), a thin adapter
+// Package bound is the `optd bound` command (docs/formats.md#placement-scenario), a thin adapter
 // from flags to package bound (what it computes and why each bound is a
 // bound is documented there):
 //
@@ -48,8 +48,8 @@ func newCommand(_ *cli.Env, be bound.Backend) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bound --scenario FILE [--policies random,greedy,receding-horizon,...] [--shard i/n]",
 		Short: "Reduce-placement policy costs with confidence intervals, lower bounds and the optimum",
-		Long: `Simulates each policy on the scenario's reduce-placement queue (CONTRACTS §4:
-Poisson arrivals, K-limited processor sharing, reducers held from entering
+		Long: `Simulates each policy on the scenario's reduce-placement queue (format:
+` + "`optd schema placement-scenario`" + `; Poisson arrivals, K-limited processor sharing, reducers held from entering
 service to departure) over its replications, with common random numbers, and
 prints the mean cost per job with a 95% confidence interval, the lower bounds
 (hindsight LP on the same traces, empty cluster, the MDP where solvable), the
@@ -63,7 +63,7 @@ a parameterized family takes its parameters as NAME:k=v;k=v (the form
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", "", "scenario file (CONTRACTS §4 JSON)")
+	f.StringVar(&o.scenario, "scenario", "", "placement scenario file (JSON; `optd schema placement-scenario`, `optd example placement-scenario`)")
 	f.StringVar(&o.policies, "policies", strings.Join(bound.DefaultPolicies, ","), "comma-separated policies to simulate")
 	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, empty-cluster, mdp (empty for none)")
 	f.StringVar(&o.shard, "shard", "", "run only shard i of n (i/n, 0 ≤ i < n) of the replications")

@@ -1,5 +1,5 @@
 // Package ita implements `optd ita`, the Initial Task Assignment verb
-// (CONTRACTS §3): it solves an instance with one of the methods of package
+// (docs/formats.md#ita-instance): it solves an instance with one of the methods of package
 // solver and prints the result as JSON on stdout.
 package ita
 
@@ -76,7 +76,7 @@ While it solves, the exact method prints a progress line on stderr every
 result's upper_bound is the best proven bound. --gap stops once
 (bound − incumbent) ≤ gap·bound.
 
---instance is a JSON file (CONTRACTS §3) or a built-in name: ` + strings.Join(solver.BuiltinNames(), ", ") + `.
+--instance is a JSON file (format: ` + "`optd schema ita-instance`, a starter: `optd example ita-instance`" + `) or a built-in name: ` + strings.Join(solver.BuiltinNames(), ", ") + `.
 --random SEED draws a random instance instead (see --nodes, --types, ...), or
 with --family NAME the instance of that seed from one family of the
 robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,

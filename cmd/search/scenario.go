@@ -16,10 +16,10 @@ import (
 
 // Kinds of scenario `optd search` tunes on.
 const (
-	// KindPlacement is a reduce-placement scenario (CONTRACTS §4): a
+	// KindPlacement is a reduce-placement scenario (docs/formats.md#placement-scenario): a
 	// placement family, the mean fetch cost per job.
 	KindPlacement = "placement"
-	// KindCluster is a cluster scenario (CONTRACTS §5, `optd simulate`): a
+	// KindCluster is a cluster scenario (docs/formats.md#cluster-scenario, `optd simulate`): a
 	// heartbeat pipeline, the makespan or the mean response time.
 	KindCluster = "cluster"
 )
@@ -93,7 +93,7 @@ func kindOf(data []byte) (string, error) {
 	}
 	switch {
 	case cluster && len(placement) > 0:
-		return "", fmt.Errorf(`ambiguous: "cluster" makes it a cluster scenario (CONTRACTS §5), %s a placement scenario (CONTRACTS §4)`, strings.Join(placement, ", "))
+		return "", fmt.Errorf(`ambiguous: "cluster" makes it a cluster scenario (docs/formats.md#cluster-scenario), %s a placement scenario (docs/formats.md#placement-scenario)`, strings.Join(placement, ", "))
 	case cluster:
 		return KindCluster, nil
 	case len(placement) > 0:

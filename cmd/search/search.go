@@ -10,10 +10,10 @@
 //	            [--exact] [--shard i/n]
 //	optd search merge SHARD.json...
 //
-// Two kinds of scenario (resolveScenario): a placement scenario (CONTRACTS
-// §4 file) tunes a placement family (state-threshold, …) for the mean
+// Two kinds of scenario (resolveScenario): a placement scenario
+// (docs/formats.md#placement-scenario) tunes a placement family (state-threshold, …) for the mean
 // fetch cost per job, with the hindsight-LP and empty-cluster bounds; a
-// cluster scenario (a built-in name of `optd simulate` or a CONTRACTS §5
+// cluster scenario (a built-in name of `optd simulate` or a
 // file) tunes a heartbeat pipeline SPEC (haste-a, pi-dhsa+sepb, …: HaSTE-A's
 // β and the stages' tunable parameters, search.PipelineParams) for the
 // makespan or the mean response time, with no lower bound. Both share the
@@ -103,7 +103,8 @@ fresh seeds: the best against the defaults and the reference policies
 (paired differences) and the best lower bound where one exists, with the
 remaining gap.
 
-A placement scenario (CONTRACTS §4 file: "slots", "max_jobs_in_service", …)
+A placement scenario (a file with "slots", "max_jobs_in_service", …; format:
+` + "`optd schema placement-scenario`" + `)
 tunes a placement family for the mean cost per job; the bounds are the
 hindsight LP and the empty cluster. With --exact the cost is the MDP's exact
 evaluation (small scenarios) and the output adds the optimum and the share of
@@ -111,7 +112,7 @@ the greedy → optimum gap the tuned policy closes.
 Families: ` + strings.Join(families, ", ") + `.
 
 A cluster scenario (a built-in name: ` + strings.Join(sim.BuiltinClusterNames(), ", ") + `;
-or a CONTRACTS §5 file with "cluster") tunes a heartbeat pipeline SPEC as in
+or a file with "cluster"; format: ` + "`optd schema cluster-scenario`" + `) tunes a heartbeat pipeline SPEC as in
 optd simulate (e.g. haste-a, pi-dhsa+sepb) for --objective ` + strings.Join(search.ClusterObjectives(), " or ") + `:
 HaSTE-A's β (haste-a.beta_*) and every tunable stage's STAGE.PARAM.
 Replication r is the run of optd simulate --seed r+1; --references are
@@ -123,7 +124,7 @@ the parameter; others keep their declared ranges.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", "", "built-in cluster scenario name, or scenario file (CONTRACTS §4 or §5 JSON)")
+	f.StringVar(&o.scenario, "scenario", "", "built-in cluster scenario name, or a placement or cluster scenario file (`optd schema placement-scenario`, `optd schema cluster-scenario`)")
 	f.StringVar(&o.family, "policy", "", "placement family ("+strings.Join(families, ", ")+") or, on a cluster scenario, pipeline spec")
 	f.StringVar(&o.params, "params", "", "name=lo:hi or name=value, comma-separated: restrict or fix parameters")
 	f.StringVar(&o.objective, "objective", "", "what to minimize: "+ObjectiveMeanCost+" (placement); "+strings.Join(search.ClusterObjectives(), " (default) or ")+" (cluster)")

@@ -1,4 +1,4 @@
-// Package simulate implements `optd simulate` (CONTRACTS §5): a heartbeat
+// Package simulate implements `optd simulate` (docs/formats.md#cluster-scenario): a heartbeat
 // policy (an assignment policy with add-ons, policy.NewPipeline) run on a
 // built-in or JSON cluster scenario by the cluster simulator of package sim.
 //

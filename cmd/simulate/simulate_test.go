@@ -23,7 +23,7 @@ func execute(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
-// TestGolden: the JSON of a small scenario file (CONTRACTS §5 fields) is
+// TestGolden: the JSON of a small scenario file (docs/formats.md#cluster-scenario fields) is
 // stable.
 func TestGolden(t *testing.T) {
 	dir := t.TempDir()

@@ -64,7 +64,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// contractOutput is CONTRACTS §2's JSON, decoded strictly.
+// contractOutput is the JSON of docs/formats.md#thresholds-output, decoded strictly.
 type contractOutput struct {
 	Jobs       int `json:"jobs"`
 	MaxReduces int `json:"max_reduces"`

@@ -130,13 +130,8 @@ func DecodeClusterScenario(r io.Reader, baseDir string) (*ClusterScenario, error
 		return nil, invalidf("", nil, "larger than %d bytes", MaxClusterScenarioBytes)
 	}
 	var w clusterJSON
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return nil, invalidf("", nil, "%v", err)
-	}
-	if dec.More() {
-		return nil, invalidf("", nil, "trailing data after the scenario object")
+	if err := strictDecode(data, "", &w); err != nil {
+		return nil, err
 	}
 	if w.Cluster == nil {
 		return nil, invalidf("cluster", nil, "missing")

@@ -124,6 +124,9 @@ func run(cmd *cobra.Command, be bound.Backend, o options) error {
 	if err != nil {
 		return fmt.Errorf("--scenario: %w", err)
 	}
+	if err := cli.CheckInputKind("scenario", o.scenario, "placement-scenario"); err != nil {
+		return err
+	}
 	s, err := sim.LoadScenario(o.scenario)
 	if err != nil {
 		return err

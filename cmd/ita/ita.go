@@ -5,6 +5,7 @@ package ita
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -105,6 +106,12 @@ robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,
 	return cmd
 }
 
+// randomFlags names the flag that sets each field of solver.RandomSpec
+// that RandomInstance checks, so that its error names what the user typed.
+var randomFlags = map[string]string{
+	"spec.Nodes": "--nodes", "spec.Types": "--types", "spec.Resources": "--resources", "spec.Supply": "--supply",
+}
+
 func run(cmd *cobra.Command, cfg Config, random bool) error {
 	method, err := solver.ParseMethod(cfg.Method)
 	if err != nil {
@@ -134,6 +141,10 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	case random:
 		rng := rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x17a))
 		in, err = solver.RandomInstance(rng, cfg.Random)
+		var ve *solver.ValidationError
+		if errors.As(err, &ve) && randomFlags[ve.Field] != "" {
+			return fmt.Errorf("%w: %s = %s: %s", ErrUsage, randomFlags[ve.Field], ve.Value, ve.Reason)
+		}
 		if err != nil {
 			return fmt.Errorf("ita: --random: %w", err)
 		}
@@ -182,6 +193,9 @@ func LoadInstance(nameOrPath string) (*solver.Instance, error) {
 		if n == nameOrPath {
 			return solver.BuiltinInstance(n)
 		}
+	}
+	if err := cli.CheckInputKind("instance", nameOrPath, "ita-instance"); err != nil {
+		return nil, err
 	}
 	f, err := os.Open(nameOrPath)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/optd/optd/internal/inputkind"
 	"github.com/optd/optd/sim"
 )
 
@@ -93,11 +94,14 @@ func kindOf(data []byte) (string, error) {
 	}
 	switch {
 	case cluster && len(placement) > 0:
-		return "", fmt.Errorf(`ambiguous: "cluster" makes it a cluster scenario (docs/formats.md#cluster-scenario), %s a placement scenario (docs/formats.md#placement-scenario)`, strings.Join(placement, ", "))
+		return "", fmt.Errorf(`ambiguous: "cluster" makes it a cluster scenario, %s a placement scenario`, strings.Join(placement, ", "))
 	case cluster:
 		return KindCluster, nil
 	case len(placement) > 0:
 		return KindPlacement, nil
+	}
+	if what := inputkind.Describe(data); what != "" {
+		return "", fmt.Errorf("this is %s, not a scenario", what)
 	}
 	return "", fmt.Errorf(`neither a cluster scenario (no "cluster") nor a placement scenario (none of %s)`, strings.Join(placementOnlyKeys, ", "))
 }

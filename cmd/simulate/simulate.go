@@ -137,6 +137,9 @@ func LoadScenario(name string) (*sim.ClusterScenario, error) {
 	if _, err := os.Stat(name); err != nil {
 		return nil, fmt.Errorf("--scenario %q: neither a built-in scenario (%s) nor a readable file: %v", name, strings.Join(sim.BuiltinClusterNames(), ", "), err)
 	}
+	if err := cli.CheckInputKind("scenario", name, "cluster-scenario"); err != nil {
+		return nil, err
+	}
 	sc, err := sim.LoadClusterScenario(name)
 	if err != nil {
 		return nil, fmt.Errorf("--scenario: %w", err)

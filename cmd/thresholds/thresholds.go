@@ -94,6 +94,9 @@ func run(cmd *cobra.Command, path string, jobs int, costsFlag, format string, ha
 			return err
 		}
 	}
+	if err := cli.CheckInputKind("workload", path, "workload"); err != nil {
+		return err
+	}
 	w, err := models.LoadWorkload(path)
 	if err != nil {
 		return fmt.Errorf("--workload %s: %w", path, trimPath(err, path))

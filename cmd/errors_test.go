@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -111,6 +112,10 @@ var badInputs = []badInput{
 	{"bound unknown policy", one("s.json", example("placement-scenario")), []string{"bound", "--scenario", "s.json", "--policies", "greedy,best"}},
 	{"bound bad shard", one("s.json", example("placement-scenario")), []string{"bound", "--scenario", "s.json", "--shard", "4/4"}},
 
+	{"bound memory estimate", one("s.json", replace("placement-scenario", `"jobs": 20000,`, `"jobs": 100000000,`)), []string{"bound", "--scenario", "s.json"}},
+	{"bound simulated jobs", one("s.json", replace("placement-scenario", `"jobs": 20000,`, `"jobs": 100000000,`)), []string{"bound", "--scenario", "s.json", "--bounds", "empty-cluster"}},
+	{"bound memory limit lowered", one("s.json", strings.Replace(replace("placement-scenario", `"replications": 5`, `"replications": 1`), `"jobs": 20000,`, `"jobs": 2000000,`, 1)), []string{"bound", "--scenario", "s.json", "--max-memory-mb", "100"}},
+
 	// optd simulate --scenario
 	{"simulate maps a string", one("c.json", jobWith(`"maps": 2`, `"maps": "x"`)), []string{"simulate", "--scenario", "c.json", "--policy", "fifo"}},
 	{"simulate negative weight", one("c.json", jobWith(`"maps": 2`, `"maps": 2, "weight": -1`)), []string{"simulate", "--scenario", "c.json", "--policy", "fifo"}},
@@ -131,6 +136,7 @@ var badInputs = []badInput{
 	{"search ambiguous scenario", one("s.json", strings.Replace(example("cluster-scenario"), `"seed": 1`, `"seed": 1, "slots": {"costs": [1]}`, 1)), []string{"search", "--scenario", "s.json", "--policy", "haste-a"}},
 	{"search given an ITA instance", one("s.json", example("ita-instance")), []string{"search", "--scenario", "s.json", "--policy", "state-threshold"}},
 	{"search unknown parameter", one("s.json", example("placement-scenario")), []string{"search", "--scenario", "s.json", "--policy", "state-threshold", "--params", "colour=1"}},
+	{"search memory estimate", one("s.json", replace("placement-scenario", `"jobs": 20000,`, `"jobs": 100000000,`)), []string{"search", "--scenario", "s.json", "--policy", "state-threshold", "--replications", "1", "--validation", "1"}},
 	{"search reversed range", one("s.json", example("placement-scenario")), []string{"search", "--scenario", "s.json", "--policy", "state-threshold", "--params", "free-fraction=1:0"}},
 
 	// merging shards
@@ -155,6 +161,9 @@ func TestBadInputMessages(t *testing.T) {
 		t.Fatalf("%d bad inputs; the table keeps at least 50", len(badInputs))
 	}
 	clearEnv(t)
+	// The memory estimate counts the replications run at a time, one per
+	// core: fix the cores so the messages do not depend on the machine.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

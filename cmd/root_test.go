@@ -121,6 +121,7 @@ type configJSON struct {
 		MaxTasks         int    `json:"max_tasks"`
 		MaxSolveTime     string `json:"max_solve_time"`
 		MaxSimulatedJobs int    `json:"max_simulated_jobs"`
+		MaxMemoryMB      int    `json:"max_memory_mb"`
 	} `json:"limits"`
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/sim"
 )
@@ -43,7 +44,7 @@ func NewCommand(env *cli.Env) *cobra.Command {
 	return newCommand(env, bound.DefaultBackend())
 }
 
-func newCommand(_ *cli.Env, be bound.Backend) *cobra.Command {
+func newCommand(env *cli.Env, be bound.Backend) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "bound --scenario FILE [--policies random,greedy,receding-horizon,...] [--shard i/n]",
@@ -59,7 +60,7 @@ a parameterized family takes its parameters as NAME:k=v;k=v (the form
 ` + "`optd search`" + ` prints as best_policy).`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return run(cmd, be, o)
+			return run(cmd, be, o, env.Config.Limits)
 		},
 	}
 	f := cmd.Flags()
@@ -72,6 +73,7 @@ a parameterized family takes its parameters as NAME:k=v;k=v (the form
 	f.IntVar(&o.bins, "bins", bound.DefaultBins, "bins per value of R for the MDP bracket of a continuous workload")
 	f.IntVar(&o.maxStates, "max-states", bound.DefaultMaxStates, "largest MDP to solve (states)")
 	f.IntVar(&o.classes, "hindsight-classes", bound.DefaultHindsightClasses, "group the slots into at most this many cost classes (rounded down) for the hindsight LP; 0: exact costs")
+	config.AddFlags(f, config.Default(), cli.LimitKeys...)
 	_ = cmd.MarkFlagRequired("scenario")
 	cmd.AddCommand(newMergeCommand())
 	return cmd
@@ -98,7 +100,7 @@ func parseList(flag, s string) ([]string, error) {
 }
 
 // parseShard parses "i/n".
-func run(cmd *cobra.Command, be bound.Backend, o options) error {
+func run(cmd *cobra.Command, be bound.Backend, o options, limits config.Limits) error {
 	policies, err := parseList("policies", o.policies)
 	if err != nil {
 		return err
@@ -130,6 +132,9 @@ func run(cmd *cobra.Command, be bound.Backend, o options) error {
 	s, err := sim.LoadScenario(o.scenario)
 	if err != nil {
 		return err
+	}
+	if err := cli.CheckPlacementWork(s, limits, slices.Contains(bounds, bound.BoundHindsight)); err != nil {
+		return fmt.Errorf("--scenario %s: %w", o.scenario, err)
 	}
 	sum := sha256.Sum256(data)
 	req.ScenarioSHA256 = hex.EncodeToString(sum[:])

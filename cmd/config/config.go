@@ -21,6 +21,7 @@
 //	limits.max_tasks  --max-tasks          OPTD_LIMITS_MAX_TASKS   200000
 //	limits.max_solve_time --max-solve-time OPTD_LIMITS_MAX_SOLVE_TIME 1m
 //	limits.max_simulated_jobs --max-simulated-jobs OPTD_LIMITS_MAX_SIMULATED_JOBS 10000000
+//	limits.max_memory_mb --max-memory-mb   OPTD_LIMITS_MAX_MEMORY_MB 4096 (command line only)
 //
 // The data directory is relative to the working directory unless absolute;
 // the server keeps its state in DATA_DIR/state (see package store).
@@ -69,6 +70,7 @@ const (
 	KeyMaxTasks         = "limits.max_tasks"
 	KeyMaxSolveTime     = "limits.max_solve_time"
 	KeyMaxSimulatedJobs = "limits.max_simulated_jobs"
+	KeyMaxMemoryMB      = "limits.max_memory_mb"
 )
 
 // EnvPrefix is the prefix of every environment variable optd reads; the rest of
@@ -144,6 +146,10 @@ type Limits struct {
 	MaxTasks         int           `json:"max_tasks"`
 	MaxSolveTime     time.Duration `json:"max_solve_time"`
 	MaxSimulatedJobs int           `json:"max_simulated_jobs"`
+	// MaxMemoryMB bounds the memory a command-line computation is
+	// estimated to need before it starts (the server bounds its work by
+	// the other limits).
+	MaxMemoryMB int `json:"max_memory_mb"`
 }
 
 // Log configures logging.
@@ -169,6 +175,7 @@ func Default() Config {
 			MaxTasks:         200_000,
 			MaxSolveTime:     time.Minute,
 			MaxSimulatedJobs: 10_000_000,
+			MaxMemoryMB:      4096,
 		},
 	}
 }

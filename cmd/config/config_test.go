@@ -79,7 +79,7 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Fatal("the fixture must differ from the defaults")
 	}
 	want := Config{Listen: "127.0.0.1:7443", DataDir: "optd-data", Log: Log{"info", "text"}, ShutdownTimeout: 10 * time.Second,
-		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxTasks: 200000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000}}
+		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxTasks: 200000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000, MaxMemoryMB: 4096}}
 	if d != want {
 		t.Fatalf("Default() = %+v, want %+v", d, want)
 	}
@@ -103,6 +103,7 @@ func TestEnvVarNames(t *testing.T) {
 		KeyMaxTasks:         "OPTD_LIMITS_MAX_TASKS",
 		KeyMaxSolveTime:     "OPTD_LIMITS_MAX_SOLVE_TIME",
 		KeyMaxSimulatedJobs: "OPTD_LIMITS_MAX_SIMULATED_JOBS",
+		KeyMaxMemoryMB:      "OPTD_LIMITS_MAX_MEMORY_MB",
 	}
 	for key, env := range want {
 		if got := EnvVar(key); got != env {
@@ -420,7 +421,7 @@ func TestServerKeysLayers(t *testing.T) {
 	want.TLS = TLS{CertFile: "c.pem", KeyFile: "k.pem", ClientCAFile: "ca.pem"}
 	want.Auth.TokenFile = "tok"
 	want.Metrics.Listen = "127.0.0.1:9090"
-	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxTasks: 7, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99}
+	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxTasks: 7, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99, MaxMemoryMB: Default().Limits.MaxMemoryMB}
 	if got != want {
 		t.Fatalf("file: got %+v, want %+v", got, want)
 	}

@@ -54,6 +54,7 @@ var settings = []setting{
 	{KeyMaxTasks, "max-tasks", "most tasks of one job (all stages) on a heartbeat cluster", func(c *Config) any { return &c.Limits.MaxTasks }, true, true},
 	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time", func(c *Config) any { return &c.Limits.MaxSolveTime }, true, true},
 	{KeyMaxSimulatedJobs, "max-simulated-jobs", "most jobs × replications per simulation", func(c *Config) any { return &c.Limits.MaxSimulatedJobs }, true, true},
+	{KeyMaxMemoryMB, "max-memory-mb", "memory a computation may need, in MiB (estimated before it starts; larger work is refused)", func(c *Config) any { return &c.Limits.MaxMemoryMB }, true, false},
 }
 
 // keyOrder is a key's position in settings (for sorting field errors).

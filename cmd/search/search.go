@@ -40,6 +40,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/search"
@@ -88,7 +89,7 @@ type options struct {
 }
 
 // NewCommand returns `optd search` and its `merge` subcommand.
-func NewCommand(_ *cli.Env) *cobra.Command {
+func NewCommand(env *cli.Env) *cobra.Command {
 	var o options
 	families := searchableFamilies()
 	cmd := &cobra.Command{
@@ -121,7 +122,7 @@ pipeline specs (none by default); there is no lower bound.
 --params restricts the search: name=lo:hi searches [lo, hi], name=v fixes
 the parameter; others keep their declared ranges.`,
 		Args: cli.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o, env.Config.Limits) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "built-in cluster scenario name, or a placement or cluster scenario file (`optd schema placement-scenario`, `optd schema cluster-scenario`)")
@@ -142,6 +143,7 @@ the parameter; others keep their declared ranges.`,
 	f.BoolVar(&o.exact, "exact", false, "evaluate candidates exactly on the scenario's MDP instead of simulating")
 	f.IntVar(&o.maxStates, "max-states", DefaultMaxStates, "largest MDP for --exact (states)")
 	f.StringVar(&o.shard, "shard", "", "run restart i of n (i/n, 0 ≤ i < n); combine with `optd search merge`")
+	config.AddFlags(f, config.Default(), cli.LimitKeys...)
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
 	cmd.AddCommand(newMergeCommand())
@@ -273,7 +275,7 @@ type target struct {
 	exact *Exact
 }
 
-func run(cmd *cobra.Command, o options) error {
+func run(cmd *cobra.Command, o options, limits config.Limits) error {
 	refs, err := parseReferences(o.references)
 	if err != nil {
 		return err
@@ -301,6 +303,13 @@ func run(cmd *cobra.Command, o options) error {
 	scn, err := resolveScenario(o.scenario)
 	if err != nil {
 		return err
+	}
+	if scn.placement != nil {
+		work := *scn.placement
+		work.Replications = max(work.Replications, o.replications, o.validation)
+		if err := cli.CheckPlacementWork(&work, limits, o.bounds); err != nil {
+			return fmt.Errorf("--scenario %s: %w", o.scenario, err)
+		}
 	}
 	prog := cli.NewProgress(cmd.ErrOrStderr(), o.evaluations, "searching")
 	defer prog.Finish()

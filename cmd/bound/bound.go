@@ -133,7 +133,7 @@ func run(cmd *cobra.Command, be bound.Backend, o options, limits config.Limits) 
 	if err != nil {
 		return err
 	}
-	if err := cli.CheckPlacementWork(s, limits, slices.Contains(bounds, bound.BoundHindsight)); err != nil {
+	if err := cli.CheckPlacementWork(s, limits, slices.Contains(bounds, bound.BoundHindsight), false); err != nil {
 		return fmt.Errorf("--scenario %s: %w", o.scenario, err)
 	}
 	sum := sha256.Sum256(data)

@@ -17,18 +17,24 @@ var LimitKeys = []string{config.KeyMaxSimulatedJobs, config.KeyMaxMemoryMB}
 // bytesPerRecordedJob is what a replication keeps per arrival when it
 // records its jobs for the hindsight bound: the record, up to as much again
 // of slice growth, and the copy of the counted jobs the bound reads.
-// Measured: 100 000 → 400 000 jobs of two replications at a time raise the
-// peak RSS of `optd bound` by 60 MB, 100 bytes per job, within this bound.
+// Measured: 100 000 → 400 000 jobs (2 replications, run one after the
+// other) raise the peak RSS of `optd bound` by 60 MB, 200 bytes per job;
+// this is 216.
 const bytesPerRecordedJob = 3 * int64(unsafe.Sizeof(sim.JobRecord{}))
 
 // CheckPlacementWork refuses, before any of it runs, a placement scenario
 // whose simulation would exceed the limits, as the server does: jobs ×
 // replications over limits.max_simulated_jobs, or an estimated memory (the
 // job records of the replications run at a time, kept when recorded: for
-// the hindsight bound) over limits.max_memory_mb. The error gives the
-// estimate and the setting that raises the limit.
-func CheckPlacementWork(s *sim.Scenario, l config.Limits, recorded bool) error {
-	atOnce := min(s.Replications, runtime.GOMAXPROCS(0))
+// the hindsight bound) over limits.max_memory_mb. parallel says whether the
+// verb runs replications in parallel (one per core) or one after the
+// other. The error gives the estimate and the setting that raises the
+// limit.
+func CheckPlacementWork(s *sim.Scenario, l config.Limits, recorded, parallel bool) error {
+	atOnce := 1
+	if parallel {
+		atOnce = min(s.Replications, runtime.GOMAXPROCS(0))
+	}
 	need := int64(0)
 	if recorded {
 		need = int64(s.Jobs) * int64(atOnce) * bytesPerRecordedJob

@@ -307,7 +307,7 @@ func run(cmd *cobra.Command, o options, limits config.Limits) error {
 	if scn.placement != nil {
 		work := *scn.placement
 		work.Replications = max(work.Replications, o.replications, o.validation)
-		if err := cli.CheckPlacementWork(&work, limits, o.bounds); err != nil {
+		if err := cli.CheckPlacementWork(&work, limits, o.bounds, true); err != nil {
 			return fmt.Errorf("--scenario %s: %w", o.scenario, err)
 		}
 	}

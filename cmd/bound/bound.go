@@ -36,6 +36,7 @@ type options struct {
 	bins      int
 	maxStates int
 	classes   int
+	progress  string
 }
 
 // NewCommand returns the `optd bound` command (and its `merge` subcommand)
@@ -68,6 +69,7 @@ a parameterized family takes its parameters as NAME:k=v;k=v (the form
 	f.StringVar(&o.policies, "policies", strings.Join(bound.DefaultPolicies, ","), "comma-separated policies to simulate")
 	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, empty-cluster, mdp (empty for none)")
 	f.StringVar(&o.shard, "shard", "", "run only shard i of n (i/n, 0 ≤ i < n) of the replications")
+	cli.AddProgressFlag(f, &o.progress)
 	f.IntVar(&o.window, "window", 0, "estimator window ω of receding-horizon and rolling-horizon (0: 100)")
 	f.IntVar(&o.horizon, "horizon", 0, "horizon H of rolling-horizon (0: 10)")
 	f.IntVar(&o.bins, "bins", bound.DefaultBins, "bins per value of R for the MDP bracket of a continuous workload")
@@ -114,6 +116,9 @@ func run(cmd *cobra.Command, be bound.Backend, o options, limits config.Limits) 
 		Window: o.window, Horizon: o.horizon, Bins: o.bins, MaxStates: o.maxStates,
 		HindsightClasses: o.classes,
 	}}
+	if err := cli.CheckProgressMode(o.progress); err != nil {
+		return err
+	}
 	if o.shard != "" {
 		if req.ShardIndex, req.ShardCount, err = cli.ParseShard(o.shard); err != nil {
 			return err
@@ -139,7 +144,7 @@ func run(cmd *cobra.Command, be bound.Backend, o options, limits config.Limits) 
 	sum := sha256.Sum256(data)
 	req.ScenarioSHA256 = hex.EncodeToString(sum[:])
 
-	prog := newProgress(cmd.ErrOrStderr())
+	prog := newProgress(cmd.ErrOrStderr(), o.progress)
 	defer prog.finish()
 	out, err := bound.Run(cmd.Context(), be, s, req, bound.Progress{Simulated: prog.simulated, MDP: prog.mdp})
 	if err != nil {
@@ -149,16 +154,19 @@ func run(cmd *cobra.Command, be bound.Backend, o options, limits config.Limits) 
 	return cli.WriteJSON(cmd.OutOrStdout(), out)
 }
 
-// progress is the command's bar (on a terminal only): policy-replications
-// simulated, and the MDP solver's progress in its description.
+// progress is the command's progress: the MDP solver's iterations while
+// it solves, then the policy-replications simulated (each phase under its
+// own name, so the MDP's never stays on while it simulates).
 type progress struct{ *cli.Progress }
 
-func newProgress(w io.Writer) *progress {
-	return &progress{cli.NewProgress(w, 1, "simulating")}
+func newProgress(w io.Writer, mode string) *progress {
+	return &progress{cli.NewProgressMode(w, mode, "optd bound", "starting", 0, "")}
 }
 
-func (p *progress) simulated(done, total int) { p.Set(done, total) }
-func (p *progress) finish()                   { p.Finish() }
+func (p *progress) simulated(done, total int) {
+	p.Phase("simulating", done, total, "policy-replications")
+}
+func (p *progress) finish() { p.Finish() }
 func (p *progress) mdp(done, total int) {
-	p.Describe(fmt.Sprintf("solving the MDP %d/%d", done, total))
+	p.Phase("solving the MDP", done, total, "iterations (estimated)")
 }

@@ -32,6 +32,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -86,6 +87,7 @@ type options struct {
 	exact        bool
 	maxStates    int
 	shard        string
+	progress     string
 }
 
 // NewCommand returns `optd search` and its `merge` subcommand.
@@ -143,6 +145,7 @@ the parameter; others keep their declared ranges.`,
 	f.BoolVar(&o.exact, "exact", false, "evaluate candidates exactly on the scenario's MDP instead of simulating")
 	f.IntVar(&o.maxStates, "max-states", DefaultMaxStates, "largest MDP for --exact (states)")
 	f.StringVar(&o.shard, "shard", "", "run restart i of n (i/n, 0 ≤ i < n); combine with `optd search merge`")
+	cli.AddProgressFlag(f, &o.progress)
 	config.AddFlags(f, config.Default(), cli.LimitKeys...)
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
@@ -311,7 +314,10 @@ func run(cmd *cobra.Command, o options, limits config.Limits) error {
 			return fmt.Errorf("--scenario %s: %w", o.scenario, err)
 		}
 	}
-	prog := cli.NewProgress(cmd.ErrOrStderr(), o.evaluations, "searching")
+	if err := cli.CheckProgressMode(o.progress); err != nil {
+		return err
+	}
+	prog := cli.NewProgressMode(cmd.ErrOrStderr(), o.progress, "optd search", "preparing", 0, "")
 	defer prog.Finish()
 	var t *target
 	if scn.kind == KindCluster {
@@ -346,7 +352,8 @@ func run(cmd *cobra.Command, o options, limits config.Limits) error {
 	if shardIdx > 0 {
 		opts.Seed, opts.Start = restart(sp, o.seed, shardIdx)
 	}
-	opts.Progress = prog.Set
+	prog.Phase(search.PhaseSearch, 0, opts.Evaluations, "evaluations")
+	opts.Progress = func(s search.Status) { reportSearch(prog, s) }
 	res, err := search.Run(cmd.Context(), t.prob, opts)
 	if err != nil {
 		return err
@@ -366,6 +373,20 @@ func run(cmd *cobra.Command, o options, limits config.Limits) error {
 		out.Shard = &Shard{Index: shardIdx, Count: shardN, Settings: st}
 	}
 	return cli.WriteJSON(cmd.OutOrStdout(), out)
+}
+
+// reportSearch shows the evaluations the user asked for and the best
+// objective so far while the optimizer runs, then the validation's
+// simulations.
+func reportSearch(prog *cli.Progress, s search.Status) {
+	if s.Phase == search.PhaseValidation {
+		prog.Phase("validation on fresh replications", s.Simulations, s.SimulationsTotal, "simulations")
+		return
+	}
+	prog.Set(s.Evaluations, s.Budget)
+	if !math.IsInf(s.Best, 0) {
+		prog.Note(fmt.Sprintf("best %.6g", s.Best))
+	}
 }
 
 // placementTarget is the search of a placement family on a placement
@@ -400,7 +421,7 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	if err != nil {
 		return nil, fmt.Errorf("--exact: %w", err)
 	}
-	prog.Describe("solving the MDP")
+	prog.Phase("solving the MDP", 0, 0, "")
 	sol, err := mdp.SolvePlacement(cmd.Context(), model, mdp.SolveOptions{MaxStates: o.maxStates})
 	if err != nil {
 		return nil, fmt.Errorf("--exact: %w", err)
@@ -408,7 +429,6 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	if !sol.Exact {
 		return nil, fmt.Errorf("--exact: the workload is continuous; the MDP only brackets the optimum (give a discrete workload)")
 	}
-	prog.Describe("searching")
 	t.exact = &Exact{States: sol.States, Optimal: sol.Optimal, Greedy: sol.PolicyCosts["greedy"]}
 	t.prob = &search.ExactPlacementProblem{Model: model, Family: o.family, Params: sp, Config: base, Solve: mdp.SolveOptions{MaxStates: o.maxStates}}
 	return t, nil

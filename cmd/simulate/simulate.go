@@ -16,9 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
@@ -34,6 +32,7 @@ type options struct {
 	seed             uint64
 	csv, plot        string
 	explain          bool
+	progress         string
 }
 
 // Output is the JSON printed on stdout: the run's identity and every
@@ -74,6 +73,7 @@ any other --scenario is a JSON scenario file.`,
 	f.StringVar(&o.csv, "csv", "", "write the utilization time series as CSV to this file")
 	f.StringVar(&o.plot, "plot", "", "write a utilization plot to this file (.png or .svg)")
 	f.BoolVar(&o.explain, "explain", false, "add \"vetoes\": how often each filter or speculation gate refused each job's tasks, and its last reason")
+	cli.AddProgressFlag(f, &o.progress)
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd
@@ -87,6 +87,9 @@ func addOns() string {
 }
 
 func run(cmd *cobra.Command, o options) error {
+	if err := cli.CheckProgressMode(o.progress); err != nil {
+		return err
+	}
 	if o.plot != "" {
 		if err := checkPlotExt(o.plot); err != nil {
 			return err
@@ -100,15 +103,11 @@ func run(cmd *cobra.Command, o options) error {
 	if err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
-	bar := newBar(cmd.ErrOrStderr(), len(sc.Jobs))
-	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Explain: o.explain, Progress: func(done, _ int) {
-		if bar != nil {
-			_ = bar.Set(done)
-		}
+	prog := cli.NewProgressMode(cmd.ErrOrStderr(), o.progress, "optd simulate", "simulating", len(sc.Jobs), "jobs finished")
+	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Explain: o.explain, Progress: func(done, total int) {
+		prog.Set(done, total)
 	}})
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	prog.Finish()
 	if err != nil {
 		return err
 	}
@@ -122,7 +121,7 @@ func run(cmd *cobra.Command, o options) error {
 			return err
 		}
 	}
-	if isTerminal(cmd.ErrOrStderr()) {
+	if cli.IsTerminal(cmd.ErrOrStderr()) {
 		summary(cmd.ErrOrStderr(), sc.Name, o.policy, res)
 	}
 	return cli.WriteJSON(cmd.OutOrStdout(), Output{Scenario: sc.Name, Policy: o.policy, Seed: o.seed, ClusterResult: res})
@@ -160,19 +159,6 @@ func writeCSV(path string, s *sim.UtilizationSeries) error {
 		return fmt.Errorf("--csv: %w", err)
 	}
 	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func newBar(w io.Writer, jobs int) *progressbar.ProgressBar {
-	if !isTerminal(w) || jobs <= 0 {
-		return nil
-	}
-	return progressbar.NewOptions(jobs, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("jobs finished"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 }
 
 // summary prints the headline figures as a table.

@@ -7,7 +7,9 @@
 bench:
 	go run ./benchmarks/cmd/report
 
-# The same report with smaller experiments (under 3 minutes; what CI runs).
+# The same report with smaller experiments (under 3 minutes; what CI runs),
+# written to a scratch directory ($TMPDIR/optd-report-quick), never over
+# the committed report.
 bench-quick:
 	go run ./benchmarks/cmd/report --quick
 

@@ -177,7 +177,7 @@ func TestUtilizationExact(t *testing.T) {
 	d := models.Resources{4096, 4}
 	sc := oneNode(models.Resources{8192, 8}, ClusterJob{ID: "j", Maps: 1, MapWorks: []float64{10}, Demand: map[models.TaskType]models.Resources{models.MapTask: d}})
 	r := runCluster(t, sc, "fifo", 1)
-	if r.MakespanS != 10 || math.Abs(r.Utilization["memory"]-0.5) > 1e-12 || math.Abs(r.Utilization["cpu"]-0.5) > 1e-12 {
+	if r.MakespanS != 10 || math.Abs(r.Utilization[models.ResourceMemoryMB]-0.5) > 1e-12 || math.Abs(r.Utilization[models.ResourceVCores]-0.5) > 1e-12 {
 		t.Fatalf("makespan %v utilization %v", r.MakespanS, r.Utilization)
 	}
 }

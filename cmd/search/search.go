@@ -303,6 +303,12 @@ func run(cmd *cobra.Command, o options, limits config.Limits) error {
 			return err
 		}
 	}
+	for _, item := range strings.Split(o.params, ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(item), "=")
+		if canon := policy.ParamName(name); canon != name {
+			fmt.Fprintf(cmd.ErrOrStderr(), "optd search: --params: %q is deprecated: write %s\n", name, canon)
+		}
+	}
 	scn, err := resolveScenario(o.scenario)
 	if err != nil {
 		return err

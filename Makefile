@@ -27,3 +27,10 @@ growth:
 # history. CI runs a short version (go test ./internal/robustness).
 robustness:
 	OPTD_ROBUSTNESS_CYCLES=100 go test ./internal/robustness -run '^TestRobustness$$' -v -count=1 -timeout 3h
+
+.PHONY: doc-commands
+
+# Run every ```sh block of README.md and docs/ against a fresh bin/optd (and
+# a live optd serve for the gRPC examples): about half an hour on 2 cores.
+doc-commands:
+	OPTD_DOC_COMMANDS=1 go test ./docs -run '^TestDocCommands$$' -v -count=1 -timeout 2h

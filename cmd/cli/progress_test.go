@@ -1,30 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/optd/optd/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the ticker's writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A plain progress prints periodic lines with the phase, the count of
 // what was asked for and the note, and nothing after Finish; none prints
@@ -33,7 +15,7 @@ func TestPlainProgressLines(t *testing.T) {
 	defer func(d time.Duration) { PlainInterval = d }(PlainInterval)
 	PlainInterval = 10 * time.Millisecond
 	for _, mode := range []string{ProgressPlain, ProgressAuto} {
-		var w syncBuffer
+		var w testenv.SyncBuffer
 		p := NewProgressMode(&w, mode, "optd search", "search", 60, "evaluations")
 		p.Set(14, 60)
 		p.Note("best 23.4")
@@ -60,7 +42,7 @@ func TestPlainProgressLines(t *testing.T) {
 			t.Errorf("%s: lines after Finish", mode)
 		}
 	}
-	var w syncBuffer
+	var w testenv.SyncBuffer
 	p := NewProgressMode(&w, ProgressNone, "optd search", "search", 60, "evaluations")
 	p.Set(1, 60)
 	time.Sleep(3 * PlainInterval)

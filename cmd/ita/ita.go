@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -158,7 +159,9 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	}
 	opts := solver.Options{TimeLimit: cfg.TimeLimit, NoLP: cfg.NoLP, Gap: cfg.Gap}
 	if cfg.Progress > 0 && method == solver.MethodExact {
-		opts.Progress, opts.ProgressInterval = ProgressPrinter(cmd.ErrOrStderr()), cfg.Progress
+		keep := newKeepAlive(ProgressPrinter(cmd.ErrOrStderr()), cfg.Progress)
+		defer keep.stop()
+		opts.Progress, opts.ProgressInterval = keep.report, cfg.Progress
 	}
 	res, err := solver.Solve(cmd.Context(), in, method, opts)
 	if err != nil {
@@ -184,6 +187,61 @@ func ProgressPrinter(w io.Writer) func(solver.Progress) {
 		fmt.Fprintf(w, "ita: %7.2fs  %-10s  incumbent %s  bound %s  gap %s  nodes %d\n",
 			p.Elapsed.Seconds(), p.Phase, strconv.FormatFloat(p.Incumbent, 'g', 12, 64), bound, gap, p.NodesExplored)
 	}
+}
+
+// keepAlive forwards the solver's progress reports and, when the solver
+// goes a whole interval without one (a long step of a phase, such as the
+// heuristics on a large instance, which took 12 s in silence), repeats the
+// last report with the time updated, so that a run is never silent for
+// more than the interval.
+type keepAlive struct {
+	mu    sync.Mutex
+	print func(solver.Progress)
+	last  solver.Progress
+	at    time.Time // when last was printed
+	start time.Time
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newKeepAlive(print func(solver.Progress), every time.Duration) *keepAlive {
+	k := &keepAlive{print: print, start: time.Now(), done: make(chan struct{})}
+	k.at = k.start
+	k.last = solver.Progress{Phase: "starting", Bound: math.Inf(1), Gap: math.Inf(1)}
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-k.done:
+				return
+			case now := <-t.C:
+				k.mu.Lock()
+				if now.Sub(k.at) >= every*9/10 {
+					p := k.last
+					p.Elapsed = now.Sub(k.start)
+					k.print(p)
+					k.at = now
+				}
+				k.mu.Unlock()
+			}
+		}
+	}()
+	return k
+}
+
+func (k *keepAlive) report(p solver.Progress) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.last, k.at = p, time.Now()
+	k.print(p)
+}
+
+func (k *keepAlive) stop() {
+	close(k.done)
+	k.wg.Wait()
 }
 
 // LoadInstance returns the built-in instance of that name, or else decodes

@@ -31,6 +31,6 @@ robustness:
 .PHONY: doc-commands
 
 # Run every ```sh block of README.md and docs/ against a fresh bin/optd (and
-# a live optd serve for the gRPC examples): about half an hour on 2 cores.
+# a live optd serve for the gRPC examples): about four minutes on 2 cores.
 doc-commands:
 	OPTD_DOC_COMMANDS=1 go test ./docs -run '^TestDocCommands$$' -v -count=1 -timeout 2h

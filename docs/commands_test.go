@@ -19,8 +19,8 @@ import (
 var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
 
 // notRunHere are blocks the test cannot run, and why: they set up the
-// machine, run the whole suite, or regenerate the half-hour report; CI
-// runs each of them by itself.
+// machine and serve, run the whole suite, or regenerate the half-hour
+// report.
 var notRunHere = map[string]string{
 	"scripts/serve.sh": "installs packages and serves until stopped",
 	"make bench":       "regenerates the committed report (half an hour)",
@@ -35,11 +35,11 @@ var serveLine = regexp.MustCompile(`(?m)^bin/optd serve .*$`)
 // repository's examples, test inputs and traces and a freshly built
 // bin/optd; blocks that call the gRPC API get a live `optd serve` on
 // 127.0.0.1:7443. A block that fails fails the test with its output, so the
-// documentation cannot rot. It runs the README's full examples (about half
-// an hour on 2 cores): set OPTD_DOC_COMMANDS=1, or run `make doc-commands`.
+// documentation cannot rot. It runs the README's full examples (193 s on 2
+// cores): set OPTD_DOC_COMMANDS=1, or run `make doc-commands`.
 func TestDocCommands(t *testing.T) {
 	if os.Getenv("OPTD_DOC_COMMANDS") == "" {
-		t.Skip("runs every documented command (about half an hour): set OPTD_DOC_COMMANDS=1 or run make doc-commands")
+		t.Skip("runs every documented command (about four minutes): set OPTD_DOC_COMMANDS=1 or run make doc-commands")
 	}
 	root := testenv.ModuleRoot(t)
 	work := t.TempDir()

@@ -41,3 +41,19 @@ func TestUnrecognizedIsLeftToTheDecoder(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// FuzzCheck: never a panic; a document Check refuses is one Detect names.
+func FuzzCheck(f *testing.F) {
+	for _, name := range examples.Names() {
+		data, _ := examples.Get(name)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"lower_bounds": {}, "cluster": {}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, k := range Kinds {
+			if err := Check(data, k.Name); err != nil && Detect(data) == nil {
+				t.Fatalf("%q refused as %s without a kind: %v", data, k.Name, err)
+			}
+		}
+	})
+}

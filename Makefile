@@ -7,7 +7,9 @@
 bench:
 	go run ./benchmarks/cmd/report
 
-# The same report with smaller experiments (under 3 minutes; what CI runs).
+# The same report with smaller experiments (under 3 minutes; what CI runs),
+# written to a scratch directory ($TMPDIR/optd-report-quick), never over
+# the committed report.
 bench-quick:
 	go run ./benchmarks/cmd/report --quick
 
@@ -53,3 +55,10 @@ penalty-report:
 # setting at rho = 0.9 with 2k (against the exact LP), 10k, 50k and 200k jobs.
 lagrange-scale:
 	OPTD_LAGRANGE_SCALE=1 go test ./mdp -run '^TestLagrangianScale$$' -v -count=1 -timeout 1h
+
+.PHONY: doc-commands
+
+# Run every ```sh block of README.md and docs/ against a fresh bin/optd (and
+# a live optd serve for the gRPC examples): about four minutes on 2 cores.
+doc-commands:
+	OPTD_DOC_COMMANDS=1 go test ./docs -run '^TestDocCommands$$' -v -count=1 -timeout 2h

@@ -2,7 +2,9 @@ package benchmarks
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -83,14 +85,75 @@ func linePlot(title, xLabel, yLabel string, ss []series) (*plot.Plot, error) {
 		}
 	}
 	p.Add(plotter.NewGrid())
-	legendRoom(p)
+	dx := p.X.Max - p.X.Min
+	if dx == 0 {
+		dx = 1
+	}
+	// Room at both ends so that the first and last markers are whole.
+	p.X.Min, p.X.Max = p.X.Min-0.04*dx, p.X.Max+0.04*dx
+	p.X.Tick.Marker = niceTicks{lo: p.X.Min, hi: p.X.Max}
+	legendRoom(p, len(ss))
 	return p, nil
 }
 
-// legendRoom raises the top of the y axis so that the legend (top right)
-// does not cover the data.
-func legendRoom(p *plot.Plot) {
-	p.Y.Max += 0.35 * (p.Y.Max - p.Y.Min)
+// Legend geometry: the legend's font, and the height of one of its lines
+// as a share of the data area's height (figHeight less the title, the
+// axis and its labels, about 1.1 inch).
+const (
+	legendFont  = vg.Length(9)
+	legendShare = 1.25 * 9 / (4*72 - 80)
+)
+
+// legendRoom raises the top of the y axis by exactly what the legend (top
+// right, one line per entry) needs so that it covers no data, and ticks
+// the y axis over the data only: no tick label in the legend's room (a
+// percentage axis is not labelled 120%).
+func legendRoom(p *plot.Plot, entries int) {
+	p.Legend.TextStyle.Font.Size = legendFont
+	lo, hi := p.Y.Min, p.Y.Max
+	if hi == lo {
+		hi = lo + 1
+	}
+	h := min(0.6, float64(entries)*legendShare+0.03)
+	p.Y.Max = hi + (hi-lo)*h/(1-h)
+	p.Y.Min = lo - 0.02*(hi-lo)
+	p.Y.Tick.Marker = niceTicks{lo: lo, hi: hi}
+}
+
+// niceTicks labels 4 to 9 round values between lo and hi (the data's
+// range), with unlabelled minor ticks between them; gonum's default gives
+// two or three.
+type niceTicks struct{ lo, hi float64 }
+
+func (n niceTicks) Ticks(min, max float64) []plot.Tick {
+	lo, hi := math.Max(n.lo, min), math.Min(n.hi, max)
+	if !(hi > lo) {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	step := niceStep((hi - lo) / 8)
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		v := math.Round(v/step) * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
+		if m := v + step/2; m < max {
+			ticks = append(ticks, plot.Tick{Value: m})
+		}
+	}
+	return ticks
+}
+
+// niceStep rounds a raw step up to 1, 2, 2.5 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 || math.IsInf(raw, 0) || math.IsNaN(raw) {
+		return 1
+	}
+	e := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if raw <= m*e {
+			return m * e
+		}
+	}
+	return 10 * e
 }
 
 // barPlot draws groups of bars: one bar per group member for each
@@ -118,6 +181,9 @@ func barPlot(title, yLabel string, categories, members []string, values [][]floa
 	}
 	p.NominalX(categories...)
 	p.Add(plotter.NewGrid())
-	legendRoom(p)
+	// The categories sit at 0 … n−1 and a group of bars is 60 points
+	// wide: half a category of room at each end keeps the outer bars whole.
+	p.X.Min, p.X.Max = -0.5, float64(len(categories))-0.5
+	legendRoom(p, len(members))
 	return p, nil
 }

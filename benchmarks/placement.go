@@ -41,7 +41,7 @@ func (r *placementRun) bests() []float64 {
 	return out
 }
 
-// scenarioFromJSON builds a scenario from its CONTRACTS §4 JSON form
+// scenarioFromJSON builds a scenario from its docs/formats.md#placement-scenario JSON form
 // (relative trace paths resolve against baseDir).
 func scenarioFromJSON(v map[string]any, baseDir string) (*sim.Scenario, error) {
 	data, err := json.Marshal(v)

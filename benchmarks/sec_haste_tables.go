@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/optd/optd/models"
 	"github.com/optd/optd/sim"
 )
 
@@ -41,8 +42,8 @@ func hasteTables(ctx context.Context, env *Env) (*Output, error) {
 				}
 				m += r.MakespanS / float64(seeds)
 				resp += r.MeanResponseS / float64(seeds)
-				mem += r.Utilization["memory"] / float64(seeds)
-				cpu += r.Utilization["cpu"] / float64(seeds)
+				mem += r.Utilization[models.ResourceMemoryMB] / float64(seeds)
+				cpu += r.Utilization[models.ResourceVCores] / float64(seeds)
 			}
 			mk[spec] = m
 			if table == "haste-table3" {

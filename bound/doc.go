@@ -1,4 +1,4 @@
-// Package bound computes what `optd bound` prints (CONTRACTS §4) and what the
+// Package bound computes what `optd bound` prints (docs/formats.md#bound-output) and what the
 // server's Bound RPC streams: for a reduce-placement scenario (the stable
 // system of Tan et al., INFOCOM 2013, §III-B, simulated by package sim), each
 // requested policy's mean cost per job with a 95% confidence interval over

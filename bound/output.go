@@ -56,7 +56,7 @@ type MDPInfo struct {
 	PolicyCosts map[string]float64 `json:"policy_costs,omitempty"`
 }
 
-// Output is what `optd bound` prints (CONTRACTS §4), with added fields.
+// Output is what `optd bound` prints (docs/formats.md#bound-output), with added fields.
 type Output struct {
 	Policies    map[string]PolicyFigure `json:"policies"`
 	LowerBounds map[string]float64      `json:"lower_bounds"`

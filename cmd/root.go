@@ -13,6 +13,7 @@ import (
 	"github.com/optd/optd/cmd/bound"
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/configcmd"
+	"github.com/optd/optd/cmd/formats"
 	"github.com/optd/optd/cmd/ita"
 	"github.com/optd/optd/cmd/replay"
 	"github.com/optd/optd/cmd/search"
@@ -38,5 +39,7 @@ func NewRootCommand() *cobra.Command {
 		search.NewCommand,
 		replay.NewCommand,
 		storecmd.NewCommand,
+		formats.NewSchemaCommand,
+		formats.NewExampleCommand,
 	)
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/config"
+	"github.com/optd/optd/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -132,6 +132,7 @@ type configJSON struct {
 		MaxClusterTasks       int    `json:"max_cluster_tasks"`
 		MaxTotalTasks         int    `json:"max_total_tasks"`
 		MaxStartsPerHeartbeat int    `json:"max_starts_per_heartbeat"`
+		MaxMemoryMB           int    `json:"max_memory_mb"`
 	} `json:"limits"`
 }
 
@@ -196,24 +197,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe writer for the server's stderr.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // listenAddr returns the address of the "listening" JSON log line, or "".
 func listenAddr(logs string) string {
 	sc := bufio.NewScanner(strings.NewReader(logs))
@@ -235,7 +218,7 @@ func TestServeInProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
+	stderr := &testenv.SyncBuffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- cli.Run(ctx, NewRootCommand(),

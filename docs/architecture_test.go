@@ -1,5 +1,3 @@
-// Package docs holds the project's documentation; its test keeps
-// architecture.md's package map equal to the code.
 package docs
 
 import (

@@ -26,7 +26,7 @@
 //
 // Jobs arrive as a Poisson process (λ), their map phase is K-limited
 // processor sharing with exponential work (μ), FIFO waiting room of
-// MaxWaiting places (CONTRACTS §4). When a job enters service it brings
+// MaxWaiting places (docs/formats.md#placement-scenario). When a job enters service it brings
 // (X, R) and takes ANY R-subset of the free slots, paying Y·H(A), Y = X/R.
 // The state is the multiset of held sets of the jobs in service and the
 // number waiting; slots of equal cost are merged into classes, so a held set

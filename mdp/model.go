@@ -14,7 +14,7 @@ import (
 var ErrInvalidModel = errkind.New(errkind.Invalid, "mdp: invalid placement model")
 
 // ModelError reports an invalid PlacementModel, SolveOptions or trace: the
-// field (with its CONTRACTS §4 JSON name where it has one), its value and
+// field (with its docs/formats.md#placement-scenario JSON name where it has one), its value and
 // what is wrong.
 type ModelError struct {
 	Field  string
@@ -35,7 +35,7 @@ func modelErr(field string, value any, format string, args ...any) error {
 	return &ModelError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
 
-// PlacementModel is the stable system of CONTRACTS §4 with an explicit list of
+// PlacementModel is the stable system of docs/formats.md#placement-scenario with an explicit list of
 // slot costs: Poisson arrivals of rate Lambda; exponential map work of rate
 // Mu served by K-limited processor sharing (the min(n, K) jobs in service
 // share one unit of capacity, so the total departure rate is Mu whenever a

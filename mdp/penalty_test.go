@@ -319,7 +319,7 @@ func TestPenaltyReport(t *testing.T) {
 	}
 	var scens []*sim.Scenario
 	var names []string
-	for _, p := range []string{"../examples/placement-small.json", "../search/testdata/mdp-small.json", "../search/testdata/mdp-8slots.json"} {
+	for _, p := range []string{"../examples/placement-scenario.json", "../search/testdata/mdp-small.json", "../search/testdata/mdp-8slots.json"} {
 		s, err := sim.LoadScenario(p)
 		if err != nil {
 			t.Fatal(err)

@@ -40,7 +40,7 @@ type Atomic interface {
 	Atoms() (values, probs []float64)
 }
 
-// Kinds of data laws and of reduce-count laws, as spelled in JSON (CONTRACTS §1).
+// Kinds of data laws and of reduce-count laws, as spelled in JSON (docs/formats.md#workload).
 const (
 	KindUniform     = "uniform"
 	KindExponential = "exponential"

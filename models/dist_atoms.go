@@ -9,7 +9,7 @@ import (
 )
 
 // ProbSumTolerance is how far from 1 a list of probabilities may sum
-// (CONTRACTS §1). Accepted lists are renormalized to sum to 1.
+// (docs/formats.md#workload). Accepted lists are renormalized to sum to 1.
 const ProbSumTolerance = 1e-9
 
 var (

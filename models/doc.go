@@ -4,7 +4,7 @@
 //     (Tan et al., INFOCOM 2013, §II-B); resource vectors (YARN containers) and
 //     typed MRv1 slots; jobs, tasks, phases and Hadoop's progress score.
 //   - Workloads: the law of a job's (X, R), X = its intermediate (shuffle) data
-//     and R = its number of ReduceTasks, as CONTRACTS §1 specifies, either as
+//     and R = its number of ReduceTasks, as docs/formats.md#workload specifies, either as
 //     independent marginals or a discrete joint law. Every data law gives its
 //     CDF, P[a ≤ X < b], the partial expectation E[X·1{a ≤ X < b}] (closed form
 //     for uniform, exponential, lognormal, gamma and Pareto; exact sums for

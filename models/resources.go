@@ -198,7 +198,7 @@ func (r Resources) DominantShare(capacity Resources) float64 {
 }
 
 // Dot returns Σ_p weights[p]·r[p]: the value of a task in the initial task
-// assignment knapsack (CONTRACTS §3; HaSTE, Yao et al., TCC'21, Algorithm 1)
+// assignment knapsack (docs/formats.md#ita-instance; HaSTE, Yao et al., TCC'21, Algorithm 1)
 // or a dot-product score (FFD-DP).
 func (r Resources) Dot(weights []float64) float64 {
 	mustMatch("Dot", len(r), len(weights))

@@ -145,7 +145,7 @@ func TestDominantShare(t *testing.T) {
 }
 
 func TestDot(t *testing.T) {
-	// CONTRACTS §3: value of a task = Σ_p weights[p]·demand[p].
+	// docs/formats.md#ita-instance: value of a task = Σ_p weights[p]·demand[p].
 	got := Resources{1024, 2}.Dot([]float64{0.001, 0.5})
 	if want := 1.024 + 1; !scalar.EqualWithinAbsOrRel(got, want, shareTol, shareTol) {
 		t.Errorf("Dot = %g, want %g", got, want)

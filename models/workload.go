@@ -13,7 +13,7 @@ import (
 // Conditional is one term of the decomposition of a workload by its number of
 // reducers: P[R = R] and the law of the data per reducer Y = X/R given R.
 //
-// Thresholds condition on R (DESIGN, "Mathematics"): any expectation over the
+// Thresholds condition on R (thresholds/doc.go explains why): any expectation over the
 // workload is Σ_r Prob_r·E[g(Y, r) | R = r]; in particular
 // E[X] = Σ_r Prob_r·r·E[Y | R = r].
 type Conditional struct {
@@ -29,7 +29,7 @@ type JointPoint struct {
 	Prob    float64 `json:"prob"`
 }
 
-// Workload is the law of a job's (X, R) (CONTRACTS §1): X the total
+// Workload is the law of a job's (X, R) (docs/formats.md#workload): X the total
 // intermediate data, R the number of reducers. It is either independent
 // marginals (X ⊥ R, so Y | R = r is X/r) or a discrete joint law. It is
 // immutable and safe for concurrent use.
@@ -205,7 +205,7 @@ func (w *Workload) Sample(rng *rand.Rand) (x float64, r int) {
 	return w.data.Sample(rng), w.reduces.Sample(rng)
 }
 
-// MarshalJSON returns the CONTRACTS §1 specification the workload was built
+// MarshalJSON returns the specification (docs/formats.md#workload) the workload was built
 // from: as decoded (a sample "file" stays a file name, relative paths stay
 // relative), or derived from the laws given to NewIndependentWorkload or
 // NewJointWorkload. Decoding the result (with the same base directory) gives an
@@ -217,7 +217,7 @@ func (w *Workload) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w.spec)
 }
 
-// DecodeWorkload decodes a CONTRACTS §1 workload strictly: unknown or duplicate
+// DecodeWorkload decodes a workload (docs/formats.md#workload) strictly: unknown or duplicate
 // fields, missing fields, wrong types and invalid values are *ValidationError
 // (wrapping ErrInvalidWorkload) naming the JSON path of the field and its value.
 // Relative empirical "file" paths are resolved against baseDir.

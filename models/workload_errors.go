@@ -10,7 +10,7 @@ import (
 )
 
 // ErrInvalidWorkload is the sentinel wrapped by every error about a workload
-// specification (CONTRACTS §1) or about the arguments of a law's constructor.
+// specification (docs/formats.md#workload) or about the arguments of a law's constructor.
 // Test with errors.Is; get the field with errors.As(err, new(*ValidationError)).
 var ErrInvalidWorkload = errkind.New(errkind.Invalid, "models: invalid workload")
 

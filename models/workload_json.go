@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/optd/optd/internal/strictjson"
 )
 
-// workloadSpec is the JSON form of a workload (CONTRACTS §1): either Data and
+// workloadSpec is the JSON form of a workload (docs/formats.md#workload): either Data and
 // Reduces, or Joint.
 type workloadSpec struct {
 	Data    *dataSpec    `json:"data,omitempty"`
@@ -114,7 +116,7 @@ func decodeWorkload(data []byte, baseDir, path string) (*Workload, error) {
 	return w, nil
 }
 
-// DecodeDist decodes one data law ({"kind": ..., ...} as in CONTRACTS §1)
+// DecodeDist decodes one data law ({"kind": ..., ...} as in docs/formats.md#workload)
 // found at the JSON path field of a larger document (e.g. "slots.cost"), with
 // the same strictness and error messages as DecodeWorkload.
 func DecodeDist(data []byte, baseDir, field string) (Dist, error) {
@@ -302,18 +304,14 @@ func firstError(errs []error) error {
 }
 
 // checkSyntax rejects input that is not one well-formed JSON value, with the
-// byte offset of the error.
+// line and column of the error.
 func checkSyntax(data []byte, path string) error {
-	var v json.RawMessage
-	err := json.Unmarshal(data, &v)
-	if err == nil {
-		return nil
-	}
-	var se *json.SyntaxError
+	err := strictjson.CheckSyntax(data)
+	var se *strictjson.Error
 	if errors.As(err, &se) {
-		return &ValidationError{Field: path, Reason: "invalid JSON at byte " + strconv.FormatInt(se.Offset, 10) + ": " + se.Error(), Err: err}
+		return &ValidationError{Field: path, Reason: se.Reason, Err: err}
 	}
-	return &ValidationError{Field: path, Reason: "invalid JSON: " + err.Error(), Err: err}
+	return err
 }
 
 // jsonObject is a JSON object split into its fields, in document order, for

@@ -253,9 +253,9 @@ var validationCases = []struct {
 	{"sample file is a directory", `{"data":{"kind":"empirical","file":"."},"reduces":{"kind":"uniform-int","min":1,"max":1}}`, `data.file = ".": testdata/workload: not a regular file`},
 	{"file empty", `{"data":{"kind":"empirical","file":""},"reduces":{"kind":"uniform-int","min":1,"max":1}}`, `data.file = "": must not be empty`},
 	{"file not string", `{"data":{"kind":"empirical","file":7},"reduces":{"kind":"uniform-int","min":1,"max":1}}`, `data.file = 7: must be a string`},
-	{"NaN literal", `{"data":{"kind":"exponential","mean":NaN}}`, `invalid JSON at byte 38: invalid character 'N' looking for beginning of value`},
-	{"trailing data", `{"joint":[{"data":1,"reduces":1,"prob":1}]} x`, `invalid JSON at byte 45: invalid character 'x' after top-level value`},
-	{"empty input", ``, `invalid JSON at byte 0: unexpected end of JSON input`},
+	{"NaN literal", `{"data":{"kind":"exponential","mean":NaN}}`, `invalid JSON at line 1, column 38: invalid character 'N' looking for beginning of value`},
+	{"trailing data", `{"joint":[{"data":1,"reduces":1,"prob":1}]} x`, `trailing data after the JSON object (line 1, column 45)`},
+	{"empty input", ``, `empty input: want a JSON object`},
 	{"not an object", `[1,2]`, `must be an object`},
 }
 

@@ -55,6 +55,17 @@ func checkDeclarations(policy string, params []Param) error {
 	return nil
 }
 
+// ParamName returns the name of a parameter as declared: parameter names
+// are snake_case like every JSON field ("free_fraction"); the kebab-case
+// spelling of earlier versions ("free-fraction") is still accepted, so that
+// saved specs and scripts keep working, and mapped here. In a pipeline's
+// STAGE.PARAM only PARAM is mapped: stage names are policy names, which are
+// kebab-case ("haste-a.beta_fitness").
+func ParamName(name string) string {
+	i := strings.LastIndexByte(name, '.') + 1
+	return name[:i] + strings.ReplaceAll(name[i:], "-", "_")
+}
+
 // ResolveParams returns the value of every declared parameter: the one in
 // given, else the default. A name in given that is not declared, or a value
 // out of range, is ErrInvalidConfig naming it. A placement family's factory
@@ -64,7 +75,8 @@ func ResolveParams(family string, declared []Param, given map[string]float64) (m
 	for _, p := range declared {
 		out[p.Name] = p.Default
 	}
-	for _, k := range slices.Sorted(maps.Keys(given)) {
+	for _, given0 := range slices.Sorted(maps.Keys(given)) {
+		k := ParamName(given0)
 		i := slices.IndexFunc(declared, func(p Param) bool { return p.Name == k })
 		if i < 0 {
 			names := make([]string, len(declared))
@@ -73,10 +85,10 @@ func ResolveParams(family string, declared []Param, given map[string]float64) (m
 			}
 			return nil, fmt.Errorf("%w: %s has no parameter %q (it has: %s)", ErrInvalidConfig, family, k, strings.Join(names, ", "))
 		}
-		if err := declared[i].Validate(given[k]); err != nil {
+		if err := declared[i].Validate(given[given0]); err != nil {
 			return nil, fmt.Errorf("%s: %w", family, err)
 		}
-		out[k] = given[k]
+		out[k] = given[given0]
 	}
 	return out, nil
 }
@@ -181,7 +193,7 @@ func ParsePlacementSpec(spec string) (name string, params map[string]float64, er
 	params = map[string]float64{}
 	for _, kv := range strings.Split(rest, ";") {
 		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
+		k = ParamName(strings.TrimSpace(k))
 		if !ok || k == "" {
 			return "", nil, fmt.Errorf("%w: policy spec %q: %q is not name=value", ErrInvalidConfig, spec, kv)
 		}

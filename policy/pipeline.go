@@ -12,7 +12,7 @@ import (
 	"github.com/optd/optd/models"
 )
 
-// Pipeline is a heartbeat policy assembled from a spec (CONTRACTS §5): one
+// Pipeline is a heartbeat policy assembled from a spec (docs/formats.md#cluster-scenario): one
 // assignment policy and its add-ons, each stage at its fixed place (see
 // NewPipeline). It is not safe for concurrent use (its stages keep state).
 type Pipeline struct {

@@ -121,7 +121,7 @@ func (sp Space) Restrict(spec string) (Space, error) {
 	seen := map[string]bool{}
 	for _, item := range strings.Split(spec, ",") {
 		name, rng, ok := strings.Cut(strings.TrimSpace(item), "=")
-		name = strings.TrimSpace(name)
+		name = policy.ParamName(strings.TrimSpace(name))
 		if !ok || name == "" {
 			return nil, fmt.Errorf("%w: --params item %q: want name=lo:hi or name=value", ErrInvalid, item)
 		}

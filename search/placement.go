@@ -18,7 +18,7 @@ var (
 )
 
 // PlacementProblem is the adapter for reduce placement: a scenario of
-// package sim (the stable system of CONTRACTS §4) and a parameterized
+// package sim (the stable system of docs/formats.md#placement-scenario) and a parameterized
 // placement family of package policy; the metric is the replication's mean
 // fetch cost per job (sim.Result.MeanCost) after the scenario's warm-up.
 // Replication rep is the scenario's replication rep (sim.Scenario.Source,

@@ -116,7 +116,7 @@ func TestExactSearchClosesTheGap(t *testing.T) {
 	prob.Params = sp
 	greedyLike := sp.Defaults()
 	for k, p := range sp {
-		if p.Name == "base" || p.Name == "per-job" || p.Name == "per-waiting" {
+		if p.Name == "base" || p.Name == "per_job" || p.Name == "per_waiting" {
 			greedyLike[k] = 0
 		}
 	}

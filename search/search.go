@@ -72,9 +72,29 @@ type Options struct {
 	Start []float64
 	// Step is the initial step in the unit cube (default DefaultStep).
 	Step float64
-	// Progress, if not nil, receives (done, total) simulations.
-	Progress func(done, total int)
+	// Progress, if not nil, receives a Status after every simulation.
+	Progress func(Status)
 }
+
+// Status is a progress report of Run: what the user asked for (the
+// evaluations of the budget) rather than the simulations behind them.
+type Status struct {
+	// Phase is "search" while the optimizer runs, then "validation".
+	Phase string
+	// Evaluations is the optimizer's evaluations so far, of Budget.
+	Evaluations, Budget int
+	// Best is the best objective so far (+Inf before the first).
+	Best float64
+	// Simulations done of SimulationsTotal (replications of every
+	// candidate, reference and bound).
+	Simulations, SimulationsTotal int
+}
+
+// Phases of a Status.
+const (
+	PhaseSearch     = "search"
+	PhaseValidation = "validation"
+)
 
 func (o Options) withDefaults(sp Space) (Options, error) {
 	if o.Method == "" {
@@ -211,6 +231,7 @@ type state struct {
 	bestX    []float64
 	bestF    float64
 	calls    int
+	phase    string
 	done     int
 	total    int
 	err      error
@@ -250,7 +271,7 @@ func Run(ctx context.Context, prob Problem, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{prob: prob, sp: sp, opts: opts, ctx: ctx, start: time.Now(), cache: map[string][]float64{}, bestF: math.Inf(1)}
+	st := &state{prob: prob, sp: sp, opts: opts, ctx: ctx, start: time.Now(), cache: map[string][]float64{}, bestF: math.Inf(1), phase: PhaseSearch}
 	st.total = opts.Evaluations * opts.Replications
 	if opts.Validation > 0 {
 		st.total += opts.Validation * validationTasks(prob)
@@ -447,7 +468,10 @@ func (st *state) progress() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.done++
-	st.opts.Progress(st.done, max(st.total, st.done))
+	st.opts.Progress(Status{
+		Phase: st.phase, Evaluations: min(st.calls, st.opts.Evaluations), Budget: st.opts.Evaluations, Best: st.bestF,
+		Simulations: st.done, SimulationsTotal: max(st.total, st.done),
+	})
 }
 
 // validationTasks is the number of simulations (or bounds) per validation
@@ -466,6 +490,9 @@ func validationTasks(prob Problem) int {
 // validate simulates the best and default parameters, the references and
 // the bounds on the fresh replications.
 func (st *state) validate(best, def []float64) (*Phase, error) {
+	st.mu.Lock()
+	st.phase = PhaseValidation
+	st.mu.Unlock()
 	V := st.opts.Validation
 	ref, _ := st.prob.(Referenced)
 	var refs []string

@@ -238,7 +238,7 @@ func jobSpec(req *optdv1.SubmitJobRequest, h *store.HeartbeatPolicy, lim Limits)
 		}
 	}
 	if !finiteNonNeg(spec.Weight) {
-		return spec, invalid("weight", spec.Weight, "must be finite and ≥ 0 (0: 1)")
+		return spec, invalid("weight", spec.Weight, "must be a finite number ≥ 0 (0 or absent: 1)")
 	}
 	names := models.ResourceNames(h.Resources)
 	for _, d := range []struct {

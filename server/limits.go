@@ -127,7 +127,7 @@ func exhausted(what string, value any, limit string, max any) error {
 
 // overLimit is the InvalidArgument error of a value over a named limit.
 func overLimit(field string, value any, limit string, max any) error {
-	return invalid(field, value, "over the limit %s = %v", limit, max)
+	return invalid(field, value, "more than %s = %v allows", limit, max)
 }
 
 // sizeUnary rejects a request whose encoded size exceeds MaxRequestBytes.

@@ -147,7 +147,7 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 }
 
 // Simulate implements optd.v1.OptimizeService: the reduce-placement model of
-// CONTRACTS §4, every policy on the same replications (common random
+// docs/formats.md#placement-scenario, every policy on the same replications (common random
 // numbers), as `optd bound` simulates them.
 func (s *OptimizeService) Simulate(ctx context.Context, req *optdv1.SimulateRequest) (*optdv1.SimulateResponse, error) {
 	sc, names, err := s.scenario(req.GetScenarioJson(), req.GetPolicies())
@@ -193,7 +193,7 @@ const maxMDPStates = 1_000_000
 
 // Bound implements optd.v1.OptimizeService: what `optd bound` prints
 // (package bound), with the simulation's progress streamed first and the
-// result (CONTRACTS §4 JSON) last. Sharding is for batch systems and is not
+// result (docs/formats.md#bound-output) last. Sharding is for batch systems and is not
 // offered here.
 func (s *OptimizeService) Bound(req *optdv1.BoundRequest, stream grpc.ServerStreamingServer[optdv1.BoundResponse]) error {
 	sc, err := s.decodeScenario(req.GetScenarioJson())
@@ -250,7 +250,7 @@ func (s *OptimizeService) Bound(req *optdv1.BoundRequest, stream grpc.ServerStre
 // decodeScenario decodes a scenario and checks it against the limits.
 func (s *OptimizeService) decodeScenario(data string) (*sim.Scenario, error) {
 	if data == "" {
-		return nil, invalid("scenario_json", `""`, "must be a scenario (CONTRACTS §4)")
+		return nil, invalid("scenario_json", `""`, "must be a scenario (docs/formats.md#placement-scenario)")
 	}
 	if err := rejectFileRefs("scenario_json", []byte(data)); err != nil {
 		return nil, err
@@ -288,7 +288,7 @@ func (s *OptimizeService) scenario(data string, policies []string) (*sim.Scenari
 
 func decodeWorkload(data string) (*models.Workload, error) {
 	if data == "" {
-		return nil, invalid("workload_json", `""`, "must be a workload (CONTRACTS §2)")
+		return nil, invalid("workload_json", `""`, "must be a workload (docs/formats.md#workload)")
 	}
 	if err := rejectFileRefs("workload_json", []byte(data)); err != nil {
 		return nil, err

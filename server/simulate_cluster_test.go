@@ -96,7 +96,7 @@ func TestSimulateCluster(t *testing.T) {
 // TestSimulatePlacementIsSimulate: the new name answers as the old one.
 func TestSimulatePlacementIsSimulate(t *testing.T) {
 	ts := startServer(t, "", Options{}, nil)
-	data, err := os.ReadFile("../examples/placement-small.json")
+	data, err := os.ReadFile("../examples/placement-scenario.json")
 	if err != nil {
 		t.Fatal(err)
 	}

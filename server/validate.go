@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"math"
 	"unicode"
 	"unicode/utf8"
@@ -48,7 +49,7 @@ func checkID(field, id string) error {
 	case id == "":
 		return invalid(field, `""`, "must not be empty")
 	case len(id) > maxIDBytes:
-		return invalid(field, len(id), "bytes: an id has at most %d bytes", maxIDBytes)
+		return invalid(field, fmt.Sprintf("%d bytes", len(id)), "an id has at most %d bytes", maxIDBytes)
 	case !utf8.ValidString(id):
 		return invalid(field, id, "must be valid UTF-8")
 	}

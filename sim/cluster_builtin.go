@@ -11,7 +11,7 @@ import (
 // ErrUnknownScenario is returned by BuiltinCluster for an unknown name.
 var ErrUnknownScenario = errkind.New(errkind.Invalid, "sim: unknown scenario")
 
-// builtinClusters are the named scenarios of CONTRACTS §5 (and a few
+// builtinClusters are the named scenarios of docs/formats.md#cluster-scenario (and a few
 // variants); each call builds a fresh scenario.
 var builtinClusters = map[string]func() *ClusterScenario{}
 

@@ -37,7 +37,7 @@ const MaxClusterScenarioBytes = 64 << 20
 //	  "trace": {"file": "data/hadoop-mumak/19-jobs.attempts.csv",
 //	            "max_jobs": 10, "demand": {...}, "map_work": {...}, "reduce_work": {...}} }
 //
-// Work laws are CONTRACTS §1 data laws (in reference seconds). With
+// Work laws are docs/formats.md#workload data laws (in reference seconds). With
 // "trace", the jobs come from the trace file (any format trace.ReadFile
 // reads, path relative to the scenario file): submit times and task counts
 // from the trace; the works of a Mumak/Rumen trace are the durations of the
@@ -139,13 +139,8 @@ func DecodeClusterScenario(r io.Reader, baseDir string) (*ClusterScenario, error
 		return nil, invalidf("", nil, "larger than %d bytes", MaxClusterScenarioBytes)
 	}
 	var w clusterJSON
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return nil, invalidf("", nil, "%v", err)
-	}
-	if dec.More() {
-		return nil, invalidf("", nil, "trailing data after the scenario object")
+	if err := strictDecode(data, "", &w); err != nil {
+		return nil, err
 	}
 	if w.Cluster == nil {
 		return nil, invalidf("cluster", nil, "missing")

@@ -11,14 +11,14 @@ import (
 	"github.com/optd/optd/policy"
 )
 
-// ClusterResult is what a cluster run measured (CONTRACTS §5; times in
+// ClusterResult is what a cluster run measured (docs/formats.md#simulate-output; times in
 // simulated seconds). The JSON field names are the contract's.
 type ClusterResult struct {
 	MakespanS     float64 `json:"makespan_s"`
 	MeanResponseS float64 `json:"mean_response_s"`
 	// Utilization is the time-average over [first submission, makespan] of
-	// the granted share of each resource ("memory" for memory_mb, "cpu" for
-	// vcores, other names as they are) and, on a slot cluster, of the
+	// the granted share of each resource, under the name the cluster
+	// declares it with ("memory_mb", "vcores") and, on a slot cluster, of the
 	// occupied map and reduce slots ("map_slots", "reduce_slots").
 	Utilization map[string]float64 `json:"utilization"`
 	Locality    Locality           `json:"locality"`
@@ -152,15 +152,9 @@ func newClusterMetrics(s *clusterSim) *clusterMetrics {
 	return m
 }
 
-func utilizationName(resource string) string {
-	switch resource {
-	case models.ResourceMemoryMB:
-		return "memory"
-	case models.ResourceVCores:
-		return "cpu"
-	}
-	return resource
-}
+// utilizationName is the name a resource's utilization is reported under:
+// the name the cluster declares, so that a user finds what they wrote.
+func utilizationName(resource string) string { return resource }
 
 // current returns the share of each series quantity in use now.
 func (m *clusterMetrics) current(s *clusterSim) []float64 {

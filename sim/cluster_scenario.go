@@ -5,11 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/optd/optd/models"
 )
 
-// ClusterScenario is a heartbeat-scheduling experiment (CONTRACTS §5): a
+// ClusterScenario is a heartbeat-scheduling experiment (docs/formats.md#cluster-scenario): a
 // cluster of nodes (resource vectors, MRv1 typed slots or both) in racks,
 // and a batch or stream of MapReduce jobs. It is plain data; RunCluster
 // simulates it under a policy.Pipeline (or a ControlPlane). Build one with the built-in
@@ -198,7 +199,9 @@ func penalty(v, def float64) float64 {
 // field.
 func (s *ClusterScenario) Validate() error {
 	if err := s.Cluster.Validate(); err != nil {
-		return invalidf("cluster", nil, "%v", err)
+		// The cluster's error names the field within the cluster
+		// ("nodes[0].capacity[1] = -4: ..."): put it under "cluster.".
+		return invalidf("", nil, "cluster.%s", strings.TrimPrefix(err.Error(), models.ErrInvalidCluster.Error()+": "))
 	}
 	for _, f := range []struct {
 		name string
@@ -262,7 +265,7 @@ func (s *ClusterScenario) validateJob(j *ClusterJob, path string, slotCluster bo
 	case math.IsNaN(j.SubmitS) || math.IsInf(j.SubmitS, 0) || j.SubmitS < 0:
 		return invalidf(path+".submit_s", j.SubmitS, "must be a finite number ≥ 0")
 	case j.Stages < 0 || j.Stages > 1<<16:
-		return invalidf(path+".stages", j.Stages, "must be in [1, 65536] (0: 1)")
+		return invalidf(path+".stages", j.Stages, "must be in [1, 65536] (0 or absent: 1)")
 	case j.Maps < 0 || j.Reduces < 0:
 		return invalidf(path+".maps", j.Maps, "maps = %d, reduces = %d: negative", j.Maps, j.Reduces)
 	case j.Maps+j.Reduces == 0:
@@ -270,7 +273,7 @@ func (s *ClusterScenario) validateJob(j *ClusterJob, path string, slotCluster bo
 	case j.Maps > MaxClusterTasks || j.Reduces > MaxClusterTasks:
 		return invalidf(path+".maps", j.Maps, "too many tasks")
 	case !(j.Weight >= 0) || math.IsInf(j.Weight, 0):
-		return invalidf(path+".weight", j.Weight, "must be a finite number ≥ 0 (0: 1)")
+		return invalidf(path+".weight", j.Weight, "must be a finite number ≥ 0 (0 or absent: 1)")
 	case !(j.ShuffleFraction >= 0 && j.ShuffleFraction < 1):
 		return invalidf(path+".shuffle_fraction", j.ShuffleFraction, "must be in [0, 1) (0: 1/3)")
 	case !(j.ParallelFraction >= 0 && j.ParallelFraction < 1):

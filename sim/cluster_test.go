@@ -177,7 +177,7 @@ func TestUtilizationExact(t *testing.T) {
 	d := models.Resources{4096, 4}
 	sc := oneNode(models.Resources{8192, 8}, ClusterJob{ID: "j", Maps: 1, MapWorks: []float64{10}, Demand: map[models.TaskType]models.Resources{models.MapTask: d}})
 	r := runCluster(t, sc, "fifo", 1)
-	if r.MakespanS != 10 || math.Abs(r.Utilization["memory"]-0.5) > 1e-12 || math.Abs(r.Utilization["cpu"]-0.5) > 1e-12 {
+	if r.MakespanS != 10 || math.Abs(r.Utilization[models.ResourceMemoryMB]-0.5) > 1e-12 || math.Abs(r.Utilization[models.ResourceVCores]-0.5) > 1e-12 {
 		t.Fatalf("makespan %v utilization %v", r.MakespanS, r.Utilization)
 	}
 }
@@ -224,7 +224,7 @@ func TestBuiltinClusterUnknown(t *testing.T) {
 		"stealing-stragglers-2", "stealing-stragglers-4", "dynamicadjust-invertedindex", "dynamicadjust-pagerank"} {
 		sc, err := BuiltinCluster(n)
 		if err != nil {
-			t.Fatalf("CONTRACTS §5 scenario %s: %v", n, err)
+			t.Fatalf("built-in scenario %s: %v", n, err)
 		}
 		if err := sc.withDefaults().Validate(); err != nil {
 			t.Fatalf("%s: %v", n, err)

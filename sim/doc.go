@@ -11,7 +11,7 @@
 // randomness, so runs are reproducible and policies compared with common
 // random numbers.
 //
-// # The reduce-placement queue (placement.go; CONTRACTS §4)
+// # The reduce-placement queue (placement.go; docs/formats.md#placement-scenario)
 //
 // The "stable system" of Tan, Meng, Meng, Zhang, "Improving ReduceTask Data
 // Locality for Sequential MapReduce Jobs" (INFOCOM 2013, §II, §III-B): jobs
@@ -30,7 +30,7 @@
 // Processor sharing is simulated exactly for any work distribution (not by
 // memorylessness), so trace-driven works are right too: see Model.Run.
 //
-// Scenarios (scenario.go, source.go) are the JSON of CONTRACTS §4, with an
+// Scenarios (scenario.go, source.go) are the JSON of docs/formats.md#placement-scenario, with an
 // optional "trace" object that replays SWIM or Coflow traces (TraceSpec).
 // Replications use seeds derived from the scenario's (ReplicationSeed); each
 // replication runs every policy on the same arrivals, works and (X, R).
@@ -38,7 +38,7 @@
 // which is what the hindsight lower bound of package mdp needs; those do not
 // depend on the policy, since placement does not change the queue.
 //
-// # The cluster simulator (cluster_*.go; CONTRACTS §5)
+// # The cluster simulator (cluster_*.go; docs/formats.md#cluster-scenario)
 //
 // Nodes with resource vectors or MRv1 typed slots run the map and reduce
 // tasks of a ClusterScenario (see its comment for the model). The

@@ -39,7 +39,7 @@ type Source interface {
 	Next() (job JobSpec, ok bool)
 }
 
-// Model is the reduce-placement queue of CONTRACTS §4 ("stable system",
+// Model is the reduce-placement queue of docs/formats.md#placement-scenario ("stable system",
 // Tan et al., INFOCOM 2013, §II and §III-B): jobs arrive, their map phases
 // are served by K-limited processor sharing (Definition 1: the min(n, K) jobs
 // in service each get 1/min(n, K) of one unit of capacity, the others wait
@@ -95,7 +95,7 @@ type Result struct {
 	// jobs lost to a full waiting room; Counted the jobs in the figures.
 	Arrived, Entered, Lost, Counted int
 	// TotalCost is the placement cost of the counted jobs and MeanCost
-	// their mean: the figure of merit of CONTRACTS §4.
+	// their mean: the figure of merit of docs/formats.md#placement-scenario.
 	TotalCost, MeanCost float64
 	// EmptyClusterMean is the mean over the counted jobs of Y·(sum of the R
 	// cheapest slot costs): what each would cost alone in an empty cluster,

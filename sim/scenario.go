@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/optd/optd/internal/errkind"
+	"github.com/optd/optd/internal/strictjson"
 	"github.com/optd/optd/models"
 )
 
@@ -58,13 +58,13 @@ const (
 	MaxReplications = 1 << 20
 )
 
-// Scenario is a decoded CONTRACTS §4 scenario: the placement model, the job
+// Scenario is a decoded placement scenario (docs/formats.md#placement-scenario): the placement model, the job
 // stream (a workload law with Poisson arrivals and exponential work, or a
 // trace) and the experiment (jobs, warm-up, replications, seed).
 //
 //	{ "slots": {"costs": [1, 5, 9]} | {"count": 1000, "cost": {data law}},
 //	  "max_jobs_in_service": 20, "arrival_rate": 0.6, "service_rate": 1.0,
-//	  "max_waiting": null, "workload": {...CONTRACTS §1...},
+//	  "max_waiting": null, "workload": {...docs/formats.md#workload...},
 //	  "jobs": 50000, "warmup_jobs": 1000, "replications": 5, "seed": 1,
 //	  "trace": {...optional, see TraceSpec...} }
 //
@@ -74,7 +74,7 @@ const (
 // 0, replications 1, seed 0. With slots {"count", "cost"} the costs are drawn
 // once from the seed (stream StreamSlots), so every replication and every
 // policy sees the same cluster. The cluster must have at least
-// max_jobs_in_service·max R slots (CONTRACTS §4, Tan et al. §II).
+// max_jobs_in_service·max R slots (docs/formats.md#placement-scenario, Tan et al. §II).
 type Scenario struct {
 	// SlotCosts are the fetch costs of the slots (given or drawn).
 	SlotCosts []float64
@@ -141,62 +141,30 @@ func LoadScenario(path string) (*Scenario, error) {
 // trailing data and type mismatches with errors naming the field (prefixed
 // by path).
 func strictDecode(data []byte, path string, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err, path)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return invalidf(path, nil, "unexpected data after the JSON object")
-	}
-	return nil
+	return jsonError(strictjson.Decode(data, v), path)
 }
 
+// jsonError turns a strictjson error into a ScenarioError under path.
 func jsonError(err error, path string) error {
-	join := func(name string) string {
-		if path == "" {
-			return name
-		}
-		if name == "" {
-			return path
-		}
-		return path + "." + name
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return err
 	}
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
+	field := se.Path
 	switch {
-	case errors.As(err, &te):
-		return invalidf(join(te.Field), te.Value, "must be %s", typeName(te.Type.String()))
-	case errors.As(err, &se):
-		return invalidf(path, nil, "JSON syntax error at byte %d: %v", se.Offset, se)
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return invalidf(path, nil, "empty or truncated JSON")
+	case path == "":
+	case field == "":
+		field = path
+	case strings.HasPrefix(field, "["):
+		field = path + field
+	default:
+		field = path + "." + field
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return invalidf(join(strings.Trim(name, `"`)), nil, "unknown field")
+	var value any
+	if se.Value != "" {
+		value = se.Value
 	}
-	return invalidf(path, nil, "%s", strings.TrimPrefix(msg, "json: "))
-}
-
-func typeName(t string) string {
-	switch t {
-	case "int", "*int":
-		return "an integer"
-	case "uint64", "*uint64":
-		return "a non-negative integer"
-	case "float64", "*float64", "[]float64":
-		if strings.HasPrefix(t, "[]") {
-			return "an array of numbers"
-		}
-		return "a number"
-	case "string":
-		return "a string"
-	}
-	if strings.HasPrefix(t, "sim.") || strings.HasPrefix(t, "struct") {
-		return "an object"
-	}
-	return t
+	return invalidf(field, value, "%s", se.Reason)
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -261,7 +229,7 @@ func DecodeScenario(data []byte, baseDir string) (*Scenario, error) {
 		maxR = s.Trace.MaxReduces
 	}
 	if need := s.K * maxR; need > len(s.SlotCosts) {
-		return nil, invalidf("slots", len(s.SlotCosts), "need at least max_jobs_in_service·max_reduces = %d·%d = %d slots (CONTRACTS §4)", s.K, maxR, need)
+		return nil, invalidf("slots", len(s.SlotCosts), "need at least max_jobs_in_service·max_reduces = %d·%d = %d slots", s.K, maxR, need)
 	}
 	if j.WarmupJobs != nil {
 		if s.WarmupJobs = *j.WarmupJobs; s.WarmupJobs < 0 || s.WarmupJobs >= s.Jobs {

@@ -57,7 +57,7 @@ func TestDecodeScenarioErrors(t *testing.T) {
 		{"unknown-slots", `{"costs": [1, 5, 9, 2]}`, `{"costs": [1, 5, 9, 2], "x": 1}`, `slots.x: unknown field`},
 		{"k-missing", `"max_jobs_in_service": 2,`, ``, `max_jobs_in_service: missing`},
 		{"k-zero", `"max_jobs_in_service": 2`, `"max_jobs_in_service": 0`, `max_jobs_in_service = 0`},
-		{"k-float", `"max_jobs_in_service": 2`, `"max_jobs_in_service": 2.5`, `max_jobs_in_service = number 2.5: must be an integer`},
+		{"k-float", `"max_jobs_in_service": 2`, `"max_jobs_in_service": 2.5`, `max_jobs_in_service = 2.5: must be an integer`},
 		{"rate", `"arrival_rate": 0.6`, `"arrival_rate": -1`, `arrival_rate = -1`},
 		{"unstable", `"arrival_rate": 0.6`, `"arrival_rate": 1.5`, `arrival_rate = 1.5: the queue is unstable`},
 		{"service", `"service_rate": 1.0`, `"service_rate": 0`, `service_rate = 0`},
@@ -70,8 +70,8 @@ func TestDecodeScenarioErrors(t *testing.T) {
 		{"jobs", `"jobs": 100`, `"jobs": 0`, `jobs = 0`},
 		{"warmup", `"warmup_jobs": 10`, `"warmup_jobs": 100`, `warmup_jobs = 100`},
 		{"reps", `"replications": 3`, `"replications": 0`, `replications = 0`},
-		{"seed", `"seed": 1`, `"seed": -1`, `seed = number -1`},
-		{"trailing", `"seed": 1 }`, `"seed": 1 } {}`, `unexpected data after`},
+		{"seed", `"seed": 1`, `"seed": -1`, `seed = -1: must be a non-negative integer`},
+		{"trailing", `"seed": 1 }`, `"seed": 1 } {}`, `trailing data after the JSON object`},
 		{"trace-and-rate", `"seed": 1`, `"seed": 1, "trace": {"file": "x", "max_reduces": 1}`, `arrival_rate = 0.6: not allowed with a trace`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

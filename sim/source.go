@@ -10,7 +10,7 @@ import (
 	"github.com/optd/optd/thresholds"
 )
 
-// poissonSource is the stochastic job stream of CONTRACTS §4: Poisson
+// poissonSource is the stochastic job stream of docs/formats.md#placement-scenario: Poisson
 // arrivals of rate λ, i.i.d. Exp(μ) works, i.i.d. (X, R) from the workload,
 // each drawn from its own generator.
 type poissonSource struct {

@@ -7,7 +7,7 @@
 //
 // maximising Σ_i Σ_j x_ij·v_i with v_i = Σ_p w_p·R[i,p], a multiple
 // multi-dimensional bounded knapsack. Three methods share one Result type
-// (CONTRACTS §3):
+// (docs/formats.md#ita-instance):
 //
 //   - exact: the proven global optimum. Task types with equal demands are
 //     merged; identical nodes are grouped and ordered lexicographically

@@ -1,14 +1,13 @@
 package solver
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 
 	"github.com/optd/optd/internal/errkind"
+	"github.com/optd/optd/internal/strictjson"
 )
 
 // Size limits of an Instance. They keep every sum of capacities and values
@@ -45,6 +44,9 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return "solver: invalid instance: " + e.Reason
+	}
 	if e.Value == "" {
 		return fmt.Sprintf("solver: invalid instance: %s: %s", e.Field, e.Reason)
 	}
@@ -62,7 +64,7 @@ func invalid(field string, value any, format string, args ...any) error {
 	return &ValidationError{Field: field, Value: v, Reason: fmt.Sprintf(format, args...)}
 }
 
-// Instance is an Initial Task Assignment problem (CONTRACTS §3): choose how
+// Instance is an Initial Task Assignment problem (docs/formats.md#ita-instance): choose how
 // many tasks of each type to start on each node so that no node's capacity
 // C[j,p] is exceeded in any resource p and the total value
 // Σ_i Σ_j x_ij · Σ_p w_p·R[i,p] (the objective of the paper's §3.3) is maximal.
@@ -127,34 +129,20 @@ func DecodeInstance(r io.Reader) (*Instance, error) {
 		return nil, fmt.Errorf("solver: read instance: %w", err)
 	}
 	if len(data) > MaxInstanceBytes {
-		return nil, invalid("(input)", nil, "larger than MaxInstanceBytes = %d bytes", MaxInstanceBytes)
+		return nil, invalid("", nil, "the file is larger than the limit of %d bytes", MaxInstanceBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var in Instance
-	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrInvalidInstance, describeJSONError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalidInstance)
+	if err := strictjson.Decode(data, &in); err != nil {
+		var se *strictjson.Error
+		if errors.As(err, &se) {
+			return nil, &ValidationError{Field: se.Path, Value: se.Value, Reason: se.Reason}
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInvalidInstance, err)
 	}
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	return &in, nil
-}
-
-func describeJSONError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("field %q: cannot use JSON %s as %s (offset %d)", te.Field, te.Value, te.Type, te.Offset)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("%v (offset %d)", se, se.Offset)
-	}
-	// encoding/json reports unknown fields as `json: unknown field "name"`.
-	return err.Error()
 }
 
 // Validate checks dimensions, signs, duplicate IDs and the size limits.
@@ -168,20 +156,20 @@ func (in *Instance) Validate() error {
 		return invalid("nodes", nil, "at least one node is required")
 	}
 	if len(in.Nodes) > MaxNodes {
-		return invalid("nodes", len(in.Nodes), "more than MaxNodes = %d nodes", MaxNodes)
+		return invalid("nodes", len(in.Nodes), "more than the limit of %d nodes", MaxNodes)
 	}
 	if len(in.Tasks) == 0 {
 		return invalid("tasks", nil, "at least one task type is required")
 	}
 	if len(in.Tasks) > MaxTaskTypes {
-		return invalid("tasks", len(in.Tasks), "more than MaxTaskTypes = %d task types", MaxTaskTypes)
+		return invalid("tasks", len(in.Tasks), "more than the limit of %d task types", MaxTaskTypes)
 	}
 	k := in.Resources()
 	if k == 0 {
 		return invalid("nodes[0].capacity", "[]", "at least one resource is required")
 	}
 	if k > MaxResources {
-		return invalid("nodes[0].capacity", k, "more than MaxResources = %d resources", MaxResources)
+		return invalid("nodes[0].capacity", k, "more than the limit of %d resources", MaxResources)
 	}
 	for p, w := range in.Weights {
 		f := fmt.Sprintf("weights[%d]", p)
@@ -189,7 +177,7 @@ func (in *Instance) Validate() error {
 			return invalid(f, w, "a weight must be a positive finite number")
 		}
 		if w > MaxWeight {
-			return invalid(f, w, "larger than MaxWeight = %g", MaxWeight)
+			return invalid(f, w, "larger than the limit of %g", MaxWeight)
 		}
 	}
 	checkVector := func(field string, v []int64) error {
@@ -202,7 +190,7 @@ func (in *Instance) Validate() error {
 				return invalid(f, q, "must be a non-negative integer")
 			}
 			if q > MaxQuantity {
-				return invalid(f, q, "larger than MaxQuantity = %d", MaxQuantity)
+				return invalid(f, q, "larger than the limit of %d", MaxQuantity)
 			}
 		}
 		return nil
@@ -212,7 +200,7 @@ func (in *Instance) Validate() error {
 			return invalid(field, `""`, "an id is required")
 		}
 		if len(id) > MaxIDLength {
-			return invalid(field, fmt.Sprintf("%.20q…", id), "longer than MaxIDLength = %d bytes", MaxIDLength)
+			return invalid(field, fmt.Sprintf("%.20q…", id), "longer than the limit of %d bytes", MaxIDLength)
 		}
 		if prev, ok := seen[id]; ok {
 			return invalid(field, fmt.Sprintf("%q", id), "duplicate id (also at index %d)", prev)
@@ -242,7 +230,7 @@ func (in *Instance) Validate() error {
 			return invalid(fmt.Sprintf("tasks[%d].count", i), t.Count, "must be a non-negative integer")
 		}
 		if t.Count > MaxCount {
-			return invalid(fmt.Sprintf("tasks[%d].count", i), t.Count, "larger than MaxCount = %d", MaxCount)
+			return invalid(fmt.Sprintf("tasks[%d].count", i), t.Count, "larger than the limit of %d tasks of a type", MaxCount)
 		}
 	}
 	return nil

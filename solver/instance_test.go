@@ -18,10 +18,10 @@ func TestDecodeInstanceErrors(t *testing.T) {
 		name, json string
 		want       []string // substrings of the error
 	}{
-		{"unknown top-level field", `{"nodes": [], "tasks": [], "extra": 1}`, []string{`unknown field "extra"`}},
-		{"unknown nested field", `{"nodes": [{"id": "a", "capacity": [1], "cpu": 2}], "tasks": []}`, []string{`unknown field "cpu"`}},
-		{"wrong type", `{"nodes": [{"id": "a", "capacity": ["x"]}], "tasks": []}`, []string{"nodes.capacity"}},
-		{"fractional count", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1.5}]}`, []string{"tasks.count"}},
+		{"unknown top-level field", `{"nodes": [], "tasks": [], "extra": 1}`, []string{`extra: unknown field (allowed here: weights, nodes, tasks)`}},
+		{"unknown nested field", `{"nodes": [{"id": "a", "capacity": [1], "cpu": 2}], "tasks": []}`, []string{`nodes[0].cpu: unknown field`}},
+		{"wrong type", `{"nodes": [{"id": "a", "capacity": ["x"]}], "tasks": []}`, []string{`nodes[0].capacity[0] = "x": must be an integer`}},
+		{"fractional count", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1.5}]}`, []string{"tasks[0].count = 1.5: must be an integer"}},
 		{"trailing data", validJSON + ` {}`, []string{"trailing data"}},
 		{"no nodes", `{"nodes": [], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes", "at least one node"}},
 		{"no tasks", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": []}`, []string{"tasks", "at least one task type"}},
@@ -36,9 +36,9 @@ func TestDecodeInstanceErrors(t *testing.T) {
 		{"duplicate node", `{"nodes": [{"id": "a", "capacity": [4]}, {"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[1].id", "duplicate"}},
 		{"duplicate task", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}, {"id": "t", "demand": [2], "count": 1}]}`, []string{"tasks[1].id", "duplicate"}},
 		{"empty id", `{"nodes": [{"id": "", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[0].id"}},
-		{"count limit", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1000001}]}`, []string{"tasks[0].count", "MaxCount"}},
-		{"quantity limit", `{"nodes": [{"id": "a", "capacity": [1099511627777]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[0].capacity[0]", "MaxQuantity"}},
-		{"resource limit", `{"nodes": [{"id": "a", "capacity": [1,1,1,1,1,1,1,1,1]}], "tasks": [{"id": "t", "demand": [1,1,1,1,1,1,1,1,1], "count": 1}]}`, []string{"MaxResources"}},
+		{"count limit", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1000001}]}`, []string{"tasks[0].count", "the limit of 1000000"}},
+		{"quantity limit", `{"nodes": [{"id": "a", "capacity": [1099511627777]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[0].capacity[0]", "the limit of 1099511627776"}},
+		{"resource limit", `{"nodes": [{"id": "a", "capacity": [1,1,1,1,1,1,1,1,1]}], "tasks": [{"id": "t", "demand": [1,1,1,1,1,1,1,1,1], "count": 1}]}`, []string{"the limit of 8 resources"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // Method names one of the three assignment methods.
 type Method string
 
-// The methods of CONTRACTS §3.
+// The methods of docs/formats.md#ita-instance.
 const (
 	// MethodExact is the proven global optimum over all nodes together.
 	MethodExact Method = "exact"
@@ -133,7 +133,7 @@ type Stats struct {
 	Stopped StopReason `json:"stopped,omitempty"`
 }
 
-// Result is the outcome of any of the three methods (CONTRACTS §3).
+// Result is the outcome of any of the three methods (docs/formats.md#ita-instance).
 type Result struct {
 	Method Method `json:"method"`
 	// Objective is Σ_i Σ_j x_ij · Σ_p w_p·R[i,p] of Assignment.

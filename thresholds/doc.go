@@ -5,7 +5,7 @@
 // generalisation of it. It holds decision rules (pure functions and small
 // state), not simulators.
 //
-// # Model (CONTRACTS §2)
+// # Model (docs/formats.md#thresholds-output)
 //
 // K jobs arrive one by one into an empty cluster and never leave. Job i
 // brings (X_i, R_i), i.i.d. from a workload (any joint law of (X, R)); it must

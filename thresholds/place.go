@@ -36,7 +36,7 @@ type Placement struct {
 // in front of every slot whose threshold equals y. The expected cost is the
 // same either way (the merged sorted list of values is unchanged), so the
 // table and Σ_j H_(j)·c_j do not depend on this rule; it is the rule of
-// CONTRACTS §2. If fewer than c+r slots are free the job takes the last r
+// docs/formats.md#thresholds-output. If fewer than c+r slots are free the job takes the last r
 // (Clamped); fewer than r free slots is ErrNoFreeSlots.
 func Place(q []float64, free int, x float64, r int) (Placement, error) {
 	if r < 1 || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {

@@ -91,7 +91,7 @@ type MemoryLimitError struct {
 }
 
 func (e *MemoryLimitError) Error() string {
-	return fmt.Sprintf("thresholds: K = %d jobs with max_reduces = %d needs about %d MiB, above the memory limit MaxTableBytes = %d MiB",
+	return fmt.Sprintf("thresholds: K = %d jobs with max_reduces = %d needs about %d MiB, above the memory limit of %d MiB",
 		e.Jobs, e.MaxReduces, (e.Bytes+(1<<20)-1)>>20, e.Limit>>20)
 }
 

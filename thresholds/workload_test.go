@@ -19,7 +19,7 @@ import (
 	"github.com/optd/optd/models/trace"
 )
 
-// continuousLaws are the closed-form kinds of CONTRACTS §1 used by the tests
+// continuousLaws are the closed-form kinds of docs/formats.md#workload used by the tests
 // and benchmarks (the parameters of the benchmarks: X in [1, 100] or of
 // comparable scale).
 func continuousLaws(t testing.TB) map[string]models.Dist {

@@ -151,7 +151,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"bound", "--scenario", "testdata/tiny.json", "--shard", "4/4"}, `--shard = "4/4"`},
 		{[]string{"bound", "--scenario", "testdata/tiny.json", "--policies", "mdp-optimal", "--bounds", ""}, "mdp-optimal needs"},
 		{[]string{"bound", "--scenario", "testdata/bad.json"}, "max_jobs_in_service = 0"},
-		{[]string{"bound", "merge", "testdata/tiny.json"}, "not an `optd bound` output"},
+		{[]string{"bound", "merge", "testdata/tiny.json"}, "this is a placement scenario (an input of optd bound or optd search), not a shard of optd bound --shard"},
 	} {
 		_, stderr, code := runCLI(t, c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {

@@ -1,8 +1,6 @@
 package bound
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -10,6 +8,8 @@ import (
 
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/internal/inputkind"
+	"github.com/optd/optd/internal/strictjson"
 )
 
 func newMergeCommand() *cobra.Command {
@@ -44,9 +44,10 @@ func readShard(path string) (*bound.Shard, error) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	var out bound.Output
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
+	if err := strictjson.Decode(data, &out); err != nil {
+		if what := inputkind.Describe(data); what != "" {
+			return nil, fmt.Errorf("merge: %s: this is %s, not a shard of optd bound --shard", path, what)
+		}
 		return nil, fmt.Errorf("merge: %s: not an `optd bound` output: %w", path, err)
 	}
 	if out.Shard == nil {

@@ -195,7 +195,7 @@ func Run(ctx context.Context, root *cobra.Command, args []string, stdout, stderr
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", Name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "%s: %s\n", Name, UserMessage(err))
 		return 1
 	}
 	return 0

@@ -30,6 +30,7 @@
 //	limits.max_cluster_tasks --max-cluster-tasks OPTD_LIMITS_MAX_CLUSTER_TASKS 2000000
 //	limits.max_total_tasks --max-total-tasks OPTD_LIMITS_MAX_TOTAL_TASKS 5000000
 //	limits.max_starts_per_heartbeat --max-starts-per-heartbeat OPTD_LIMITS_MAX_STARTS_PER_HEARTBEAT 1000
+//	limits.max_memory_mb --max-memory-mb   OPTD_LIMITS_MAX_MEMORY_MB 4096 (command line only)
 //
 // The data directory is relative to the working directory unless absolute;
 // the server keeps its state in DATA_DIR/state (see package store).
@@ -87,6 +88,7 @@ const (
 	KeyMaxClusterTasks       = "limits.max_cluster_tasks"
 	KeyMaxTotalTasks         = "limits.max_total_tasks"
 	KeyMaxStartsPerHeartbeat = "limits.max_starts_per_heartbeat"
+	KeyMaxMemoryMB           = "limits.max_memory_mb"
 )
 
 // EnvPrefix is the prefix of every environment variable optd reads; the rest of
@@ -179,6 +181,10 @@ type Limits struct {
 	MaxClusterTasks       int           `json:"max_cluster_tasks"`
 	MaxTotalTasks         int           `json:"max_total_tasks"`
 	MaxStartsPerHeartbeat int           `json:"max_starts_per_heartbeat"`
+	// MaxMemoryMB bounds the memory a command-line computation is
+	// estimated to need before it starts (the server bounds its work by
+	// the other limits).
+	MaxMemoryMB int `json:"max_memory_mb"`
 }
 
 // Log configures logging.
@@ -212,6 +218,7 @@ func Default() Config {
 			MaxClusterTasks:       2_000_000,
 			MaxTotalTasks:         5_000_000,
 			MaxStartsPerHeartbeat: 1000,
+			MaxMemoryMB:           4096,
 		},
 	}
 }

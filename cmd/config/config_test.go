@@ -79,7 +79,7 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Fatal("the fixture must differ from the defaults")
 	}
 	want := Config{Listen: "127.0.0.1:7443", DataDir: "optd-data", Log: Log{"info", "text"}, ShutdownTimeout: 10 * time.Second,
-		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxTasks: 200000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000, MaxNodes: 100000, MaxClusters: 1000, MaxTotalNodes: 1000000, MaxTotalSlots: 1000000, MaxTotalJobs: 1000000, MaxClusterTasks: 2000000, MaxTotalTasks: 5000000, MaxStartsPerHeartbeat: 1000}}
+		Limits: Limits{MaxRequestBytes: 4 << 20, MaxSlots: 100000, MaxJobs: 100000, MaxTasks: 200000, MaxSolveTime: time.Minute, MaxSimulatedJobs: 10000000, MaxNodes: 100000, MaxClusters: 1000, MaxTotalNodes: 1000000, MaxTotalSlots: 1000000, MaxTotalJobs: 1000000, MaxClusterTasks: 2000000, MaxTotalTasks: 5000000, MaxStartsPerHeartbeat: 1000, MaxMemoryMB: 4096}}
 	if d != want {
 		t.Fatalf("Default() = %+v, want %+v", d, want)
 	}
@@ -112,6 +112,7 @@ func TestEnvVarNames(t *testing.T) {
 		KeyMaxClusterTasks:       "OPTD_LIMITS_MAX_CLUSTER_TASKS",
 		KeyMaxTotalTasks:         "OPTD_LIMITS_MAX_TOTAL_TASKS",
 		KeyMaxStartsPerHeartbeat: "OPTD_LIMITS_MAX_STARTS_PER_HEARTBEAT",
+		KeyMaxMemoryMB:           "OPTD_LIMITS_MAX_MEMORY_MB",
 	}
 	for key, env := range want {
 		if got := EnvVar(key); got != env {
@@ -431,7 +432,7 @@ func TestServerKeysLayers(t *testing.T) {
 	want.Auth.TokenFile = "tok"
 	want.Metrics.Listen = "127.0.0.1:9090"
 	want.Limits = Limits{MaxRequestBytes: 1000, MaxSlots: 10, MaxJobs: 5, MaxTasks: 7, MaxSolveTime: 2 * time.Second, MaxSimulatedJobs: 99,
-		MaxNodes: 11, MaxClusters: 12, MaxTotalNodes: 13, MaxTotalSlots: 14, MaxTotalJobs: 15, MaxClusterTasks: 16, MaxTotalTasks: 17, MaxStartsPerHeartbeat: 18}
+		MaxNodes: 11, MaxClusters: 12, MaxTotalNodes: 13, MaxTotalSlots: 14, MaxTotalJobs: 15, MaxClusterTasks: 16, MaxTotalTasks: 17, MaxStartsPerHeartbeat: 18, MaxMemoryMB: Default().Limits.MaxMemoryMB}
 	if got != want {
 		t.Fatalf("file: got %+v, want %+v", got, want)
 	}

@@ -63,6 +63,7 @@ var settings = []setting{
 	{KeyMaxClusterTasks, "max-cluster-tasks", "most tasks of the active jobs of one cluster", func(c *Config) any { return &c.Limits.MaxClusterTasks }, true, true},
 	{KeyMaxTotalTasks, "max-total-tasks", "most tasks of the active jobs of all clusters", func(c *Config) any { return &c.Limits.MaxTotalTasks }, true, true},
 	{KeyMaxStartsPerHeartbeat, "max-starts-per-heartbeat", "most tasks one heartbeat starts", func(c *Config) any { return &c.Limits.MaxStartsPerHeartbeat }, true, true},
+	{KeyMaxMemoryMB, "max-memory-mb", "memory a computation may need, in MiB (estimated before it starts; larger work is refused)", func(c *Config) any { return &c.Limits.MaxMemoryMB }, true, false},
 }
 
 // keyOrder is a key's position in settings (for sorting field errors).

@@ -1,10 +1,11 @@
 // Package ita implements `optd ita`, the Initial Task Assignment verb
-// (CONTRACTS §3): it solves an instance with one of the methods of package
+// (docs/formats.md#ita-instance): it solves an instance with one of the methods of package
 // solver and prints the result as JSON on stdout.
 package ita
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,7 +78,7 @@ While it solves, the exact method prints a progress line on stderr every
 result's upper_bound is the best proven bound. --gap stops once
 (bound − incumbent) ≤ gap·bound.
 
---instance is a JSON file (CONTRACTS §3) or a built-in name: ` + strings.Join(solver.BuiltinNames(), ", ") + `.
+--instance is a JSON file (format: ` + "`optd schema ita-instance`, a starter: `optd example ita-instance`" + `) or a built-in name: ` + strings.Join(solver.BuiltinNames(), ", ") + `.
 --random SEED draws a random instance instead (see --nodes, --types, ...), or
 with --family NAME the instance of that seed from one family of the
 robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,
@@ -103,6 +105,12 @@ robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,
 	f.IntVar(&cfg.Random.Classes, "classes", cfg.Random.Classes, "random instance: distinct node capacities (0: every node its own)")
 	f.Float64Var(&cfg.Random.Supply, "supply", 1.5, "random instance: total demand / total capacity")
 	return cmd
+}
+
+// randomFlags names the flag that sets each field of solver.RandomSpec
+// that RandomInstance checks, so that its error names what the user typed.
+var randomFlags = map[string]string{
+	"spec.Nodes": "--nodes", "spec.Types": "--types", "spec.Resources": "--resources", "spec.Supply": "--supply",
 }
 
 func run(cmd *cobra.Command, cfg Config, random bool) error {
@@ -134,6 +142,10 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	case random:
 		rng := rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x17a))
 		in, err = solver.RandomInstance(rng, cfg.Random)
+		var ve *solver.ValidationError
+		if errors.As(err, &ve) && randomFlags[ve.Field] != "" {
+			return fmt.Errorf("%w: %s = %s: %s", ErrUsage, randomFlags[ve.Field], ve.Value, ve.Reason)
+		}
 		if err != nil {
 			return fmt.Errorf("ita: --random: %w", err)
 		}
@@ -147,7 +159,9 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	}
 	opts := solver.Options{TimeLimit: cfg.TimeLimit, NoLP: cfg.NoLP, Gap: cfg.Gap}
 	if cfg.Progress > 0 && method == solver.MethodExact {
-		opts.Progress, opts.ProgressInterval = ProgressPrinter(cmd.ErrOrStderr()), cfg.Progress
+		keep := newKeepAlive(ProgressPrinter(cmd.ErrOrStderr()), cfg.Progress)
+		defer keep.stop()
+		opts.Progress, opts.ProgressInterval = keep.report, cfg.Progress
 	}
 	res, err := solver.Solve(cmd.Context(), in, method, opts)
 	if err != nil {
@@ -175,6 +189,61 @@ func ProgressPrinter(w io.Writer) func(solver.Progress) {
 	}
 }
 
+// keepAlive forwards the solver's progress reports and, when the solver
+// goes a whole interval without one (a long step of a phase, such as the
+// heuristics on a large instance, which took 12 s in silence), repeats the
+// last report with the time updated, so that a run is never silent for
+// more than the interval.
+type keepAlive struct {
+	mu    sync.Mutex
+	print func(solver.Progress)
+	last  solver.Progress
+	at    time.Time // when last was printed
+	start time.Time
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newKeepAlive(print func(solver.Progress), every time.Duration) *keepAlive {
+	k := &keepAlive{print: print, start: time.Now(), done: make(chan struct{})}
+	k.at = k.start
+	k.last = solver.Progress{Phase: "starting", Bound: math.Inf(1), Gap: math.Inf(1)}
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-k.done:
+				return
+			case now := <-t.C:
+				k.mu.Lock()
+				if now.Sub(k.at) >= every*9/10 {
+					p := k.last
+					p.Elapsed = now.Sub(k.start)
+					k.print(p)
+					k.at = now
+				}
+				k.mu.Unlock()
+			}
+		}
+	}()
+	return k
+}
+
+func (k *keepAlive) report(p solver.Progress) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.last, k.at = p, time.Now()
+	k.print(p)
+}
+
+func (k *keepAlive) stop() {
+	close(k.done)
+	k.wg.Wait()
+}
+
 // LoadInstance returns the built-in instance of that name, or else decodes
 // the file at that path. Errors name the file.
 func LoadInstance(nameOrPath string) (*solver.Instance, error) {
@@ -182,6 +251,9 @@ func LoadInstance(nameOrPath string) (*solver.Instance, error) {
 		if n == nameOrPath {
 			return solver.BuiltinInstance(n)
 		}
+	}
+	if err := cli.CheckInputKind("instance", nameOrPath, "ita-instance"); err != nil {
+		return nil, err
 	}
 	f, err := os.Open(nameOrPath)
 	if err != nil {

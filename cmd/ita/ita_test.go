@@ -155,7 +155,7 @@ func TestErrors(t *testing.T) {
 		{"no instance", nil, []string{"--instance"}},
 		{"bad method", []string{"--instance", "haste-table2", "--method", "greedy"}, []string{"--method", `"greedy"`}},
 		{"missing file", []string{"--instance", "nope.json"}, []string{`"nope.json"`, "haste-table2"}},
-		{"unknown field", []string{"--instance", filepath.Join("testdata", "unknown_field.json")}, []string{"unknown_field.json", `unknown field "gpus"`}},
+		{"unknown field", []string{"--instance", filepath.Join("testdata", "unknown_field.json")}, []string{"unknown_field.json", `nodes[0].gpus: unknown field`}},
 		{"both sources", []string{"--instance", "haste-table2", "--random", "1"}, []string{"exclude"}},
 		{"negative limit", []string{"--instance", "haste-table2", "--time-limit", "-1s"}, []string{"--time-limit"}},
 		{"gap too large", []string{"--instance", "haste-table2", "--gap", "1"}, []string{"--gap", "[0, 1)"}},

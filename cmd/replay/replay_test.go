@@ -67,7 +67,7 @@ func startServer(t *testing.T, dir string) (addr string, stop func()) {
 // earlyReducers is a scenario whose reducers, started at slow start 0
 // without ramp-up, fill both nodes while maps wait: it ends only because
 // the scheduler preempts them.
-const earlyReducers = "../../examples/early-reducers.json"
+const earlyReducers = "../simulate/testdata/early-reducers.json"
 
 func runOptd(t *testing.T, args ...string) string {
 	t.Helper()

@@ -1,8 +1,6 @@
 package search
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
@@ -10,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/internal/inputkind"
+	"github.com/optd/optd/internal/strictjson"
 )
 
 func newMergeCommand() *cobra.Command {
@@ -55,9 +55,10 @@ func readShard(path string) (*Output, error) {
 // decodeShard decodes one shard's output strictly.
 func decodeShard(data []byte) (*Output, error) {
 	var out Output
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
+	if err := strictjson.Decode(data, &out); err != nil {
+		if what := inputkind.Describe(data); what != "" {
+			return nil, fmt.Errorf("this is %s, not a shard of optd search --shard", what)
+		}
 		return nil, fmt.Errorf("not an `optd search` output: %w", err)
 	}
 	if out.Shard == nil {

@@ -11,15 +11,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/optd/optd/internal/inputkind"
 	"github.com/optd/optd/sim"
 )
 
 // Kinds of scenario `optd search` tunes on.
 const (
-	// KindPlacement is a reduce-placement scenario (CONTRACTS §4): a
+	// KindPlacement is a reduce-placement scenario (docs/formats.md#placement-scenario): a
 	// placement family, the mean fetch cost per job.
 	KindPlacement = "placement"
-	// KindCluster is a cluster scenario (CONTRACTS §5, `optd simulate`): a
+	// KindCluster is a cluster scenario (docs/formats.md#cluster-scenario, `optd simulate`): a
 	// heartbeat pipeline, the makespan or the mean response time.
 	KindCluster = "cluster"
 )
@@ -93,11 +94,14 @@ func kindOf(data []byte) (string, error) {
 	}
 	switch {
 	case cluster && len(placement) > 0:
-		return "", fmt.Errorf(`ambiguous: "cluster" makes it a cluster scenario (CONTRACTS §5), %s a placement scenario (CONTRACTS §4)`, strings.Join(placement, ", "))
+		return "", fmt.Errorf(`ambiguous: "cluster" makes it a cluster scenario, %s a placement scenario`, strings.Join(placement, ", "))
 	case cluster:
 		return KindCluster, nil
 	case len(placement) > 0:
 		return KindPlacement, nil
+	}
+	if what := inputkind.Describe(data); what != "" {
+		return "", fmt.Errorf("this is %s, not a scenario", what)
 	}
 	return "", fmt.Errorf(`neither a cluster scenario (no "cluster") nor a placement scenario (none of %s)`, strings.Join(placementOnlyKeys, ", "))
 }

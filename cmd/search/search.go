@@ -10,10 +10,10 @@
 //	            [--exact] [--shard i/n]
 //	optd search merge SHARD.json...
 //
-// Two kinds of scenario (resolveScenario): a placement scenario (CONTRACTS
-// §4 file) tunes a placement family (state-threshold, …) for the mean
+// Two kinds of scenario (resolveScenario): a placement scenario
+// (docs/formats.md#placement-scenario) tunes a placement family (state-threshold, …) for the mean
 // fetch cost per job, with the hindsight-LP and empty-cluster bounds; a
-// cluster scenario (a built-in name of `optd simulate` or a CONTRACTS §5
+// cluster scenario (a built-in name of `optd simulate` or a
 // file) tunes a heartbeat pipeline SPEC (haste-a, pi-dhsa+sepb, …: HaSTE-A's
 // β and the stages' tunable parameters, search.PipelineParams) for the
 // makespan or the mean response time, with no lower bound. Both share the
@@ -32,6 +32,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -40,6 +41,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/search"
@@ -85,10 +87,11 @@ type options struct {
 	exact        bool
 	maxStates    int
 	shard        string
+	progress     string
 }
 
 // NewCommand returns `optd search` and its `merge` subcommand.
-func NewCommand(_ *cli.Env) *cobra.Command {
+func NewCommand(env *cli.Env) *cobra.Command {
 	var o options
 	families := searchableFamilies()
 	cmd := &cobra.Command{
@@ -103,7 +106,8 @@ fresh seeds: the best against the defaults and the reference policies
 (paired differences) and the best lower bound where one exists, with the
 remaining gap.
 
-A placement scenario (CONTRACTS §4 file: "slots", "max_jobs_in_service", …)
+A placement scenario (a file with "slots", "max_jobs_in_service", …; format:
+` + "`optd schema placement-scenario`" + `)
 tunes a placement family for the mean cost per job; the bounds are the
 hindsight LP and the empty cluster. With --exact the cost is the MDP's exact
 evaluation (small scenarios) and the output adds the optimum and the share of
@@ -111,7 +115,7 @@ the greedy → optimum gap the tuned policy closes.
 Families: ` + strings.Join(families, ", ") + `.
 
 A cluster scenario (a built-in name: ` + strings.Join(sim.BuiltinClusterNames(), ", ") + `;
-or a CONTRACTS §5 file with "cluster") tunes a heartbeat pipeline SPEC as in
+or a file with "cluster"; format: ` + "`optd schema cluster-scenario`" + `) tunes a heartbeat pipeline SPEC as in
 optd simulate (e.g. haste-a, pi-dhsa+sepb) for --objective ` + strings.Join(search.ClusterObjectives(), " or ") + `:
 HaSTE-A's β (haste-a.beta_*) and every tunable stage's STAGE.PARAM.
 Replication r is the run of optd simulate --seed r+1; --references are
@@ -120,10 +124,10 @@ pipeline specs (none by default); there is no lower bound.
 --params restricts the search: name=lo:hi searches [lo, hi], name=v fixes
 the parameter; others keep their declared ranges.`,
 		Args: cli.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o, env.Config.Limits) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", "", "built-in cluster scenario name, or scenario file (CONTRACTS §4 or §5 JSON)")
+	f.StringVar(&o.scenario, "scenario", "", "built-in cluster scenario name, or a placement or cluster scenario file (`optd schema placement-scenario`, `optd schema cluster-scenario`)")
 	f.StringVar(&o.family, "policy", "", "placement family ("+strings.Join(families, ", ")+") or, on a cluster scenario, pipeline spec")
 	f.StringVar(&o.params, "params", "", "name=lo:hi or name=value, comma-separated: restrict or fix parameters")
 	f.StringVar(&o.objective, "objective", "", "what to minimize: "+ObjectiveMeanCost+" (placement); "+strings.Join(search.ClusterObjectives(), " (default) or ")+" (cluster)")
@@ -141,6 +145,8 @@ the parameter; others keep their declared ranges.`,
 	f.BoolVar(&o.exact, "exact", false, "evaluate candidates exactly on the scenario's MDP instead of simulating")
 	f.IntVar(&o.maxStates, "max-states", DefaultMaxStates, "largest MDP for --exact (states)")
 	f.StringVar(&o.shard, "shard", "", "run restart i of n (i/n, 0 ≤ i < n); combine with `optd search merge`")
+	cli.AddProgressFlag(f, &o.progress)
+	config.AddFlags(f, config.Default(), cli.LimitKeys...)
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
 	cmd.AddCommand(newMergeCommand())
@@ -272,7 +278,7 @@ type target struct {
 	exact *Exact
 }
 
-func run(cmd *cobra.Command, o options) error {
+func run(cmd *cobra.Command, o options, limits config.Limits) error {
 	refs, err := parseReferences(o.references)
 	if err != nil {
 		return err
@@ -297,11 +303,27 @@ func run(cmd *cobra.Command, o options) error {
 			return err
 		}
 	}
+	for _, item := range strings.Split(o.params, ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(item), "=")
+		if canon := policy.ParamName(name); canon != name {
+			fmt.Fprintf(cmd.ErrOrStderr(), "optd search: --params: %q is deprecated: write %s\n", name, canon)
+		}
+	}
 	scn, err := resolveScenario(o.scenario)
 	if err != nil {
 		return err
 	}
-	prog := cli.NewProgress(cmd.ErrOrStderr(), o.evaluations, "searching")
+	if scn.placement != nil {
+		work := *scn.placement
+		work.Replications = max(work.Replications, o.replications, o.validation)
+		if err := cli.CheckPlacementWork(&work, limits, o.bounds, true); err != nil {
+			return fmt.Errorf("--scenario %s: %w", o.scenario, err)
+		}
+	}
+	if err := cli.CheckProgressMode(o.progress); err != nil {
+		return err
+	}
+	prog := cli.NewProgressMode(cmd.ErrOrStderr(), o.progress, "optd search", "preparing", 0, "")
 	defer prog.Finish()
 	var t *target
 	if scn.kind == KindCluster {
@@ -336,7 +358,8 @@ func run(cmd *cobra.Command, o options) error {
 	if shardIdx > 0 {
 		opts.Seed, opts.Start = restart(sp, o.seed, shardIdx)
 	}
-	opts.Progress = prog.Set
+	prog.Phase(search.PhaseSearch, 0, opts.Evaluations, "evaluations")
+	opts.Progress = func(s search.Status) { reportSearch(prog, s) }
 	res, err := search.Run(cmd.Context(), t.prob, opts)
 	if err != nil {
 		return err
@@ -356,6 +379,20 @@ func run(cmd *cobra.Command, o options) error {
 		out.Shard = &Shard{Index: shardIdx, Count: shardN, Settings: st}
 	}
 	return cli.WriteJSON(cmd.OutOrStdout(), out)
+}
+
+// reportSearch shows the evaluations the user asked for and the best
+// objective so far while the optimizer runs, then the validation's
+// simulations.
+func reportSearch(prog *cli.Progress, s search.Status) {
+	if s.Phase == search.PhaseValidation {
+		prog.Phase("validation on fresh replications", s.Simulations, s.SimulationsTotal, "simulations")
+		return
+	}
+	prog.Set(s.Evaluations, s.Budget)
+	if !math.IsInf(s.Best, 0) {
+		prog.Note(fmt.Sprintf("best %.6g", s.Best))
+	}
 }
 
 // placementTarget is the search of a placement family on a placement
@@ -390,7 +427,7 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	if err != nil {
 		return nil, fmt.Errorf("--exact: %w", err)
 	}
-	prog.Describe("solving the MDP")
+	prog.Phase("solving the MDP", 0, 0, "")
 	sol, err := mdp.SolvePlacement(cmd.Context(), model, mdp.SolveOptions{MaxStates: o.maxStates})
 	if err != nil {
 		return nil, fmt.Errorf("--exact: %w", err)
@@ -398,7 +435,6 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	if !sol.Exact {
 		return nil, fmt.Errorf("--exact: the workload is continuous; the MDP only brackets the optimum (give a discrete workload)")
 	}
-	prog.Describe("searching")
 	t.exact = &Exact{States: sol.States, Optimal: sol.Optimal, Greedy: sol.PolicyCosts["greedy"]}
 	t.prob = &search.ExactPlacementProblem{Model: model, Family: o.family, Params: sp, Config: base, Solve: mdp.SolveOptions{MaxStates: o.maxStates}}
 	return t, nil

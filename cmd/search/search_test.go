@@ -35,12 +35,25 @@ func decode(t *testing.T, s string) *Output {
 }
 
 var small = []string{"search", "--scenario", "testdata/tiny.json", "--policy", "state-threshold",
-	"--params", "window=50,free-fraction=1", "--evaluations", "12", "--validation", "2"}
+	"--params", "window=50,free_fraction=1", "--evaluations", "12", "--validation", "2"}
 
 // smallCluster is a short search of HaSTE-A's β on the smallest HaSTE
 // table (a built-in cluster scenario), β_urgency fixed.
 var smallCluster = []string{"search", "--scenario", "haste-table2", "--policy", "haste-a",
 	"--params", "haste-a.beta_urgency=0.2", "--evaluations", "6", "--replications", "2", "--validation", "2"}
+
+// The kebab-case names of earlier versions still work, with a note.
+func TestKebabCaseParamsDeprecated(t *testing.T) {
+	args := slices.Clone(small)
+	args[slices.Index(args, "window=50,free_fraction=1")] = "window=50,free-fraction=1"
+	stdout, stderr, code := runCLI(t, args...)
+	if code != 0 || !strings.Contains(stderr, `--params: "free-fraction" is deprecated: write free_fraction`) {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if o := decode(t, stdout); o.Result.Params["free_fraction"] != 1 {
+		t.Errorf("free_fraction = %v", o.Result.Params["free_fraction"])
+	}
+}
 
 func TestSearchOutput(t *testing.T) {
 	stdout, stderr, code := runCLI(t, small...)
@@ -58,7 +71,7 @@ func TestSearchOutput(t *testing.T) {
 	if len(r.Validation.References) != 2 || len(r.Validation.LowerBounds) != 2 || r.Validation.Gap == nil {
 		t.Errorf("validation references %v, bounds %v", r.Validation.References, r.Validation.LowerBounds)
 	}
-	if r.Params["window"] != 50 || r.Params["free-fraction"] != 1 {
+	if r.Params["window"] != 50 || r.Params["free_fraction"] != 1 {
 		t.Errorf("fixed parameters moved: %v", r.Params)
 	}
 	// The printed policy is accepted by `optd bound` and costs there what

@@ -1,4 +1,4 @@
-// Package simulate implements `optd simulate` (CONTRACTS §5): a heartbeat
+// Package simulate implements `optd simulate` (docs/formats.md#cluster-scenario): a heartbeat
 // policy (an assignment policy with add-ons, policy.NewPipeline) run on a
 // built-in or JSON cluster scenario by the cluster simulator of package sim.
 //
@@ -16,9 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
@@ -35,6 +33,7 @@ type options struct {
 	seed             uint64
 	csv, plot        string
 	explain          bool
+	progress         string
 }
 
 // Output is the JSON printed on stdout: the run's identity and every
@@ -83,6 +82,7 @@ any other --scenario is a JSON scenario file.`,
 	f.StringVar(&o.csv, "csv", "", "write the utilization time series as CSV to this file")
 	f.StringVar(&o.plot, "plot", "", "write a utilization plot to this file (.png or .svg)")
 	f.BoolVar(&o.explain, "explain", false, "add \"vetoes\": how often each filter or speculation gate refused each job's tasks, and its last reason")
+	cli.AddProgressFlag(f, &o.progress)
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd
@@ -96,6 +96,9 @@ func addOns() string {
 }
 
 func run(cmd *cobra.Command, o options) error {
+	if err := cli.CheckProgressMode(o.progress); err != nil {
+		return err
+	}
 	if o.plot != "" {
 		if err := checkPlotExt(o.plot); err != nil {
 			return err
@@ -109,15 +112,11 @@ func run(cmd *cobra.Command, o options) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(cmd.ErrOrStderr(), len(sc.Jobs))
-	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Explain: o.explain, Progress: func(done, _ int) {
-		if bar != nil {
-			_ = bar.Set(done)
-		}
+	prog := cli.NewProgressMode(cmd.ErrOrStderr(), o.progress, "optd simulate", "simulating", len(sc.Jobs), "jobs finished")
+	res, err := sim.RunCluster(cmd.Context(), sc, pipe, sim.ClusterOptions{Seed: o.seed, Explain: o.explain, Progress: func(done, total int) {
+		prog.Set(done, total)
 	}})
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	prog.Finish()
 	if err != nil {
 		return err
 	}
@@ -131,7 +130,7 @@ func run(cmd *cobra.Command, o options) error {
 			return err
 		}
 	}
-	if isTerminal(cmd.ErrOrStderr()) {
+	if cli.IsTerminal(cmd.ErrOrStderr()) {
 		summary(cmd.ErrOrStderr(), sc.Name, o.policy, res)
 	}
 	return cli.WriteJSON(cmd.OutOrStdout(), Output{Scenario: sc.Name, Policy: o.policy, Placement: o.placement, Seed: o.seed, ClusterResult: res})
@@ -142,10 +141,14 @@ func run(cmd *cobra.Command, o options) error {
 // simulate` and the server of `optd replay` do.
 func NewPipeline(spec, placement string, seed uint64) (*policy.Pipeline, error) {
 	pipe, err := policy.NewPlacedPipeline(spec, placement, policy.HeartbeatConfig{Seed: seed})
-	if err != nil {
-		return nil, fmt.Errorf("--policy %q --placement %q: %w", spec, placement, err)
+	switch {
+	case err == nil:
+		return pipe, nil
+	case placement == "":
+		return nil, fmt.Errorf("--policy: %w", err)
+	default:
+		return nil, fmt.Errorf("--policy %q with --placement %q: %w", spec, placement, err)
 	}
-	return pipe, nil
 }
 
 // LoadScenario resolves a built-in name, else reads a file; an unknown
@@ -156,6 +159,9 @@ func LoadScenario(name string) (*sim.ClusterScenario, error) {
 	}
 	if _, err := os.Stat(name); err != nil {
 		return nil, fmt.Errorf("--scenario %q: neither a built-in scenario (%s) nor a readable file: %v", name, strings.Join(sim.BuiltinClusterNames(), ", "), err)
+	}
+	if err := cli.CheckInputKind("scenario", name, "cluster-scenario"); err != nil {
+		return nil, err
 	}
 	sc, err := sim.LoadClusterScenario(name)
 	if err != nil {
@@ -177,19 +183,6 @@ func writeCSV(path string, s *sim.UtilizationSeries) error {
 		return fmt.Errorf("--csv: %w", err)
 	}
 	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func newBar(w io.Writer, jobs int) *progressbar.ProgressBar {
-	if !isTerminal(w) || jobs <= 0 {
-		return nil
-	}
-	return progressbar.NewOptions(jobs, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("jobs finished"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 }
 
 // summary prints the headline figures as a table.

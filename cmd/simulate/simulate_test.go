@@ -23,7 +23,7 @@ func execute(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
-// TestGolden: the JSON of a small scenario file (CONTRACTS §5 fields) is
+// TestGolden: the JSON of a small scenario file (docs/formats.md#cluster-scenario fields) is
 // stable.
 func TestGolden(t *testing.T) {
 	dir := t.TempDir()
@@ -58,7 +58,7 @@ func TestGolden(t *testing.T) {
 		t.Errorf("output differs from %s (run with -update if intended):\n%s", path, out)
 	}
 	data, err := os.ReadFile(csv)
-	if err != nil || !strings.HasPrefix(string(data), "time_s,memory,cpu\n") {
+	if err != nil || !strings.HasPrefix(string(data), "time_s,memory_mb,vcores\n") {
 		t.Errorf("csv: %v %q", err, string(data[:min(len(data), 40)]))
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
@@ -76,7 +76,7 @@ func TestBuiltinScenario(t *testing.T) {
 		MakespanS float64            `json:"makespan_s"`
 		Util      map[string]float64 `json:"utilization"`
 	}
-	if err := json.Unmarshal([]byte(out), &o); err != nil || o.Scenario != "stealing-grep-50" || !(o.MakespanS > 0) || o.Util["cpu"] == 0 {
+	if err := json.Unmarshal([]byte(out), &o); err != nil || o.Scenario != "stealing-grep-50" || !(o.MakespanS > 0) || o.Util["vcores"] == 0 {
 		t.Fatalf("%v %+v", err, o)
 	}
 }

@@ -1,4 +1,4 @@
-// Package thresholds implements `optd thresholds` (CONTRACTS §2): the optimal
+// Package thresholds implements `optd thresholds` (docs/formats.md#thresholds-output): the optimal
 // reduce-placement threshold table of Theorems 1-2 (Tan et al., INFOCOM 2013,
 // with the recursion conditioned on R) for K sequential jobs drawn from a
 // workload file.
@@ -7,7 +7,7 @@
 //
 // Output formats (on stdout, nothing else there):
 //
-//   - json (default): the CONTRACTS §2 object {"jobs", "max_reduces",
+//   - json (default): the object of docs/formats.md#thresholds-output {"jobs", "max_reduces",
 //     "stages": [{"job", "thresholds"}], "cost_coefficients",
 //     "expected_optimal_cost" (only with --slot-costs)}. It is streamed, one
 //     stage per line, so that large tables do not need a second copy in
@@ -69,7 +69,7 @@ with --slot-costs the optimal expected total cost Σ_j H_(j)·c_j is printed too
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&workloadPath, "workload", "", "workload file (CONTRACTS §1 JSON)")
+	f.StringVar(&workloadPath, "workload", "", "workload file (JSON; `optd schema workload`, `optd example workload`)")
 	f.IntVar(&jobs, "jobs", 0, "number of sequential jobs K (≥ 1)")
 	f.StringVar(&slotCosts, "slot-costs", "", "comma-separated fetch costs of the slots, any order, at least K·max_reduces of them")
 	f.StringVar(&format, "format", FormatJSON, "output format: json, csv or table")
@@ -93,6 +93,9 @@ func run(cmd *cobra.Command, path string, jobs int, costsFlag, format string, ha
 		if costs, err = ParseSlotCosts(costsFlag); err != nil {
 			return err
 		}
+	}
+	if err := cli.CheckInputKind("workload", path, "workload"); err != nil {
+		return err
 	}
 	w, err := models.LoadWorkload(path)
 	if err != nil {
@@ -180,7 +183,7 @@ type Output struct {
 	ExpectedOptimalCost *float64
 }
 
-// WriteJSON writes the CONTRACTS §2 JSON object.
+// WriteJSON writes the JSON object of docs/formats.md#thresholds-output.
 func (o Output) WriteJSON(w io.Writer) error {
 	t := o.Table
 	var b []byte

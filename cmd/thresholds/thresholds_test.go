@@ -64,7 +64,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// contractOutput is CONTRACTS §2's JSON, decoded strictly.
+// contractOutput is the JSON of docs/formats.md#thresholds-output, decoded strictly.
 type contractOutput struct {
 	Jobs       int `json:"jobs"`
 	MaxReduces int `json:"max_reduces"`
@@ -148,7 +148,7 @@ func TestErrors(t *testing.T) {
 		{"non-numeric slot cost", []string{"--workload", "testdata/joint.json", "--jobs", "2", "--slot-costs", "1,abc,3,4"}, []string{`--slot-costs: value 2 "abc" is not a finite number`}},
 		{"empty slot cost", []string{"--workload", "testdata/joint.json", "--jobs", "1", "--slot-costs", ""}, []string{`--slot-costs: value 1 "" is not a finite number`}},
 		{"infinite slot cost", []string{"--workload", "testdata/joint.json", "--jobs", "1", "--slot-costs", "1,Inf"}, []string{`value 2 "Inf"`}},
-		{"memory limit", []string{"--workload", "testdata/huge.json", "--jobs", "100"}, []string{"--jobs: thresholds: K = 100 jobs with max_reduces = 100000", "memory limit MaxTableBytes = 256 MiB"}},
+		{"memory limit", []string{"--workload", "testdata/huge.json", "--jobs", "100"}, []string{"--jobs: K = 100 jobs with max_reduces = 100000", "above the memory limit of 256 MiB"}},
 		{"bad format", []string{"--workload", "testdata/joint.json", "--jobs", "1", "--format", "xml"}, []string{`--format = "xml": must be json, csv or table`}},
 		{"stray argument", []string{"--workload", "testdata/joint.json", "--jobs", "1", "extra"}, []string{`unexpected argument "extra"`}},
 	} {

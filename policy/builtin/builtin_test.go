@@ -54,7 +54,7 @@ func TestTunableParams(t *testing.T) {
 	}
 }
 
-// Every CONTRACTS §5 name of this family is registered, and the spec
+// Every documented name of this family (docs/formats.md#cluster-scenario) is registered, and the spec
 // examples build.
 func TestSlotSpeculationSharingRegistered(t *testing.T) {
 	for _, spec := range []string{

@@ -12,7 +12,7 @@ const (
 	NameSlotPreScheduling = "slot-prescheduling"
 	// NameLoadBalance is Hadoop 1's own per-node map cap (the load manager
 	// Slot PreScheduling relaxes), without the pre-scheduling exemption: the
-	// MRv1 baseline of DynamicMR. An extension of CONTRACTS §5.
+	// MRv1 baseline of DynamicMR. An extension of docs/formats.md#cluster-scenario.
 	NameLoadBalance = "load-balance"
 )
 

@@ -14,13 +14,13 @@ var _ policy.Placement = (*StateThreshold)(nil)
 var stateThresholdParams = []policy.Param{
 	{Name: "base", Min: 0, Max: 10, Default: 1,
 		Doc: "a: future jobs expected to overlap a job's service when the system is empty"},
-	{Name: "per-job", Min: 0, Max: 5, Default: 0.5,
+	{Name: "per_job", Min: 0, Max: 5, Default: 0.5,
 		Doc: "b: extra overlapping jobs per job found in the system on arrival (N_i)"},
-	{Name: "per-waiting", Min: 0, Max: 5, Default: 0,
+	{Name: "per_waiting", Min: 0, Max: 5, Default: 0,
 		Doc: "c: extra overlapping jobs per job waiting when the job enters service"},
 	{Name: "ratio", Min: 0.01, Max: 1, Default: 0.4, Log: true,
 		Doc: "q: a future job (X', R') counts when q·Y' > y, i.e. when it is likely enough to overlap and big enough to be worth the slots"},
-	{Name: "free-fraction", Min: 0, Max: 1, Default: 1,
+	{Name: "free_fraction", Min: 0, Max: 1, Default: 1,
 		Doc: "δ: at most ⌊δ·(free − R)⌋ cheapest free slots are ever skipped"},
 	{Name: "window", Min: 5, Max: 2000, Default: 200, Log: true, Integer: true,
 		Doc: "ω: arrivals the law of (X, R) is estimated from (unused when the law is known)"},
@@ -68,7 +68,7 @@ func NewStateThreshold(cfg policy.PlacementConfig) (policy.Placement, error) {
 		return nil, err
 	}
 	return &StateThreshold{
-		a: v["base"], b: v["per-job"], c: v["per-waiting"], q: v["ratio"], delta: v["free-fraction"],
+		a: v["base"], b: v["per_job"], c: v["per_waiting"], q: v["ratio"], delta: v["free_fraction"],
 		law: cfg.Workload, window: int(v["window"]),
 	}, nil
 }

@@ -2,10 +2,13 @@
 // benchmarks/RESULTS.md, benchmarks/figures/*.png|svg and
 // benchmarks/raw/*.txt (see package benchmarks).
 //
-//	go run ./benchmarks/cmd/report [--quick] [--out benchmarks] [--data data] [--seed 1] [--only a,b]
+//	go run ./benchmarks/cmd/report [--quick] [--out DIR] [--data data] [--seed 1] [--only a,b]
 //
 // Run it from the module root (make bench, make bench-quick). Progress goes
-// to stderr; the exit status is non-zero when a section failed.
+// to stderr; the exit status is non-zero when a section failed. A --quick
+// run's smaller numbers never replace the committed report: its default
+// --out is a scratch directory (QuickOutDir), and --quick with --out
+// benchmarks is refused.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -30,7 +34,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "smaller experiments (under 3 minutes on 2 cores; for CI)")
-	out := fs.String("out", "benchmarks", "directory for RESULTS.md, figures/ and raw/")
+	out := fs.String("out", "", "directory for RESULTS.md, figures/ and raw/ (default: "+CommittedOutDir+", or "+QuickOutDir()+" with --quick)")
 	data := fs.String("data", "data", "directory of the public traces (trace sections are skipped when absent)")
 	seed := fs.Uint64("seed", benchmarks.DefaultSeed, "seed of every random choice")
 	only := fs.String("only", "", "comma-separated sections to run (default: all)")
@@ -39,6 +43,17 @@ func run(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case *out == "" && *quick:
+		*out = QuickOutDir()
+	case *out == "":
+		*out = CommittedOutDir
+	case *quick && sameDir(*out, CommittedOutDir):
+		return fmt.Errorf("--quick --out %s: a quick run must not replace the committed report; leave --out out (it writes to %s) or name another directory", *out, QuickOutDir())
+	}
+	if *quick {
+		fmt.Fprintf(os.Stderr, "report: --quick writes to %s\n", *out)
 	}
 	if *seed == 0 {
 		return fmt.Errorf("--seed = 0: must be ≥ 1")
@@ -53,6 +68,19 @@ func run(args []string) error {
 		Quick: *quick, OutDir: *out, DataDir: *data, Seed: *seed, Only: sections,
 		Log: os.Stderr, Command: "go run ./benchmarks/cmd/report" + argString(args),
 	})
+}
+
+// CommittedOutDir is where the full report is committed.
+const CommittedOutDir = "benchmarks"
+
+// QuickOutDir is the scratch directory of a --quick run.
+func QuickOutDir() string { return filepath.Join(os.TempDir(), "optd-report-quick") }
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
 }
 
 // argString renders the arguments as they were given, for the report.

@@ -1,4 +1,4 @@
-// Package optdv1 is the versioned gRPC API optd.v1 (CONTRACTS §6): the
+// Package optdv1 is the versioned gRPC API optd.v1 (docs/formats.md#grpc): the
 // .proto in this directory and the Go generated from it, checked in.
 //
 // Regenerate with scripts/generate.sh (go generate ./...). It needs protoc

@@ -4,7 +4,7 @@
 // 	protoc        v3.21.12
 // source: optd.proto
 
-// optd.v1: the gRPC API of optd (CONTRACTS §6).
+// optd.v1: the gRPC API of optd (docs/formats.md#grpc).
 //
 // ClusterService keeps the state of live clusters (durable in the server's
 // data directory) and answers a thin heartbeat-driven executor: register a
@@ -31,7 +31,7 @@
 //
 // Units are in the field names (data_mb, fetch_cost, elapsed_ms). Inputs that
 // the CLI reads as JSON files (a workload, an ITA instance, a scenario;
-// CONTRACTS §2-§4) are passed as the same JSON text, so one validator serves
+// docs/formats.md) are passed as the same JSON text, so one validator serves
 // both interfaces.
 
 package optdv1
@@ -2668,7 +2668,7 @@ func (x *GetClusterStateResponse) GetState() *ClusterState {
 
 type ComputeThresholdsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// workload_json is a workload (CONTRACTS §2), inline (no file references).
+	// workload_json is a workload (docs/formats.md#workload), inline (no file references).
 	WorkloadJson string `protobuf:"bytes,1,opt,name=workload_json,json=workloadJson,proto3" json:"workload_json,omitempty"`
 	// jobs is K ≥ 1.
 	Jobs int32 `protobuf:"varint,2,opt,name=jobs,proto3" json:"jobs,omitempty"`
@@ -2870,7 +2870,7 @@ func (x *ComputeThresholdsResponse) GetElapsedMs() float64 {
 
 type SolveInitialAssignmentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// instance_json is an instance (CONTRACTS §3); or builtin names one.
+	// instance_json is an instance (docs/formats.md#ita-instance); or builtin names one.
 	InstanceJson string `protobuf:"bytes,1,opt,name=instance_json,json=instanceJson,proto3" json:"instance_json,omitempty"`
 	Builtin      string `protobuf:"bytes,2,opt,name=builtin,proto3" json:"builtin,omitempty"`
 	// method is "exact" (default), "per-node" or "ffd-dp".
@@ -3049,7 +3049,7 @@ func (x *SolveInitialAssignmentResponse) GetStopped() string {
 
 type BoundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// scenario_json is a reduce-placement scenario (CONTRACTS §4), inline.
+	// scenario_json is a reduce-placement scenario (docs/formats.md#placement-scenario), inline.
 	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
 	// policies default to random, greedy, receding-horizon (the names of
 	// `optd bound --policies`, mdp-optimal included).
@@ -3266,7 +3266,7 @@ type BoundResponse_Progress struct {
 }
 
 type BoundResponse_ResultJson struct {
-	// result_json is the output of `optd bound` (CONTRACTS §4).
+	// result_json is the output of `optd bound` (docs/formats.md#bound-output).
 	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3,oneof"`
 }
 
@@ -3276,7 +3276,7 @@ func (*BoundResponse_ResultJson) isBoundResponse_Event() {}
 
 type SimulateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// scenario_json is a reduce-placement scenario (CONTRACTS §4), inline.
+	// scenario_json is a reduce-placement scenario (docs/formats.md#placement-scenario), inline.
 	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
 	// policies default to random, greedy, receding-horizon.
 	Policies      []string `protobuf:"bytes,2,rep,name=policies,proto3" json:"policies,omitempty"`

@@ -4,7 +4,7 @@
 // - protoc             v3.21.12
 // source: optd.proto
 
-// optd.v1: the gRPC API of optd (CONTRACTS §6).
+// optd.v1: the gRPC API of optd (docs/formats.md#grpc).
 //
 // ClusterService keeps the state of live clusters (durable in the server's
 // data directory) and answers a thin heartbeat-driven executor: register a
@@ -31,7 +31,7 @@
 //
 // Units are in the field names (data_mb, fetch_cost, elapsed_ms). Inputs that
 // the CLI reads as JSON files (a workload, an ITA instance, a scenario;
-// CONTRACTS §2-§4) are passed as the same JSON text, so one validator serves
+// docs/formats.md) are passed as the same JSON text, so one validator serves
 // both interfaces.
 
 package optdv1

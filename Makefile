@@ -28,7 +28,14 @@ growth:
 robustness:
 	OPTD_ROBUSTNESS_CYCLES=100 go test ./internal/robustness -run '^TestRobustness$$' -v -count=1 -timeout 3h
 
-.PHONY: ita-suite
+.PHONY: ita-suite early-reducers
+
+# 5000 random scenarios whose reducers start early (slow start 0, no
+# ramp-up, in most), each under 7 policies: every run ends, invariants and
+# the lower bound hold, reducers preempted where they deadlock with maps.
+early-reducers:
+	OPTD_EARLY_REDUCER_SCENARIOS=5000 go test ./sim -run '^TestRandomEarlyReducersAlwaysEnd$$' -v -count=1 -timeout 1h
+
 
 # The exact ITA alone on the whole robustness suite (130 instances, 10 s
 # limit each; about 5 minutes on 2 cores): proven counts and times per

@@ -171,7 +171,7 @@ func (l *Ledger) start(n *node, o *models.Occupancy, a policy.Action, now float6
 	t.attempts = append(t.attempts, at)
 	n.running = append(n.running, at)
 	o.Add(at.requested, at.granted, at.slot)
-	l.attempt[at.id] = at
+	l.track(at)
 	n.view, t.job.view = nil, nil
 	return at, true
 }
@@ -204,9 +204,20 @@ func (l *Ledger) kill(id int) bool {
 	return true
 }
 
+// track adds an attempt to the running set.
+func (l *Ledger) track(at *attempt) {
+	l.attempt[at.id] = at
+	if at.task.typ == models.MapTask {
+		l.runningMaps++
+	}
+}
+
 // remove takes an attempt off its node and out of the running set.
 func (l *Ledger) remove(at *attempt) {
 	delete(l.attempt, at.id)
+	if at.task.typ == models.MapTask {
+		l.runningMaps--
+	}
 	at.node.view, at.task.job.view = nil, nil
 	n := at.node
 	for i, o := range n.running {

@@ -169,7 +169,7 @@ func (l *Ledger) restoreJobs(jobs []JobCheckpoint) error {
 			at := &attempt{id: ac.ID, task: t, node: n, slot: models.TaskType(ac.Slot), startS: ac.StartS,
 				requested: ac.Requested, granted: ac.Granted, speculative: ac.Speculative}
 			at.phase, at.progress = initialStatus(tt)
-			l.attempt[at.id] = at
+			l.track(at)
 			attempts = append(attempts, at)
 		}
 	}

@@ -205,6 +205,9 @@ func TestCheckpointRebuildsTheReplayedLedger(t *testing.T) {
 			if !reflect.DeepEqual(full.View(d.now), after.View(d.now)) {
 				t.Fatalf("cluster %d, seed %d: after further changes the ledgers differ", ci, seed)
 			}
+			for name, l := range map[string]*Ledger{"live": live, "replayed": replayed, "restored": restored, "after": after, "full": full} {
+				checkRunningMaps(t, name, l)
+			}
 		}
 	}
 }
@@ -238,5 +241,20 @@ func TestCheckpointRefusesWhatDoesNotFit(t *testing.T) {
 		if err := l.Replay(ev); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// checkRunningMaps: the ledger's count of running map attempts (kept up
+// to date for reducer preemption) is the count of its map attempts.
+func checkRunningMaps(t *testing.T, name string, l *Ledger) {
+	t.Helper()
+	n := 0
+	for _, at := range l.attempt {
+		if at.task.typ == models.MapTask {
+			n++
+		}
+	}
+	if l.runningMaps != n {
+		t.Fatalf("%s: runningMaps = %d, %d map attempts run", name, l.runningMaps, n)
 	}
 }

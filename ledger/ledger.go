@@ -86,7 +86,10 @@ type Ledger struct {
 	jobAt   map[string]*job
 	attempt map[int]*attempt
 	nextID  int
-	tasks   int // Σ Tasks() over the active jobs
+	// runningMaps counts the map attempts in attempt: while one runs, no
+	// deadlock needs preemption (preempt.go), an O(1) test per heartbeat.
+	runningMaps int
+	tasks       int // Σ Tasks() over the active jobs
 }
 
 type node struct {

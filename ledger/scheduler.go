@@ -105,14 +105,22 @@ func (s *Scheduler) Heartbeat(ctx context.Context, b Beat) (*Decision, error) {
 		return d, fmt.Errorf("policy %q: initial assignment: %w", s.Pipe.Spec(), err)
 	}
 	granting := l.Granting(b.Node)
-	pd := s.Pipe.Heartbeat(c, c.Node(b.Node))
-	applied, rejected, err := l.Apply(b.Node, b.NowS, pd.Actions)
+	// A deadlock of reducers and waiting maps is broken before the
+	// pipeline is asked (see preempt.go); such a heartbeat is the
+	// preemption's alone: the pipeline could start no map anywhere, and
+	// its view would miss the kills.
+	actions := l.preempt(b.Node)
+	if actions == nil {
+		pd := s.Pipe.Heartbeat(c, c.Node(b.Node))
+		actions, d.Rejected, d.Vetoes = pd.Actions, pd.Dropped, pd.Vetoes
+	}
+	applied, rejected, err := l.Apply(b.Node, b.NowS, actions)
 	if err != nil {
 		return nil, err // unreachable: the node exists
 	}
-	d.Applied, d.Rejected, d.Vetoes = applied, rejected+pd.Dropped, pd.Vetoes
-	if len(pd.Actions) > 0 || granting {
-		d.Events = append(d.Events, Event{Heartbeat: &HeartbeatEvent{Node: b.Node, NowS: b.NowS, Actions: Records(pd.Actions)}})
+	d.Applied, d.Rejected = applied, d.Rejected+rejected
+	if len(actions) > 0 || granting {
+		d.Events = append(d.Events, Event{Heartbeat: &HeartbeatEvent{Node: b.Node, NowS: b.NowS, Actions: Records(actions)}})
 	}
 	return d, nil
 }

@@ -26,3 +26,17 @@ func (o *Occupancy) Add(requested, granted Resources, slot TaskType) {
 		o.ReduceSlots++
 	}
 }
+
+// Remove uncounts one attempt that Add counted.
+func (o *Occupancy) Remove(requested, granted Resources, slot TaskType) {
+	for p := range o.Requested {
+		o.Requested[p] -= requested[p]
+		o.Granted[p] -= granted[p]
+	}
+	switch slot {
+	case MapTask:
+		o.MapSlots--
+	case ReduceTask:
+		o.ReduceSlots--
+	}
+}

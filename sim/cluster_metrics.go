@@ -30,6 +30,10 @@ type ClusterResult struct {
 	// task that could not start).
 	Events   uint64 `json:"events"`
 	Rejected int    `json:"rejected_actions"`
+	// PreemptedReducers counts the reducers the scheduler killed to break
+	// a deadlock of early reducers and waiting maps (absent when none;
+	// see ledger.PreemptReason).
+	PreemptedReducers int `json:"preempted_reducers,omitempty"`
 	// Vetoes are the candidates the policy's filters and gates refused,
 	// counted by stage, job and task type (only with
 	// ClusterOptions.Explain).
@@ -315,7 +319,8 @@ func (s *clusterSim) result() *ClusterResult {
 	m := s.met
 	end := s.eng.Now()
 	m.advance(s, end)
-	r := &ClusterResult{Utilization: map[string]float64{}, Speculative: m.spec, Events: s.eng.Processed(), Rejected: s.rejected}
+	r := &ClusterResult{Utilization: map[string]float64{}, Speculative: m.spec, Events: s.eng.Processed(), Rejected: s.rejected,
+		PreemptedReducers: s.preempted}
 	if s.opt.Explain {
 		r.Vetoes = s.vetoes.list()
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/ledger"
@@ -83,6 +84,7 @@ type clusterSim struct {
 	lastProgressS float64
 	pendingSubmit int
 	rejected      int
+	preempted     int // reducers killed by ledger.PreemptReason
 	vetoes        vetoLog
 	err           error
 	// replicas[job][stage][map] are the nodes holding the map's block.
@@ -318,6 +320,9 @@ func (s *clusterSim) carryOut(n *simNode, d *ledger.Decision) {
 			s.launch(n, a)
 		case policy.ActionKill:
 			s.kill(n, a.Attempt)
+			if strings.HasPrefix(a.Reason, ledger.PreemptReason) {
+				s.preempted++
+			}
 		case policy.ActionAdjust:
 			adjusts = append(adjusts, a)
 		}

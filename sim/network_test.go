@@ -229,10 +229,6 @@ func TestClusterLowerBoundWithNetwork(t *testing.T) {
 	for k := range 6 {
 		sc := randomBoundScenario(rng, k%2 == 1)
 		sc.Network = &Network{NodeMBps: 1 + 200*rng.Float64(), Oversubscription: 1 + 9*rng.Float64()}
-		// Reduces after all maps: on these small clusters, reducers that
-		// start early can fill every node while their maps wait, a
-		// deadlock of the simulator with or without the network.
-		sc.SlowStart = 1
 		for seed := uint64(1); seed <= 2; seed++ {
 			for _, pl := range []string{"", "greedy", "costliest"} {
 				cfg := policy.HeartbeatConfig{Seed: seed}

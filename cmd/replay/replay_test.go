@@ -64,6 +64,11 @@ func startServer(t *testing.T, dir string) (addr string, stop func()) {
 	return srv.Addr().String(), stop
 }
 
+// earlyReducers is a scenario whose reducers, started at slow start 0
+// without ramp-up, fill both nodes while maps wait: it ends only because
+// the scheduler preempts them.
+const earlyReducers = "../simulate/testdata/early-reducers.json"
+
 func runOptd(t *testing.T, args ...string) string {
 	t.Helper()
 	out, errOut, code := cli.RunCaptured(t.Context(), args, simulate.NewCommand, NewCommand)
@@ -93,6 +98,11 @@ func TestReplayEqualsSimulate(t *testing.T) {
 		{"tan-fig10-sort", "fair", "2", "--explain", "receding-horizon"},
 		{"tan-fig3-sort", "fair+delay-scheduling", "1", "--explain", "greedy"},
 		{"haste-table2", "haste-a", "1", "", "random"},
+		// Reducers that start at slow start 0 without ramp-up deadlock
+		// with waiting maps; the server preempts them as the simulator
+		// does.
+		{earlyReducers, "fair", "1", "--explain", ""},
+		{earlyReducers, "fifo", "2", "", ""},
 	} {
 		t.Run(tc.scenario+"/"+tc.spec+"/"+tc.placement, func(t *testing.T) {
 			args := []string{"--scenario", tc.scenario, "--policy", tc.spec, "--seed", tc.seed}
@@ -103,6 +113,9 @@ func TestReplayEqualsSimulate(t *testing.T) {
 				args = append(args, "--placement", tc.placement)
 			}
 			want := runOptd(t, append([]string{"simulate"}, args...)...)
+			if tc.scenario == earlyReducers && !strings.Contains(want, `"preempted_reducers"`) {
+				t.Fatalf("%s preempted no reducer:\n%s", tc.scenario, want)
+			}
 			got := runOptd(t, append([]string{"replay", "--server", addr}, args...)...)
 			if got != want {
 				t.Fatalf("replay through %s:\n%s\nsimulate:\n%s", addr, got, want)
@@ -234,6 +247,8 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 		{"stealing-stragglers-2", "fifo+dynamic-adjust+late", ""},
 		// The placement's plans and its estimator survive restarts.
 		{"tan-fig10-sort", "fair", "receding-horizon"},
+		// Preemption decided on a ledger rebuilt from its events.
+		{earlyReducers, "fair", ""},
 	} {
 		t.Run(tc.scenario+"/"+tc.spec+"/"+tc.placement, func(t *testing.T) {
 			args := []string{"simulate", "--scenario", tc.scenario, "--policy", tc.spec, "--seed", "1"}

@@ -271,26 +271,68 @@ func renderSection(env *Env, r sectionResult, note string) []byte {
 // spliceSections replaces, in an existing report, the block of each
 // section just rerun (from its "### Title" line to the next "## " or "### "
 // heading) by its new rendering, so that `--only` updates RESULTS.md
-// instead of replacing it. ok is false if the report lacks one of them.
+// instead of replacing it. A section the report does not have yet (a new
+// one) is added at the end of its group, the group's heading too if the
+// report has none: rerunning one section never drops the others. ok is
+// false only if the report has no group heading at all (not a report).
 func spliceSections(old []byte, env *Env, results []sectionResult) (out []byte, ok bool) {
 	lines := strings.SplitAfter(string(old), "\n")
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "## ") }) {
+		return nil, false
+	}
 	note := fmt.Sprintf(", recomputed on %s after the rest of this report", env.start.UTC().Format("2006-01-02"))
 	for _, r := range results {
+		block := string(renderSection(env, r, note))
 		i := slices.Index(lines, "### "+r.sec.Title+"\n")
 		if i < 0 {
-			return nil, false
+			lines = insertSection(lines, r.sec.Group, block)
+			continue
 		}
-		j := i + 1
-		for j < len(lines) && !strings.HasPrefix(lines[j], "## ") && !strings.HasPrefix(lines[j], "### ") {
-			j++
-		}
-		block := string(renderSection(env, r, note))
+		j := nextHeading(lines, i+1, "## ", "### ")
 		if j < len(lines) {
 			block += "\n"
 		}
 		lines = slices.Concat(lines[:i], []string{block}, lines[j:])
 	}
 	return []byte(strings.Join(lines, "")), true
+}
+
+// insertSection adds a section's block at the end of its group in a
+// report's lines, with the group's heading, placed in the order of groups,
+// if the report lacks it.
+func insertSection(lines []string, group, block string) []string {
+	at := func(k int) int { // before the blank line that precedes a heading
+		if k > 0 && k < len(lines) && lines[k-1] == "\n" {
+			return k - 1
+		}
+		return k
+	}
+	if g := slices.Index(lines, "## "+group+"\n"); g >= 0 {
+		k := at(nextHeading(lines, g+1, "## "))
+		return slices.Concat(lines[:k], []string{"\n", block}, lines[k:])
+	}
+	later := slices.Index(groups, group) + 1
+	k := len(lines)
+	for i, l := range lines {
+		if strings.HasPrefix(l, "## ") && !slices.Contains(groups[:later], strings.TrimSuffix(l[3:], "\n")) {
+			k = at(i)
+			break
+		}
+	}
+	return slices.Concat(lines[:k], []string{"\n## " + group + "\n", "\n", block}, lines[k:])
+}
+
+// nextHeading is the index of the first line at or after from that starts
+// with one of prefixes (len(lines) if none).
+func nextHeading(lines []string, from int, prefixes ...string) int {
+	for j := from; j < len(lines); j++ {
+		for _, p := range prefixes {
+			if strings.HasPrefix(lines[j], p) {
+				return j
+			}
+		}
+	}
+	return len(lines)
 }
 
 // renderReport lays out RESULTS.md.

@@ -101,7 +101,24 @@ func TestSpliceSections(t *testing.T) {
 	if string(got) != wantS {
 		t.Errorf("spliced report:\n%s\nwant:\n%s", got, wantS)
 	}
-	if _, ok := spliceSections(old, env, []sectionResult{result(sec("d", "Section D", GroupTraces), "d")}); ok {
-		t.Error("a section missing from the report was spliced")
+	// A section the report lacks joins the end of its group; a group the
+	// report lacks is added in the order of groups; nothing else changes.
+	d, e := sec("d", "Section D", GroupReproduction), sec("e", "Section E", GroupPerformance)
+	onlyAC := renderReport(env, []sectionResult{result(a, "old a"), result(c, "old c")}, time.Minute)
+	got, ok = spliceSections(onlyAC, env, []sectionResult{result(d, "new d"), result(e, "new e")})
+	if !ok {
+		t.Fatal("new sections not added to the report")
+	}
+	want = renderReport(env, []sectionResult{result(a, "old a"), result(d, "new d"), result(e, "new e"), result(c, "old c")}, time.Minute)
+	wantS = string(want)
+	for _, name := range []string{"d", "e"} {
+		wantS = strings.ReplaceAll(wantS, "computed in 1.0 s; rerun alone with `go run ./benchmarks/cmd/report --only "+name+"`",
+			"computed in 1.0 s"+note+"; rerun alone with `go run ./benchmarks/cmd/report --only "+name+"`")
+	}
+	if string(got) != wantS {
+		t.Errorf("report with new sections:\n%s\nwant:\n%s", got, wantS)
+	}
+	if _, ok := spliceSections([]byte("not a report\n"), env, []sectionResult{result(d, "d")}); ok {
+		t.Error("a file without group headings was spliced into")
 	}
 }

@@ -30,6 +30,10 @@ var notRunHere = map[string]string{
 // server every block shares instead (and stops it at the end).
 var serveLine = regexp.MustCompile(`(?m)^bin/optd serve .*$`)
 
+// buildLine is the README's build of the command line; the test builds the
+// binary once (the scratch directory has no go.mod).
+var buildLine = regexp.MustCompile(`(?m)^go build -o bin/optd \./cmd/optd\s*(#.*)?$`)
+
 // TestDocCommands runs every ```sh block of README.md and docs/*.md, in
 // order, with bash -euo pipefail, in a scratch directory that holds the
 // repository's examples, test inputs and traces and a freshly built
@@ -80,6 +84,7 @@ func TestDocCommands(t *testing.T) {
 				server = startServer(t, work)
 			}
 			block = serveLine.ReplaceAllString(block, "# (the test's server is running)")
+			block = buildLine.ReplaceAllString(block, "# (the test built bin/optd)")
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", block)
 			cmd.Dir = work
@@ -105,14 +110,20 @@ func skipReason(block string) string {
 			return why
 		}
 	}
+	if strings.Contains(block, "java ") {
+		if _, err := exec.LookPath("java"); err != nil {
+			return "no java on this machine (scripts/setup.sh --test installs default-jdk-headless)"
+		}
+	}
 	return ""
 }
 
-// startServer starts bin/optd serve on 127.0.0.1:7443 in work and waits
-// until it accepts connections.
+// startServer starts bin/optd serve on 127.0.0.1:7443, with the HTTP/JSON
+// gateway on 127.0.0.1:8080 as the docs' gateway block asks, in work and
+// waits until it accepts connections.
 func startServer(t *testing.T, work string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(work, "bin", "optd"), "serve", "--listen", "127.0.0.1:7443", "--data-dir", filepath.Join(work, "optd-data"))
+	cmd := exec.Command(filepath.Join(work, "bin", "optd"), "serve", "--listen", "127.0.0.1:7443", "--gateway-listen", "127.0.0.1:8080", "--data-dir", filepath.Join(work, "optd-data"))
 	cmd.Dir = work
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,8 @@
 #   scripts/setup.sh          build and run: COIN-OR Clp (cgo), pkg-config, g++
 #   scripts/setup.sh --test   also the test peers: cbc (exact MIP oracle), glpsol, protoc,
 #                             python3-grpcio (the Python client example),
-#                             default-jdk-headless (the Java client example)
+#                             default-jdk-headless (the Java client example), and what the
+#                             documented commands call (jq, curl, grpcurl: docs/commands_test.go)
 #   scripts/setup.sh --bench  also what the benchmark report compares against: the test
 #                             peers, Debian's nodejs and npm, and the pinned highs npm
 #                             package (HiGHS compiled to WebAssembly) in benchmarks/highs
@@ -33,6 +34,8 @@ if [ "$want_test" = 1 ]; then
   need python3-grpcio      # the README's Python client (server/python_client_test.go)
   need default-jdk-headless # the Java client of the HTTP/JSON gateway (server/gateway_test.go)
   need python3-protobuf
+  need jq                  # the documented gRPC calls build requests with jq
+  need curl                # the documented gateway calls
 fi
 if [ "$want_bench" = 1 ]; then
   # a node from elsewhere (e.g. NodeSource's nodejs, which bundles npm) will do
@@ -56,6 +59,12 @@ if ! command -v go >/dev/null 2>&1; then
     echo "setup: Go is not installed (https://go.dev/doc/install)" >&2
     exit 1
   fi
+fi
+
+if [ "$want_test" = 1 ] && ! command -v grpcurl >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/grpcurl" ]; then
+  # the documented gRPC calls (docs/commands_test.go); the same pin as scripts/loadtest.sh
+  echo "setup: installing grpcurl (go install, pinned)" >&2
+  go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3
 fi
 
 if [ "$want_bench" = 1 ]; then

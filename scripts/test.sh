@@ -19,4 +19,7 @@ echo "== go vet"
 go vet ./...
 
 echo "== go test -race"
+# Every command block of README.md and docs/ runs too (docs/commands_test.go,
+# about three minutes), so the documentation cannot rot.
+export OPTD_DOC_COMMANDS=1
 go test -race -count=1 -timeout 20m ./... "$@"

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
@@ -24,13 +27,42 @@ type placementRun struct {
 	// classes rounded down), empty[rep] the empty-cluster bound (mean over
 	// the counted jobs of Y·Σ of the R cheapest slot costs).
 	hindsight, empty []float64
+	// lagrangian[rep] is the Lagrangian bound on the exact (uncoarsened)
+	// hindsight LP per counted job (mdp.HindsightLagrangianOfRecords), NaN
+	// when not computed; lagrangeSteps[rep] its subgradient steps and
+	// lagrangeSeconds[rep] its time.
+	lagrangian      []float64
+	lagrangeSteps   []int
+	lagrangeSeconds []float64
 	// jobs counted and events processed over all replications and policies.
 	jobs   int
 	events uint64
 }
 
 // best returns the best (largest) lower bound of replication rep.
-func (r *placementRun) best(rep int) float64 { return max(r.hindsight[rep], r.empty[rep]) }
+// (NaN, a bound not computed, never wins).
+func (r *placementRun) best(rep int) float64 {
+	b := max(r.hindsight[rep], r.empty[rep])
+	if l := r.lagrangian[rep]; l > b {
+		b = l
+	}
+	return b
+}
+
+// checkBounds returns an error if the best bound of a replication exceeds
+// a policy's cost on it: a bound that is not one (the tolerance covers
+// the rounding of LP solvers and of sums over 50,000 jobs).
+func (r *placementRun) checkBounds() error {
+	for rep := range r.hindsight {
+		b := r.best(rep)
+		for _, name := range r.policies {
+			if c := r.cost[name][rep]; b > c*(1+1e-6) {
+				return fmt.Errorf("replication %d: best lower bound %.6g exceeds %s's cost %.6g", rep, b, name, c)
+			}
+		}
+	}
+	return nil
+}
 
 // bests returns the best bound of every replication.
 func (r *placementRun) bests() []float64 {
@@ -63,12 +95,24 @@ func registryFactories(names []string) []sim.NamedFactory {
 	return fs
 }
 
+// placementBounds says which pathwise bounds runPlacement computes beside
+// the empty-cluster bound.
+type placementBounds struct {
+	// classes > 0 coarsens the hindsight LP's slot costs into that many
+	// classes (a weaker, still valid bound) when there are more distinct
+	// costs.
+	classes int
+	// lagrange, if its Iterations > 0, also bounds the exact hindsight LP
+	// by Lagrangian relaxation (mdp.HindsightBoundLagrangian) with that
+	// budget per replication.
+	lagrange mdp.LagrangeOptions
+}
+
 // runPlacement simulates every replication of s under the registered
 // policies and the extra ones (e.g. a searched policy, under its own name)
-// and computes the bounds; classes > 0 coarsens the hindsight LP's slot
-// costs into that many classes (a weaker, still valid bound) when there are
-// more distinct costs.
-func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, registered []string, classes int, extra ...sim.NamedFactory) (*placementRun, error) {
+// and computes the bounds of pb, then checks that the best of them is
+// below every policy's cost on every replication.
+func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, registered []string, pb placementBounds, extra ...sim.NamedFactory) (*placementRun, error) {
 	fs := append(registryFactories(registered), extra...)
 	policies := make([]string, len(fs))
 	for i, f := range fs {
@@ -87,33 +131,67 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 		}
 		out.jobs += first.Counted
 		out.empty = append(out.empty, first.EmptyClusterMean)
-		lb, err := hindsightPerJob(ctx, r.Records, s.SlotCosts, classes)
+		counted := countedRecords(r.Records)
+		if len(counted) == 0 {
+			return nil, fmt.Errorf("%s: replication %d: no counted job", label, rep)
+		}
+		total, err := mdp.HindsightBoundOfRecords(ctx, counted, s.SlotCosts, pb.classes)
 		if err != nil {
 			return nil, fmt.Errorf("%s: replication %d: %w", label, rep, err)
 		}
+		lb := total / float64(len(counted))
 		out.hindsight = append(out.hindsight, lb)
-		env.Logf("%s: replication %d/%d done (hindsight bound %.4g)", label, rep+1, s.Replications, lb)
+		lag, steps, secs := math.NaN(), 0, 0.0
+		if pb.lagrange.Iterations > 0 {
+			opts := pb.lagrange
+			opts.Progress = func(step int, _ float64) { steps = step }
+			start := time.Now()
+			total, err := mdp.HindsightLagrangianOfRecords(ctx, counted, s.SlotCosts, opts)
+			if err != nil {
+				return nil, fmt.Errorf("%s: replication %d: %w", label, rep, err)
+			}
+			lag, secs = total/float64(len(counted)), time.Since(start).Seconds()
+		}
+		out.lagrangian = append(out.lagrangian, lag)
+		out.lagrangeSteps = append(out.lagrangeSteps, steps)
+		out.lagrangeSeconds = append(out.lagrangeSeconds, secs)
+		env.Logf("%s: replication %d/%d done (hindsight LP %.4g, Lagrangian %.4g in %d steps, %.1f s)",
+			label, rep+1, s.Replications, lb, lag, steps, secs)
+	}
+	if err := out.checkBounds(); err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	return out, nil
 }
 
-// hindsightPerJob is the hindsight LP bound (mdp.HindsightBoundOfRecords over
-// package mdp) on the total cost of the counted jobs of one replication,
-// divided by their number. Every policy of the replication saw these very
-// jobs, so the bound holds for each policy's realized mean cost,
-// replication by replication.
-func hindsightPerJob(ctx context.Context, recs []sim.JobRecord, slotCosts []float64, classes int) (float64, error) {
+// lagrangeSummary describes the Lagrangian bound's work over a run's
+// replications: the range of steps taken and the mean seconds per
+// replication.
+func (r *placementRun) lagrangeSummary() string {
+	m, _ := sim.MeanCI95(r.lagrangeSeconds)
+	return fmt.Sprintf("%d–%d steps, %.1f s", slices.Min(r.lagrangeSteps), slices.Max(r.lagrangeSteps), m)
+}
+
+// lagrangeBudget is the Lagrangian bound's budget per replication in the
+// Fig. 9 sections: at most steps subgradient steps and limit of time,
+// whichever ends first (each step is a bound, so stopping early only
+// weakens it).
+func lagrangeBudget(steps int, limit time.Duration) placementBounds {
+	return placementBounds{lagrange: mdp.LagrangeOptions{Iterations: steps, TimeLimit: limit}}
+}
+
+// countedRecords returns the jobs of a replication that count towards its
+// mean cost. Every policy of the replication saw these very jobs, so a
+// pathwise bound on their total cost, divided by their number, holds for
+// each policy's realized mean cost, replication by replication.
+func countedRecords(recs []sim.JobRecord) []sim.JobRecord {
 	var counted []sim.JobRecord
 	for _, j := range recs {
 		if j.Counted {
 			counted = append(counted, j)
 		}
 	}
-	if len(counted) == 0 {
-		return 0, fmt.Errorf("no counted job")
-	}
-	total, err := mdp.HindsightBoundOfRecords(ctx, counted, slotCosts, classes)
-	return total / float64(len(counted)), err
+	return counted
 }
 
 // savings returns 100·(base − other)/base per replication: paired, since

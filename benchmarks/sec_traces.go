@@ -75,7 +75,7 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := runPlacement(ctx, env, tr.name, s, names, classes)
+		r, err := runPlacement(ctx, env, tr.name, s, names, placementBounds{classes: classes})
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,85 @@
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/optd/optd/policy"
+)
+
+// TestPlacementBestBound: on Fig. 9 settings of several loads, K and
+// seeds (quick sizes), the best lower bound runPlacement reports, with the
+// Lagrangian bound on the exact hindsight LP beside the coarse LP, is at
+// most every policy's cost on every replication, and the Lagrangian is
+// computed, with at least one step, on each.
+func TestPlacementBestBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 2×2000 jobs under every placement policy per case; skipped with -short")
+	}
+	names := policy.PlacementNames()
+	for _, c := range []struct {
+		k    int
+		rho  float64
+		seed uint64
+	}{{100, 0.6, 1}, {100, 0.9, 2}, {10, 0.9, 3}, {100, 0.2, 4}} {
+		t.Run(fmt.Sprintf("K=%d,rho=%g,seed=%d", c.k, c.rho, c.seed), func(t *testing.T) {
+			env := &Env{Config: Config{Quick: true, Seed: c.seed}}
+			s, err := fig9ScenarioK(c.k, c.rho, 2000, 200, 2, c.seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb := lagrangeBudget(20, 5*time.Second)
+			pb.classes = 20
+			r, err := runPlacement(context.Background(), env, "test", s, names, pb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			best := r.bests()
+			for rep := range s.Replications {
+				if math.IsNaN(r.lagrangian[rep]) || r.lagrangeSteps[rep] < 1 {
+					t.Errorf("replication %d: Lagrangian %v after %d steps, want a bound", rep, r.lagrangian[rep], r.lagrangeSteps[rep])
+				}
+				if best[rep] < r.hindsight[rep] || best[rep] < r.empty[rep] || best[rep] < r.lagrangian[rep] {
+					t.Errorf("replication %d: best %v below one of hindsight %v, empty %v, Lagrangian %v",
+						rep, best[rep], r.hindsight[rep], r.empty[rep], r.lagrangian[rep])
+				}
+				if len(r.policies) != len(names) {
+					t.Fatalf("policies %v, want %v", r.policies, names)
+				}
+				for _, n := range r.policies {
+					if cost := r.cost[n][rep]; best[rep] > cost*(1+1e-9) {
+						t.Errorf("replication %d: best bound %v exceeds %s's cost %v", rep, best[rep], n, cost)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCheckBounds: a run whose best bound exceeds a policy's cost on one
+// replication is rejected, naming the replication and the policy; a NaN
+// Lagrangian (not computed) never wins.
+func TestCheckBounds(t *testing.T) {
+	r := &placementRun{
+		policies:   []string{"a", "b"},
+		cost:       map[string][]float64{"a": {10, 12}, "b": {11, 9}},
+		hindsight:  []float64{8, 8},
+		empty:      []float64{5, 5},
+		lagrangian: []float64{math.NaN(), 9.5},
+	}
+	err := r.checkBounds()
+	if err == nil || !strings.Contains(err.Error(), "replication 1") || !strings.Contains(err.Error(), "b's cost") {
+		t.Errorf("err = %v, want one naming replication 1 and policy b", err)
+	}
+	if got := r.best(0); got != 8 {
+		t.Errorf("best(0) = %v with a NaN Lagrangian, want the hindsight LP 8", got)
+	}
+	r.lagrangian[1] = 9
+	if err := r.checkBounds(); err != nil {
+		t.Errorf("bounds at most every cost: err = %v", err)
+	}
+}

@@ -50,16 +50,7 @@ func TestEnumTwinsCoverTheStrings(t *testing.T) {
 func TestHeartbeatEnums(t *testing.T) {
 	ts := startServer(t, "", Options{}, nil)
 	ctx := ctxT(t)
-	if _, err := ts.cluster.RegisterCluster(ctx, hbCluster("h", "fifo")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ts.cluster.SubmitJob(ctx, hbJob("h", "j1")); err != nil {
-		t.Fatal(err)
-	}
-	r, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(1)})
-	if err != nil || len(r.GetActions()) == 0 {
-		t.Fatalf("Heartbeat = %v, %v", r, err)
-	}
+	r := firstHeartbeat(t, ts, "fifo")
 	for _, a := range r.GetActions() {
 		if a.GetActionKind() != optdv1.ActionKind_ACTION_KIND_START || a.GetTaskTypeEnum().String() != "TASK_TYPE_"+map[string]string{"map": "MAP", "reduce": "REDUCE"}[a.GetTaskType()] ||
 			stringOf("LOCALITY_", int32(a.GetLocalityType()), optdv1.Locality_name) != a.GetLocality() {
@@ -79,7 +70,7 @@ func TestHeartbeatEnums(t *testing.T) {
 		Running: []*optdv1.AttemptStatus{{AttemptId: id, PhaseType: optdv1.Phase_PHASE_MAP, Progress: 0.5}}}); err != nil {
 		t.Errorf("phase given as the enum: %v", err)
 	}
-	_, err = ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(3),
+	_, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(3),
 		Running: []*optdv1.AttemptStatus{{AttemptId: id, Phase: "map", PhaseType: optdv1.Phase_PHASE_SORT, Progress: 0.6}}})
 	wantCode(t, err, codes.InvalidArgument, "running[0].phase_type")
 }

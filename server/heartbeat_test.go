@@ -138,12 +138,12 @@ func TestHeartbeatFlow(t *testing.T) {
 	}
 }
 
-// TestHeartbeatBadInputs: each bad call gets its code and a message naming
-// what is wrong, and changes nothing.
-func TestHeartbeatBadInputs(t *testing.T) {
-	ts := startServer(t, "", Options{}, nil)
+// firstHeartbeat registers heartbeat cluster "h" under spec, submits job
+// "j1" and returns node a's first heartbeat at t = 1 (which starts work).
+func firstHeartbeat(t *testing.T, ts *testServer, spec string) *optdv1.HeartbeatResponse {
+	t.Helper()
 	ctx := ctxT(t)
-	if _, err := ts.cluster.RegisterCluster(ctx, hbCluster("h", "fifo+late")); err != nil {
+	if _, err := ts.cluster.RegisterCluster(ctx, hbCluster("h", spec)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ts.cluster.SubmitJob(ctx, hbJob("h", "j1")); err != nil {
@@ -151,8 +151,17 @@ func TestHeartbeatBadInputs(t *testing.T) {
 	}
 	r, err := ts.cluster.Heartbeat(ctx, &optdv1.HeartbeatRequest{ClusterId: "h", NodeId: "a", NowS: at(1)})
 	if err != nil || len(r.GetActions()) == 0 {
-		t.Fatalf("%v %v", r, err)
+		t.Fatalf("first heartbeat = %v, %v", r, err)
 	}
+	return r
+}
+
+// TestHeartbeatBadInputs: each bad call gets its code and a message naming
+// what is wrong, and changes nothing.
+func TestHeartbeatBadInputs(t *testing.T) {
+	ts := startServer(t, "", Options{}, nil)
+	ctx := ctxT(t)
+	r := firstHeartbeat(t, ts, "fifo+late")
 	var id int64
 	for _, a := range r.GetActions() {
 		if a.GetTaskType() == "map" {

@@ -165,7 +165,7 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 	}
 	var hs []string
 	for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
-		hs = append(hs, fmt.Sprintf("H(%s) = %.3g", n, cost[n]))
+		hs = append(hs, fmt.Sprintf("H(%s) = %.3g", n, cost[n].total()))
 	}
 	pl.Reason = fmt.Sprintf("X ≈ m/m_done·X_done = %d/%d·%.4g = %.4g MB for R = %d; %s; %s",
 		j.MapsTotal, j.MapsDone, j.MapOutputMB(), req.X, req.R, strings.Join(hs, ", "), d.Reason)
@@ -175,7 +175,7 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 
 // request builds the placement request of job j: its slots cheapest first
 // with their node by slot index, and H(v) by node.
-func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]float64) {
+func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]hopCost) {
 	held := map[string]int{} // reducers of other jobs running or planned
 	var heldIdx [][]int
 	for _, n := range c.Nodes {
@@ -211,7 +211,8 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 		}
 	}
 	nodeOf := map[int]string{}
-	for wave := 0; wave == 0 || (len(req.Free) < req.R && per > 0); wave++ {
+	var slots []nodeSlot
+	for wave := 0; wave == 0 || (len(slots) < req.R && per > 0); wave++ {
 		for i, n := range c.Nodes {
 			first := 0
 			if wave == 0 {
@@ -220,12 +221,75 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 			for q := first; q < capSlots[i]; q++ {
 				idx := wave*len(c.Nodes)*per + q*len(c.Nodes) + pos[n.ID]
 				nodeOf[idx] = n.ID
-				req.Free = append(req.Free, policy.Slot{Index: idx, Cost: cost[n.ID] * float64(1+q)})
+				slots = append(slots, nodeSlot{idx, n, q})
 			}
 		}
 	}
+	rackHeld := map[string]int{}
+	for _, n := range c.Nodes {
+		rackHeld[n.Rack] += held[n.ID]
+	}
+	req.Free = slotCosts(slots, rackHeld, cost)
 	slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
 	return req, nodeOf, cost
+}
+
+// nodeSlot is the q-th free reduce slot of a node (q counts the slots
+// others hold there), with its index in the placement request.
+type nodeSlot struct {
+	idx  int
+	node *policy.NodeView
+	q    int
+}
+
+// slotCosts prices the free slots, H(v) split into its part from v's own
+// rack, H_in(v), and from the other racks, H_x(v) (see fetchCosts). The
+// q-th slot of node v that is also the Q-th slot of its rack k costs
+//
+//	H_in(v)·(1 + q) + H_x(v)·max(1 + q, (1 + Q)/κ_k)
+//
+// A unit of data a reducer fetches from its own rack crosses v's link,
+// which q + 1 fetchers share (each gets 1/(q + 1) of it: the max-min share
+// of the simulator's network), so it takes q + 1 times as long as alone; a
+// unit from another rack also crosses rack k's downlink, which the Q + 1
+// reducers fetching into the rack share, and which carries κ_k node links'
+// worth: its rate is the smaller of the two shares. Q counts the reducers
+// other jobs hold in the rack (running or planned) and, within the rack,
+// the slots before this one taken cheapest first by (1 + q)·H(v), the
+// order in which a cheapest-first policy would take them (a policy that
+// skips a rack's cheaper slots pays a little more than the costs say).
+// κ_k = 1: the stage does not know the rack uplinks, and takes a rack's
+// downlink as one node link's worth (a rack of n nodes uplinked at n:1),
+// the conservative guess, which only spreads reducers over racks sooner
+// than needed on a better network. Tan et al.'s slots have fixed costs (§II-B); without the
+// q term every policy that prefers cheap slots stacks a job's reducers on
+// its cheapest node, and without the Q term on its cheapest rack, whose
+// oversubscribed downlink they then share (Fig. 10 of the paper with three
+// alike racks: the finished maps' outputs make one rack a little cheaper).
+func slotCosts(slots []nodeSlot, rackHeld map[string]int, cost map[string]hopCost) []policy.Slot {
+	byRack := map[string][]nodeSlot{}
+	var racks []string
+	for _, sl := range slots {
+		r := sl.node.Rack
+		if _, ok := byRack[r]; !ok {
+			racks = append(racks, r)
+		}
+		byRack[r] = append(byRack[r], sl)
+	}
+	free := make([]policy.Slot, 0, len(slots))
+	for _, r := range racks {
+		rs := byRack[r]
+		slices.SortStableFunc(rs, func(a, b nodeSlot) int {
+			return cmp.Or(cmp.Compare(cost[a.node.ID].total()*float64(1+a.q), cost[b.node.ID].total()*float64(1+b.q)), cmp.Compare(a.idx, b.idx))
+		})
+		const kappa = 1
+		for k, sl := range rs {
+			h, q, Q := cost[sl.node.ID], float64(1+sl.q), float64(1+rackHeld[r]+k)
+			c := h.in*q + h.x*math.Max(q, Q/kappa)
+			free = append(free, policy.Slot{Index: sl.idx, Cost: math.Round(c*1e9) / 1e9})
+		}
+	}
+	return free
 }
 
 // spreadOrder ranks the nodes so that slots of equal cost, taken in index
@@ -287,33 +351,40 @@ func estimateX(j *policy.JobView) float64 {
 // (a uniform block layout; at slow-start only 5% of the maps are done, and
 // their nodes alone would be a biased picture of where the job's data
 // will be).
-func fetchCosts(c *policy.ClusterView, j *policy.JobView) map[string]float64 {
+func fetchCosts(c *policy.ClusterView, j *policy.JobView) map[string]hopCost {
 	w := outputWeights(c, j)
 	total := 0.0
 	for _, x := range w {
 		total += x
 	}
-	cost := map[string]float64{}
+	cost := map[string]hopCost{}
 	for _, n := range c.Nodes {
-		h := 0.0
+		hin, hx := 0.0, 0.0
 		for i, src := range c.Nodes {
 			switch {
 			case src.ID == n.ID:
 			case src.Rack == n.Rack:
-				h += SameRackHops * w[i]
+				hin += SameRackHops * w[i]
 			default:
-				h += CrossRackHops * w[i]
+				hx += CrossRackHops * w[i]
 			}
 		}
 		if total > 0 {
-			h /= total
+			hin /= total
+			hx /= total
 		}
 		// Rounded, so that nodes placed alike tie whatever the order of the
 		// sums (ties go by the rack-spread order).
-		cost[n.ID] = math.Round(h*1e9) / 1e9
+		cost[n.ID] = hopCost{in: math.Round(hin*1e9) / 1e9, x: math.Round(hx*1e9) / 1e9}
 	}
 	return cost
 }
+
+// hopCost is H(v) in two parts: the hops from the map outputs in v's own
+// rack (in) and from the other racks (x), each per unit of the job's data.
+type hopCost struct{ in, x float64 }
+
+func (h hopCost) total() float64 { return h.in + h.x }
 
 // outputWeights is the job's map output expected on each node (by
 // c.Nodes), in MB, or in maps while no size is known (see fetchCosts).

@@ -426,11 +426,13 @@ func outputWeights(c *policy.ClusterView, j *policy.JobView) []float64 {
 	return w
 }
 
-// placementState is the stage's snapshot: its plans, and the placement
-// policy's estimator if it has one.
+// placementState is the stage's snapshot: its plans, the placement
+// policy's estimator if it has one, and its own state if it is
+// policy.Stateful (random's generator).
 type placementState struct {
 	Plans     []*reducePlan              `json:"plans"`
 	Estimator *thresholds.EstimatorState `json:"estimator,omitempty"`
+	Policy    json.RawMessage            `json:"policy,omitempty"`
 }
 
 type estimated interface {
@@ -446,6 +448,13 @@ func (s *reducePlacement) Snapshot() ([]byte, error) {
 	if e, ok := s.pol.(estimated); ok {
 		es := e.Estimator().Snapshot()
 		st.Estimator = &es
+	}
+	if sp, ok := s.pol.(policy.Stateful); ok {
+		b, err := sp.Snapshot()
+		if err != nil {
+			return nil, err
+		}
+		st.Policy = b
 	}
 	return json.Marshal(st)
 }
@@ -481,6 +490,17 @@ func (s *reducePlacement) Restore(data []byte) error {
 			return fmt.Errorf("%w: %w", policy.ErrInvalidConfig, err)
 		}
 		*e.Estimator() = *est
+	}
+	// A snapshot without the policy's state (written before random kept
+	// its generator in it) leaves the policy as it was built.
+	sp, ok := s.pol.(policy.Stateful)
+	if !ok && st.Policy != nil {
+		return fmt.Errorf("%w: policy state for a placement policy %q that has none", policy.ErrInvalidConfig, s.pol.Name())
+	}
+	if ok && st.Policy != nil {
+		if err := sp.Restore(st.Policy); err != nil {
+			return err
+		}
 	}
 	s.plans = plans
 	return nil

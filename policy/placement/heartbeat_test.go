@@ -200,7 +200,7 @@ func TestReducePlacementStartsReducersWhereThePolicyChose(t *testing.T) {
 func TestReducePlacementSnapshot(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		pc := newPlaceCase(rand.New(rand.NewPCG(seed, 9)))
-		for _, name := range []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameCostliest} {
+		for _, name := range []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameCostliest, placement.NameRandom} {
 			newPipe := func() *policy.Pipeline {
 				pl, err := policy.NewPlacement(name, policy.PlacementConfig{})
 				if err != nil {
@@ -235,6 +235,37 @@ func TestReducePlacementSnapshot(t *testing.T) {
 				t.Fatalf("%s: a plan with an empty node restored", name)
 			}
 		}
+	}
+}
+
+// TestReducePlacementPolicyState: the stage keeps a stateful placement's
+// state (random's generator) in its snapshot, restores a snapshot without
+// it (written before random kept it) as built, and refuses policy state
+// for a placement that has none.
+func TestReducePlacementPolicyState(t *testing.T) {
+	pipe := func(name string) *policy.Pipeline {
+		pl, err := policy.NewPlacement(name, policy.PlacementConfig{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: pl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	snap, err := pipe(placement.NameRandom).Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(snap), `"policy":{"pcg":`) {
+		t.Fatalf("random's snapshot %s lacks its generator", snap)
+	}
+	if err := pipe(placement.NameRandom).Restore([]byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[]}}}`)); err != nil {
+		t.Fatalf("a snapshot without the generator: %v", err)
+	}
+	if err := pipe(placement.NameGreedy).Restore(snap); err == nil {
+		t.Fatal("greedy restored random's generator")
 	}
 }
 

@@ -221,16 +221,31 @@ func TestClusterNetworkRuns(t *testing.T) {
 }
 
 // TestClusterLowerBoundWithNetwork: on random scenarios with the network
-// on (random link speeds and oversubscription), the lower bound stays at
-// or below every run, with reducers placed anywhere or by a placement
-// policy, and is not vacuous.
+// on (random link speeds, oversubscription and map outputs), the lower
+// bound stays at or below every run, with reducers placed anywhere or by
+// a placement policy, and is not vacuous; its shuffle term raises it on
+// some of them.
 func TestClusterLowerBoundWithNetwork(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
-	for k := range 6 {
+	raised := 0
+	for k := range 20 {
 		sc := randomBoundScenario(rng, k%2 == 1)
 		sc.Network = &Network{NodeMBps: 1 + 200*rng.Float64(), Oversubscription: 1 + 9*rng.Float64()}
+		for i := range sc.Jobs {
+			sc.Jobs[i].MapOutputMB = 1 + 500*rng.Float64()
+		}
+		// The shuffle term (B7) raised the bound: without it (an
+		// infinitely fast network), a job's critical path counts only
+		// its longest map.
+		if b, err := ClusterLowerBound(sc, ClusterBoundOptions{Seed: 1}); err == nil {
+			slow := *sc
+			slow.Network = &Network{NodeMBps: 1e12}
+			if fast, err := ClusterLowerBound(&slow, ClusterBoundOptions{Seed: 1}); err == nil && b.JobResponseS > fast.JobResponseS*(1+1e-9) {
+				raised++
+			}
+		}
 		for seed := uint64(1); seed <= 2; seed++ {
-			for _, pl := range []string{"", "greedy", "costliest"} {
+			for _, pl := range []string{"", "greedy", "costliest", "random"} {
 				cfg := policy.HeartbeatConfig{Seed: seed}
 				if pl != "" {
 					p, err := policy.NewPlacement(pl, policy.PlacementConfig{Seed: seed})
@@ -254,6 +269,49 @@ func TestClusterLowerBoundWithNetwork(t *testing.T) {
 				if !(b.MakespanS > 0) || b.MakespanS > r.MakespanS+boundSlack(r.MakespanS) || b.MeanResponseS > r.MeanResponseS+boundSlack(r.MeanResponseS) {
 					t.Errorf("scenario %d seed %d placement %q: bound %+v, run makespan %.9g s, mean response %.9g s", k, seed, pl, b, r.MakespanS, r.MeanResponseS)
 				}
+			}
+		}
+	}
+	if raised == 0 {
+		t.Error("the shuffle term raised the jobs' critical paths in no scenario")
+	}
+	t.Logf("the shuffle term raised the jobs' critical paths in %d of 20 scenarios", raised)
+}
+
+// TestClusterLowerBoundShuffle: the shuffle term (B7) by hand. Eight maps
+// of work w on nodes of one map and one reduce slot (S = 2 maps at once),
+// one reducer fetching X MB of each remote map's output over C MB/s: with
+// k maps on the reducer's node, T_sh = max(⌈k/2⌉·w, w + (8−k)·X/C), least
+// at k = 4..6 (30 s for w = 10, X/C = 5), so the stage lasts at least
+// 30 s + (1−φ)·r, where without the term the bound had only the longest
+// map (10 s). The bound stays below every placement's run.
+func TestClusterLowerBoundShuffle(t *testing.T) {
+	const w, x, c, r = 10.0, 50.0, 10.0, 9.0
+	sc := &ClusterScenario{Name: "shuffle-bound", Network: &Network{NodeMBps: c}}
+	for i := range 4 {
+		sc.Cluster.Nodes = append(sc.Cluster.Nodes, models.Node{ID: fmt.Sprint("n", i), Rack: fmt.Sprint("r", i%2), MapSlots: 1, ReduceSlots: 1})
+	}
+	sc.Jobs = []ClusterJob{{ID: "j", Maps: 8, Reduces: 1, MapWorks: slices.Repeat([]float64{w}, 8), ReduceWorks: []float64{r}, MapOutputMB: x}}
+	b, err := ClusterLowerBound(sc, ClusterBoundOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 30 + (1-DefaultShuffleFraction)*r
+	if !near(b.CriticalPathMakespanS, want) {
+		t.Fatalf("critical path %v, want T_sh + (1−φ)r = %v", b.CriticalPathMakespanS, want)
+	}
+	for _, pl := range []string{"", "greedy", "costliest", "random"} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			p, err := policy.NewPlacedPipeline("fifo", pl, policy.HeartbeatConfig{Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := RunCluster(t.Context(), sc, p, ClusterOptions{Seed: seed, CheckInvariants: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.MakespanS > res.MakespanS+boundSlack(res.MakespanS) {
+				t.Errorf("placement %q seed %d: bound %v above the run's makespan %v", pl, seed, b.MakespanS, res.MakespanS)
 			}
 		}
 	}

@@ -56,6 +56,82 @@ var (
 type reducePlacement struct {
 	pol   policy.Placement
 	plans map[planKey]*reducePlan
+	links linkEstimate
+}
+
+// linkEstimate is what the stage learned of the network from the fetch
+// rates running reducers report (policy.AttemptView.FetchMBps), as Tan et
+// al. learn their slots' fetch costs by measurement (§V-C): exponentially
+// smoothed throughputs, observed whenever the stage places a job (from the
+// rates each node last reported), so a run's estimates depend only on what
+// was reported before each placement.
+type linkEstimate struct {
+	// LinkMBps is the node link as seen: the largest throughput one node's
+	// reducers were seen to fetch at together (0: nothing seen yet).
+	LinkMBps float64 `json:"link_mbps,omitempty"`
+	// RackMBps is, by rack, the throughput its reducers were seen to
+	// fetch at together; a rack seen without fetching reducers at a
+	// placement is observed at LinkMBps, one link (the prior), so an
+	// estimate that made a rack look congested fades once it no longer
+	// is.
+	RackMBps map[string]float64 `json:"rack_mbps,omitempty"`
+}
+
+// linkSmoothing is α of the estimates' exponential smoothing, x ← (1−α)·x
+// + α·observed: one observation per placement, so the last few
+// placements' traffic counts most.
+const linkSmoothing = 0.5
+
+// observe folds the fetch rates the cluster's reducers last reported into
+// the estimates.
+func (e *linkEstimate) observe(c *policy.ClusterView) {
+	node, rack := 0.0, map[string]float64{}
+	var racks []string
+	for _, n := range c.Nodes {
+		t := 0.0
+		for _, a := range n.Running {
+			t += a.FetchMBps
+		}
+		node = max(node, t)
+		if _, ok := rack[n.Rack]; !ok {
+			racks = append(racks, n.Rack)
+		}
+		rack[n.Rack] += t
+	}
+	if node <= 0 {
+		return
+	}
+	smooth := func(old, x float64) float64 {
+		if old <= 0 {
+			return x
+		}
+		return (1-linkSmoothing)*old + linkSmoothing*x
+	}
+	e.LinkMBps = smooth(e.LinkMBps, node)
+	if e.RackMBps == nil {
+		e.RackMBps = map[string]float64{}
+	}
+	for _, r := range racks {
+		x := rack[r]
+		if x <= 0 {
+			if _, seen := e.RackMBps[r]; !seen {
+				continue
+			}
+			x = e.LinkMBps
+		}
+		e.RackMBps[r] = smooth(e.RackMBps[r], x)
+	}
+}
+
+// kappa is κ_k of slotCosts: rack k's downlink in node links as learned,
+// RackMBps/LinkMBps, at most its n nodes' links; 1 (one link) before any
+// of its reducers was seen fetching.
+func (e *linkEstimate) kappa(rack string, nodes int) float64 {
+	u, ok := e.RackMBps[rack]
+	if !ok || e.LinkMBps <= 0 || u <= 0 {
+		return 1
+	}
+	return min(u/e.LinkMBps, float64(max(nodes, 1)))
 }
 
 type planKey struct {
@@ -151,7 +227,8 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 			delete(s.plans, k)
 		}
 	}
-	req, nodes, cost := s.request(c, j)
+	s.links.observe(c)
+	req, nodes, cost, kappa := s.request(c, j)
 	d, err := s.pol.Place(req)
 	if err != nil {
 		return nil, err
@@ -164,8 +241,13 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 		pl.Left[nodes[req.Free[pos].Index]]++
 	}
 	var hs []string
+	racks := map[string]bool{}
 	for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
 		hs = append(hs, fmt.Sprintf("H(%s) = %.3g", n, cost[n].total()))
+		racks[c.Node(n).Rack] = true
+	}
+	for _, r := range slices.Sorted(maps.Keys(racks)) {
+		hs = append(hs, fmt.Sprintf("κ(%s) = %.3g", r, kappa[r]))
 	}
 	pl.Reason = fmt.Sprintf("X ≈ m/m_done·X_done = %d/%d·%.4g = %.4g MB for R = %d; %s; %s",
 		j.MapsTotal, j.MapsDone, j.MapOutputMB(), req.X, req.R, strings.Join(hs, ", "), d.Reason)
@@ -174,8 +256,8 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 }
 
 // request builds the placement request of job j: its slots cheapest first
-// with their node by slot index, and H(v) by node.
-func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]hopCost) {
+// with their node by slot index, H(v) by node and κ by rack.
+func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]hopCost, map[string]float64) {
 	held := map[string]int{} // reducers of other jobs running or planned
 	var heldIdx [][]int
 	for _, n := range c.Nodes {
@@ -229,9 +311,17 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 	for _, n := range c.Nodes {
 		rackHeld[n.Rack] += held[n.ID]
 	}
-	req.Free = slotCosts(slots, rackHeld, cost)
+	inRack := map[string]int{}
+	for _, n := range c.Nodes {
+		inRack[n.Rack]++
+	}
+	kappa := map[string]float64{}
+	for r, k := range inRack {
+		kappa[r] = s.links.kappa(r, k)
+	}
+	req.Free = slotCosts(slots, rackHeld, cost, kappa)
 	slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
-	return req, nodeOf, cost
+	return req, nodeOf, cost, kappa
 }
 
 // nodeSlot is the q-th free reduce slot of a node (q counts the slots
@@ -258,15 +348,17 @@ type nodeSlot struct {
 // the slots before this one taken cheapest first by (1 + q)·H(v), the
 // order in which a cheapest-first policy would take them (a policy that
 // skips a rack's cheaper slots pays a little more than the costs say).
-// κ_k = 1: the stage does not know the rack uplinks, and takes a rack's
-// downlink as one node link's worth (a rack of n nodes uplinked at n:1),
-// the conservative guess, which only spreads reducers over racks sooner
-// than needed on a better network. Tan et al.'s slots have fixed costs (§II-B); without the
+// κ_k is rack k's downlink in node links as the stage learned it from the
+// fetch rates reducers report (linkEstimate): 1, one node link's worth (a
+// rack of n nodes uplinked at n:1), until the rack's reducers were seen
+// fetching, then the throughput they got together over the best one
+// node's reducers got, so a rack seen congested (less than a link) costs
+// more and one seen carrying several links costs less. Tan et al.'s slots have fixed costs (§II-B); without the
 // q term every policy that prefers cheap slots stacks a job's reducers on
 // its cheapest node, and without the Q term on its cheapest rack, whose
 // oversubscribed downlink they then share (Fig. 10 of the paper with three
 // alike racks: the finished maps' outputs make one rack a little cheaper).
-func slotCosts(slots []nodeSlot, rackHeld map[string]int, cost map[string]hopCost) []policy.Slot {
+func slotCosts(slots []nodeSlot, rackHeld map[string]int, cost map[string]hopCost, kappa map[string]float64) []policy.Slot {
 	byRack := map[string][]nodeSlot{}
 	var racks []string
 	for _, sl := range slots {
@@ -282,10 +374,9 @@ func slotCosts(slots []nodeSlot, rackHeld map[string]int, cost map[string]hopCos
 		slices.SortStableFunc(rs, func(a, b nodeSlot) int {
 			return cmp.Or(cmp.Compare(cost[a.node.ID].total()*float64(1+a.q), cost[b.node.ID].total()*float64(1+b.q)), cmp.Compare(a.idx, b.idx))
 		})
-		const kappa = 1
 		for k, sl := range rs {
 			h, q, Q := cost[sl.node.ID], float64(1+sl.q), float64(1+rackHeld[r]+k)
-			c := h.in*q + h.x*math.Max(q, Q/kappa)
+			c := h.in*q + h.x*math.Max(q, Q/kappa[r])
 			free = append(free, policy.Slot{Index: sl.idx, Cost: math.Round(c*1e9) / 1e9})
 		}
 	}
@@ -433,6 +524,7 @@ type placementState struct {
 	Plans     []*reducePlan              `json:"plans"`
 	Estimator *thresholds.EstimatorState `json:"estimator,omitempty"`
 	Policy    json.RawMessage            `json:"policy,omitempty"`
+	Links     *linkEstimate              `json:"links,omitempty"`
 }
 
 type estimated interface {
@@ -442,6 +534,9 @@ type estimated interface {
 // Snapshot implements policy.Stateful.
 func (s *reducePlacement) Snapshot() ([]byte, error) {
 	st := placementState{Plans: []*reducePlan{}}
+	if s.links.LinkMBps > 0 {
+		st.Links = &s.links
+	}
 	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
 		st.Plans = append(st.Plans, s.plans[k])
 	}
@@ -502,6 +597,19 @@ func (s *reducePlacement) Restore(data []byte) error {
 			return err
 		}
 	}
+	var links linkEstimate
+	if st.Links != nil {
+		links = *st.Links
+		for r, v := range links.RackMBps {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: links.rack_mbps[%q] = %v, must be a finite number > 0", policy.ErrInvalidConfig, r, v)
+			}
+		}
+		if !(links.LinkMBps > 0) || math.IsInf(links.LinkMBps, 0) {
+			return fmt.Errorf("%w: links.link_mbps = %v, must be a finite number > 0", policy.ErrInvalidConfig, links.LinkMBps)
+		}
+	}
+	s.links = links
 	s.plans = plans
 	return nil
 }

@@ -34,19 +34,20 @@ type placedRuns struct {
 }
 
 // runPlacements runs the scenario (built fresh per run by build) under
-// spec with every placement over seeds env.Seed, env.Seed+1, ….
-func runPlacements(ctx context.Context, env *Env, build func() (*sim.ClusterScenario, error), spec string, placements []string, seeds int) (map[string]*placedRuns, error) {
+// spec with every placement over seeds env.Seed, env.Seed+1, …, and
+// returns one more fresh build for the caller to describe.
+func runPlacements(ctx context.Context, env *Env, build func() (*sim.ClusterScenario, error), spec string, placements []string, seeds int) (map[string]*placedRuns, *sim.ClusterScenario, error) {
 	out := map[string]*placedRuns{}
 	for _, pl := range placements {
 		r := &placedRuns{}
 		for k := range seeds {
 			sc, err := build()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			res, err := hbRunPlaced(ctx, sc, spec, pl, env.Seed+uint64(k))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			cross := 0.0
 			if res.Shuffle != nil {
@@ -56,7 +57,8 @@ func runPlacements(ctx context.Context, env *Env, build func() (*sim.ClusterScen
 		}
 		out[pl] = r
 	}
-	return out, nil
+	sc, err := build()
+	return out, sc, err
 }
 
 // paired is the mean and 95% half-width of a − b over the same seeds.
@@ -115,7 +117,7 @@ func placementNetwork(ctx context.Context, env *Env) (*Output, error) {
 			}
 			return sc, err
 		}
-		runs, err := runPlacements(ctx, env, build, "fair", networkPlacements, seeds)
+		runs, _, err := runPlacements(ctx, env, build, "fair", networkPlacements, seeds)
 		if err != nil {
 			return nil, err
 		}
@@ -187,17 +189,9 @@ func versus(runs map[string]*placedRuns, pl string) string {
 // mumakPlacement compares the placements on the Mumak trace with the
 // network on (racks of 20 nodes, uplinks 5:1).
 func mumakPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
-	if env.DataDir == "" {
-		b.WriteString("**Mumak trace**: skipped, no trace data directory (--data).\n\n")
-		return nil
-	}
-	path, err := filepath.Abs(filepath.Join(env.DataDir, mumakTrace))
-	if err != nil {
+	path, ok, err := traceOrSkip(env, b, "Mumak trace", mumakTrace)
+	if !ok || err != nil {
 		return err
-	}
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(b, "**Mumak trace**: skipped, %s is absent (see data/README.md).\n\n", path)
-		return nil
 	}
 	// The first 10 jobs in full: a run of them takes about 20 s (the whole
 	// trace several times that), and the section runs 10.
@@ -210,11 +204,7 @@ func mumakPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
 		}
 		return sc, err
 	}
-	runs, err := runPlacements(ctx, env, build, "fair", placements, seeds)
-	if err != nil {
-		return err
-	}
-	sc, err := build()
+	runs, sc, err := runPlacements(ctx, env, build, "fair", placements, seeds)
 	if err != nil {
 		return err
 	}
@@ -300,25 +290,16 @@ const coflowTrace = "coflow/FB2010-1Hr-150-0.txt"
 // coflowPlacement compares the placements on the Coflow trace with its
 // racks (sim.CoflowScenario: 150 racks, uplinks at 10:1).
 func coflowPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
-	path := filepath.Join(env.DataDir, coflowTrace)
-	if env.DataDir == "" {
-		b.WriteString("**Coflow trace**: skipped, no trace data directory (--data).\n\n")
-		return nil
-	}
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(b, "**Coflow trace**: skipped, %s is absent (see data/README.md).\n\n", path)
-		return nil
+	path, ok, err := traceOrSkip(env, b, "Coflow trace", coflowTrace)
+	if !ok || err != nil {
+		return err
 	}
 	// The first 11 jobs end before the trace's largest (1 TB, 147 maps and
 	// 138 reducers: a run with it takes seconds, not a second).
 	jobs, seeds := Pick(env, 11, 25), Pick(env, 3, 10)
 	placements := []string{"", placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon, placement.NameStateThreshold}
 	build := func() (*sim.ClusterScenario, error) { return sim.CoflowScenario(path, jobs) }
-	runs, err := runPlacements(ctx, env, build, "fair", placements, seeds)
-	if err != nil {
-		return err
-	}
-	sc, err := build()
+	runs, sc, err := runPlacements(ctx, env, build, "fair", placements, seeds)
 	if err != nil {
 		return err
 	}
@@ -340,4 +321,22 @@ func coflowPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
 		num(shuffleMB/1024), small, len(sc.Jobs), sim.DefaultMapOutputMB,
 		versus(runs, placement.NameRecedingHorizon), versus(runs, placement.NameStateThreshold))
 	return nil
+}
+
+// traceOrSkip returns the absolute path of trace file rel under the data
+// directory, or writes that the part named label is skipped (no data
+// directory, or the file is absent) and returns ok = false.
+func traceOrSkip(env *Env, b *strings.Builder, label, rel string) (path string, ok bool, err error) {
+	if env.DataDir == "" {
+		fmt.Fprintf(b, "**%s**: skipped, no trace data directory (--data).\n\n", label)
+		return "", false, nil
+	}
+	if path, err = filepath.Abs(filepath.Join(env.DataDir, rel)); err != nil {
+		return "", false, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(b, "**%s**: skipped, %s is absent (see data/README.md).\n\n", label, path)
+		return "", false, nil
+	}
+	return path, true, nil
 }

@@ -194,6 +194,20 @@ func TestReducePlacementStartsReducersWhereThePolicyChose(t *testing.T) {
 	}
 }
 
+// placedPipe is a fifo pipeline placing reducers by the named policy.
+func placedPipe(t *testing.T, name string, seed uint64) *policy.Pipeline {
+	t.Helper()
+	pl, err := policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestReducePlacementSnapshot: a pipeline restored from the snapshot of
 // one that planned and started part of a job's reducers decides every
 // later heartbeat as the original does, and refuses foreign snapshots.
@@ -201,17 +215,7 @@ func TestReducePlacementSnapshot(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		pc := newPlaceCase(rand.New(rand.NewPCG(seed, 9)))
 		for _, name := range []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameCostliest, placement.NameRandom} {
-			newPipe := func() *policy.Pipeline {
-				pl, err := policy.NewPlacement(name, policy.PlacementConfig{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: pl})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
+			newPipe := func() *policy.Pipeline { return placedPipe(t, name, 0) }
 			a := newPipe()
 			half := len(pc.c.Nodes) / 2
 			for _, n := range pc.c.Nodes[:half] {
@@ -243,17 +247,7 @@ func TestReducePlacementSnapshot(t *testing.T) {
 // it (written before random kept it) as built, and refuses policy state
 // for a placement that has none.
 func TestReducePlacementPolicyState(t *testing.T) {
-	pipe := func(name string) *policy.Pipeline {
-		pl, err := policy.NewPlacement(name, policy.PlacementConfig{Seed: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: pl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	pipe := func(name string) *policy.Pipeline { return placedPipe(t, name, 3) }
 	snap, err := pipe(placement.NameRandom).Snapshot()
 	if err != nil {
 		t.Fatal(err)

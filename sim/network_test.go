@@ -488,6 +488,7 @@ func TestCoflowScenario(t *testing.T) {
 			t.Fatalf("job %d: %+v from %+v", i, j, tj)
 		}
 	}
+	sc.Jobs = sc.Jobs[:3] // the fourth shuffles 82 GB from 27 racks to 116: a run of seconds under -race
 	r := runCluster(t, sc, "fair", 1)
 	if len(r.Jobs) != len(sc.Jobs) || r.Shuffle == nil || !(r.Shuffle.CrossRackMB > 0) {
 		t.Fatalf("run: %d jobs, shuffle %+v", len(r.Jobs), r.Shuffle)

@@ -270,6 +270,8 @@ func FuzzHeartbeat(f *testing.F) {
 		{NodeId: "a", ReportOnly: true, Finished: []int64{2, 2}},
 		{NodeId: "a", NowS: at(3), Finished: []int64{1}, OutputMb: map[int64]float64{1: 64}},
 		{NodeId: "a", NowS: at(3), Finished: []int64{1}, OutputMb: map[int64]float64{2: 64, 1: -3}},
+		{NodeId: "b", Running: []*optdv1.AttemptStatus{{AttemptId: 2, Phase: "shuffle", Progress: 0.5, FetchMbps: 12.5}}},
+		{NodeId: "b", Running: []*optdv1.AttemptStatus{{AttemptId: 2, Phase: "shuffle", Progress: 0.5, FetchMbps: -1}}},
 	} {
 		data, _ := proto.Marshal(r)
 		f.Add(data)

@@ -16,7 +16,7 @@ import (
 var placementTraces = []struct{ name, file string }{
 	{"SWIM FB-2009", "swim/FB-2009_samples_24_times_1hr_0.tsv"},
 	{"SWIM FB-2010", "swim/FB-2010_samples_24_times_1hr_0.tsv"},
-	{"Coflow FB2010", "coflow/FB2010-1Hr-150-0.txt"},
+	{"Coflow FB2010", coflowTrace},
 }
 
 // traceScenario replays a trace (sim.TraceSpec) on the Fig. 9 cluster: 1000

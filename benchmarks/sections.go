@@ -27,7 +27,7 @@ func Sections() []Section {
 		{Name: "perf-thresholds", Title: "Threshold table generation", Group: GroupPerformance, Run: perfThresholds},
 		{Name: "perf-mdp", Title: "Largest placement MDP solved in under 10 s", Group: GroupPerformance, Run: perfMDP},
 		{Name: "traces-placement", Title: "Reduce placement on SWIM FB-2009, FB-2010 and Coflow FB2010", Group: GroupTraces, Run: tracesPlacement},
-		{Name: "placement-network", Title: "Reduce placement in the heartbeat with the shuffle network: Tan et al. Figs. 3 and 10, the Mumak trace, HaSTE Tables 2-5", Group: GroupTraces, Run: placementNetwork},
+		{Name: "placement-network", Title: "Reduce placement in the heartbeat with the shuffle network: Tan et al. Figs. 3 and 10, the Mumak and Coflow traces, HaSTE Tables 2-5", Group: GroupTraces, Run: placementNetwork},
 		{Name: "traces-heartbeat", Title: "Heartbeat policies on the Mumak trace, with the lower bound beside each", Group: GroupTraces, Run: tracesHeartbeat},
 	}
 }

@@ -275,6 +275,9 @@ func (l *Ledger) CheckHeartbeat(id string, now float64, running []Status, finish
 		if !(s.Progress >= 0 && s.Progress <= 1) {
 			return fmt.Errorf("%w: running[%d]: progress = %v: must be in [0, 1]", ErrInvalid, i, s.Progress)
 		}
+		if !(s.FetchMBps >= 0) || math.IsInf(s.FetchMBps, 0) || (s.FetchMBps > 0 && at.task.typ != models.ReduceTask) {
+			return fmt.Errorf("%w: running[%d]: fetch_mbps = %v: must be a finite number ≥ 0, and 0 for a map", ErrInvalid, i, s.FetchMBps)
+		}
 	}
 	return nil
 }
@@ -283,8 +286,8 @@ func (l *Ledger) CheckHeartbeat(id string, now float64, running []Status, finish
 func (l *Ledger) report(statuses []Status) {
 	for _, s := range statuses {
 		at := l.attempt[s.Attempt]
-		if at.phase != s.Phase || at.progress != s.Progress {
-			at.phase, at.progress = s.Phase, s.Progress
+		if at.phase != s.Phase || at.progress != s.Progress || at.fetchMBps != s.FetchMBps {
+			at.phase, at.progress, at.fetchMBps = s.Phase, s.Progress, s.FetchMBps
 			at.changed()
 		}
 	}

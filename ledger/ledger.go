@@ -71,6 +71,11 @@ type Status struct {
 	Attempt  int          `json:"attempt"`
 	Phase    models.Phase `json:"phase"`
 	Progress float64      `json:"progress"`
+	// FetchMBps is a reduce attempt's current fetch rate over the network
+	// in MB/s, its copy phase's "at x MB/s" in Hadoop (0: not fetching
+	// or unknown): what a reduce-placement stage learns the racks'
+	// downlinks from.
+	FetchMBps float64 `json:"fetch_mbps,omitempty"`
 }
 
 // Ledger is the record of one cluster. It is not safe for concurrent use.
@@ -137,6 +142,7 @@ type attempt struct {
 	speculative        bool
 	phase              models.Phase
 	progress           float64
+	fetchMBps          float64
 	// view is the attempt's view while it is current (nil: rebuild).
 	view *policy.AttemptView
 }

@@ -124,7 +124,7 @@ func (l *Ledger) cachedAttemptView(at *attempt) *policy.AttemptView {
 
 func (l *Ledger) attemptView(at *attempt) *policy.AttemptView {
 	return &policy.AttemptView{ID: at.id, Job: at.task.job.spec.ID, Task: at.task.index, Type: at.task.typ, Node: at.node.id,
-		Slot: at.slot, StartS: at.startS, Phase: at.phase, Progress: at.progress,
+		Slot: at.slot, StartS: at.startS, Phase: at.phase, Progress: at.progress, FetchMBps: at.fetchMBps,
 		Score:     models.ProgressScore(at.task.typ, at.phase, at.progress),
 		Requested: at.requested, Granted: at.granted, Speculative: at.speculative}
 }

@@ -66,6 +66,9 @@ type AttemptView struct {
 	Phase    models.Phase
 	Progress float64
 	Score    float64
+	// FetchMBps is a reduce attempt's fetch rate over the network as last
+	// reported, MB/s (0: not fetching or unknown).
+	FetchMBps float64
 	// Requested is the task's request; Granted what it currently holds
 	// (more after resource stealing, different after DynamicAdjust).
 	Requested, Granted models.Resources

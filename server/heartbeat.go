@@ -304,7 +304,7 @@ func beat(req *optdv1.HeartbeatRequest) (ledger.Beat, error) {
 		if err := ph.UnmarshalText([]byte(name)); err != nil || ph == models.PhasePending {
 			return b, invalid(fieldf("running[%d].phase", i), name, `must be "map", "shuffle", "sort" or "reduce"`)
 		}
-		b.Running = append(b.Running, ledger.Status{Attempt: attemptID(s.GetAttemptId()), Phase: ph, Progress: s.GetProgress()})
+		b.Running = append(b.Running, ledger.Status{Attempt: attemptID(s.GetAttemptId()), Phase: ph, Progress: s.GetProgress(), FetchMBps: s.GetFetchMbps()})
 	}
 	for _, id := range req.GetFinished() {
 		b.Finished = append(b.Finished, attemptID(id))

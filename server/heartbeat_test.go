@@ -218,6 +218,12 @@ func TestHeartbeatBadInputs(t *testing.T) {
 		{"progress > 1", beat(func(r *optdv1.HeartbeatRequest) {
 			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "map", Progress: 1.5}}
 		}), codes.InvalidArgument, "progress = 1.5"},
+		{"fetch rate of a map", beat(func(r *optdv1.HeartbeatRequest) {
+			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "map", Progress: 0.5, FetchMbps: 10}}
+		}), codes.InvalidArgument, "running[0]: fetch_mbps = 10"},
+		{"negative fetch rate", beat(func(r *optdv1.HeartbeatRequest) {
+			r.Running = []*optdv1.AttemptStatus{{AttemptId: id, Phase: "map", Progress: 0.5, FetchMbps: -1}}
+		}), codes.InvalidArgument, "fetch_mbps = -1"},
 		{"finished before started", beat(func(r *optdv1.HeartbeatRequest) { r.NowS = at(0.5); r.Finished = []int64{id} }), codes.InvalidArgument, "before"},
 		{"unknown cluster", beat(func(r *optdv1.HeartbeatRequest) { r.ClusterId = "nope" }), codes.NotFound, `cluster "nope"`},
 		{"unknown heartbeat policy", register(func(r *optdv1.RegisterClusterRequest) { r.Heartbeat.Spec = "fifo+magic" }), codes.InvalidArgument, "heartbeat.spec"},
@@ -264,6 +270,8 @@ func FuzzHeartbeat(f *testing.F) {
 		{NodeId: "a", ReportOnly: true, Finished: []int64{2, 2}},
 		{NodeId: "a", NowS: at(3), Finished: []int64{1}, OutputMb: map[int64]float64{1: 64}},
 		{NodeId: "a", NowS: at(3), Finished: []int64{1}, OutputMb: map[int64]float64{2: 64, 1: -3}},
+		{NodeId: "b", Running: []*optdv1.AttemptStatus{{AttemptId: 2, Phase: "shuffle", Progress: 0.5, FetchMbps: 12.5}}},
+		{NodeId: "b", Running: []*optdv1.AttemptStatus{{AttemptId: 2, Phase: "shuffle", Progress: 0.5, FetchMbps: -1}}},
 	} {
 		data, _ := proto.Marshal(r)
 		f.Add(data)

@@ -103,11 +103,19 @@ type ClusterBound struct {
 // 1|r_j, pmtn|ΣC_j, which the shortest-remaining-processing-time rule
 // attains (Schrage, Oper. Res. 16(3), 1968).
 //
-// (B7) Network. With a Network, a reduce's shuffle is its fetches, whose
-// time is ≥ 0 (all its data may be local), and its compute work is the
-// (1−φ_j)·w after them: (B2) and (B3) count a reduce's work as (1−φ_j)·w,
-// and a stage lasts at least M/ρ̄_m + (1−φ_j)·R/ρ̄_r. No shuffle time is
-// bounded below.
+// (B7) Network. With a Network, a reduce's shuffle is its fetches and its
+// compute work the (1−φ_j)·w after them: (B2) and (B3) count a reduce's
+// work as (1−φ_j)·w. A reducer's fetches end no earlier than the stage's
+// last map, and bring it its share Y = o_j/R_j of each of the stage's m
+// maps' outputs o_j, all but those of the maps that ran on its own node
+// over its node link of C MB/s (NodeMBps, every node's), starting no
+// earlier than the first map's end, w_min/ρ̄_m after the stage began. If
+// k of the maps ran on its node, which runs at most S maps at once (its
+// map and reduce slots, or as many map requests as its capacity holds;
+// unbounded with SlotChanges or without demands), they took ⌈k/S⌉ waves
+// of at least w_min/ρ̄_m each. So its shuffle lasts at least
+// T_sh = min over k ∈ [0, m] of max(⌈k/S⌉·w_min/ρ̄_m, w_min/ρ̄_m +
+// (m−k)·Y/C), and a stage at least max(M/ρ̄_m, T_sh) + (1−φ_j)·R/ρ̄_r.
 //
 // The mean response bound is the larger of (B5)'s mean and (B6)/n. Ignored,
 // so the bound is valid but not tight: the wait for a heartbeat, slow-start
@@ -136,8 +144,12 @@ func ClusterLowerBound(scenario *ClusterScenario, opt ClusterBoundOptions) (*Clu
 		}
 		for _, stage := range works[i] {
 			longest := [2]float64{}
+			shortestMap := math.Inf(1)
 			for k, ws := range stage {
 				for _, w := range ws {
+					if k == 0 {
+						shortestMap = min(shortestMap, w)
+					}
 					w *= computed[k]
 					longest[k] = max(longest[k], w)
 					for q, c := range caps {
@@ -147,7 +159,8 @@ func ClusterLowerBound(scenario *ClusterScenario, opt ClusterBoundOptions) (*Clu
 			}
 			m, r := longest[0]/rate[0], longest[1]/rate[1]
 			if sc.Network != nil {
-				path[i] += m + r // r is already the (1−φ_j) part
+				// r is already the (1−φ_j) part
+				path[i] += max(m, shuffleBound(sc, j, len(stage[0]), shortestMap/rate[0], mapsPerNode(sc, j, opt))) + r
 			} else {
 				path[i] += max(m+(1-j.ShuffleFraction)*r, r)
 			}
@@ -188,6 +201,50 @@ func ClusterLowerBound(scenario *ClusterScenario, opt ClusterBoundOptions) (*Clu
 	b.MakespanS = max(b.CriticalPathMakespanS, b.AreaMakespanS)
 	b.MeanResponseS = max(b.JobResponseS, b.SRPTResponseS)
 	return b, nil
+}
+
+// shuffleBound is T_sh of (B7) for a stage of job j with m maps whose
+// shortest takes wMin seconds at the best rate, on nodes running at most
+// s maps at once (0: unbounded).
+func shuffleBound(sc *ClusterScenario, j *ClusterJob, m int, wMin float64, s int) float64 {
+	if j.Reduces == 0 || m == 0 || j.MapOutputMB <= 0 {
+		return 0
+	}
+	y := j.MapOutputMB / float64(j.Reduces) / sc.Network.NodeMBps
+	best := math.Inf(1)
+	for k := 0; k <= m; k++ {
+		waves := 1.0
+		if s > 0 {
+			waves = math.Ceil(float64(k) / float64(s))
+		}
+		best = min(best, max(waves*wMin, wMin+float64(m-k)*y))
+	}
+	return best
+}
+
+// mapsPerNode is S of (B7) for job j: the most of its maps any node runs
+// at once, 0 when nothing bounds it.
+func mapsPerNode(sc *ClusterScenario, j *ClusterJob, opt ClusterBoundOptions) int {
+	if opt.SlotChanges {
+		return 0
+	}
+	most := 0
+	for _, n := range sc.Cluster.Nodes {
+		k := math.MaxInt
+		if n.MapSlots+n.ReduceSlots > 0 {
+			k = n.MapSlots + n.ReduceSlots
+		}
+		for p, v := range j.Demand[models.MapTask] {
+			if v > 0 && p < len(n.Capacity) {
+				k = min(k, int(n.Capacity[p]/v))
+			}
+		}
+		if k == math.MaxInt {
+			return 0
+		}
+		most = max(most, k)
+	}
+	return most
 }
 
 // boundCapacity is a capacity of (B3): its name, the cluster's total K_q,

@@ -87,6 +87,7 @@ type clusterJobJSON struct {
 	MapSkew          Skew                                 `json:"map_skew"`
 	ReduceSkew       Skew                                 `json:"reduce_skew"`
 	MapOutputMB      float64                              `json:"map_output_mb"`
+	InputRacks       []string                             `json:"input_racks"`
 }
 
 type clusterTraceJSON struct {
@@ -160,7 +161,8 @@ func DecodeClusterScenario(r io.Reader, baseDir string) (*ClusterScenario, error
 		path := fmt.Sprintf("jobs[%d]", i)
 		cj := ClusterJob{ID: j.ID, SubmitS: j.SubmitS, Queue: j.Queue, Weight: j.Weight, Stages: j.Stages, Maps: j.Maps, Reduces: j.Reduces,
 			Demand: j.Demand, MapWorks: j.MapWorks, ReduceWorks: j.ReduceWorks, ShuffleFraction: j.ShuffleFraction,
-			ParallelFraction: j.ParallelFraction, MapSkew: j.MapSkew, ReduceSkew: j.ReduceSkew, MapOutputMB: j.MapOutputMB}
+			ParallelFraction: j.ParallelFraction, MapSkew: j.MapSkew, ReduceSkew: j.ReduceSkew, MapOutputMB: j.MapOutputMB,
+			InputRacks: j.InputRacks}
 		if cj.MapWork, err = optionalDist(j.MapWork, baseDir, path+".map_work"); err != nil {
 			return nil, err
 		}

@@ -81,6 +81,7 @@ func FuzzDecodeClusterScenario(f *testing.F) {
 	f.Add(data)
 	f.Add([]byte(`{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 2, "reduce_slots": 1}]}, "jobs": [{"id": "j", "maps": 2, "reduces": 1, "map_works": [1, 2], "reduce_works": [3]}]}`))
 	f.Add([]byte(`{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 2, "reduce_slots": 1}]}, "network": {"node_mbps": 10, "oversubscription": 4}, "jobs": [{"id": "j", "maps": 2, "reduces": 1, "map_works": [1, 2], "reduce_works": [3], "map_output_mb": 64}]}`))
+	f.Add([]byte(`{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 2, "reduce_slots": 1}]}, "network": {}, "jobs": [{"id": "j", "maps": 2, "reduces": 1, "map_works": [1, 2], "reduce_works": [3], "input_racks": ["r", "s"]}]}`))
 	f.Add([]byte(`{"cluster": {"nodes": []}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, doc []byte) {

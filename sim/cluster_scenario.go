@@ -119,6 +119,10 @@ type ClusterJob struct {
 	// the scenario's Network (0: DefaultMapOutputMB, a Sort's block; unused
 	// without a Network).
 	MapOutputMB float64
+	// InputRacks, if set, hold the job's input: map i's block replicas
+	// are drawn among the nodes of rack InputRacks[i mod len] (the
+	// Coflow trace's rack-level mappers); unset, among all nodes.
+	InputRacks []string
 }
 
 // Skew multiplies the work of a Fraction of a job's tasks of one type
@@ -280,6 +284,17 @@ func (s *ClusterScenario) validateJob(j *ClusterJob, path string, slotCluster bo
 		return invalidf(path+".parallel_fraction", j.ParallelFraction, "must be in [0, 1) (0: 0.5)")
 	case !(j.MapOutputMB >= 0) || j.MapOutputMB > 1e9:
 		return invalidf(path+".map_output_mb", j.MapOutputMB, "must be in [0, 1e9] (0: %d)", DefaultMapOutputMB)
+	}
+	if len(j.InputRacks) > 0 {
+		racks := map[string]bool{}
+		for _, n := range s.Cluster.Nodes {
+			racks[n.Rack] = true
+		}
+		for k, r := range j.InputRacks {
+			if !racks[r] {
+				return invalidf(fmt.Sprintf("%s.input_racks[%d]", path, k), r, "no node of the cluster is in this rack")
+			}
+		}
 	}
 	for _, sk := range []struct {
 		name string

@@ -233,11 +233,24 @@ func (s *clusterSim) assignReplicas() {
 	rng := NewRand(s.opt.Seed, StreamLocality)
 	r := min(s.sc.Replicas, len(s.nodes))
 	s.replicas = make([][][][]int, len(s.jobs))
+	inRack := map[string][]int{}
+	for _, n := range s.nodes {
+		inRack[n.rack] = append(inRack[n.rack], n.idx)
+	}
 	for ji, j := range s.jobs {
 		s.replicas[ji] = make([][][]int, j.spec.Stages)
 		for st := range j.spec.Stages {
 			reps := make([][]int, j.spec.Maps)
 			for i := range reps {
+				if racks := j.spec.InputRacks; len(racks) > 0 {
+					nodes := inRack[racks[i%len(racks)]]
+					perm := rng.Perm(len(nodes))[:min(r, len(nodes))]
+					reps[i] = make([]int, len(perm))
+					for k, p := range perm {
+						reps[i][k] = nodes[p]
+					}
+					continue
+				}
 				reps[i] = rng.Perm(len(s.nodes))[:r]
 			}
 			s.replicas[ji][st] = reps

@@ -97,7 +97,13 @@ type simAttempt struct {
 func (a *simAttempt) report(now float64) ledger.Status {
 	a.sync(now)
 	ph, pr := a.phase()
-	return ledger.Status{Attempt: a.id, Phase: ph, Progress: pr}
+	st := ledger.Status{Attempt: a.id, Phase: ph, Progress: pr}
+	if a.fetch != nil {
+		for _, f := range a.fetch.flows {
+			st.FetchMBps += f.rate
+		}
+	}
+	return st
 }
 
 // shuffleWork is the work of a reduce attempt's shuffle phase.

@@ -1,13 +1,18 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/optd/optd/internal/testenv"
+	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
+	"github.com/optd/optd/models/trace"
 	"github.com/optd/optd/policy"
 )
 
@@ -221,16 +226,31 @@ func TestClusterNetworkRuns(t *testing.T) {
 }
 
 // TestClusterLowerBoundWithNetwork: on random scenarios with the network
-// on (random link speeds and oversubscription), the lower bound stays at
-// or below every run, with reducers placed anywhere or by a placement
-// policy, and is not vacuous.
+// on (random link speeds, oversubscription and map outputs), the lower
+// bound stays at or below every run, with reducers placed anywhere or by
+// a placement policy, and is not vacuous; its shuffle term raises it on
+// some of them.
 func TestClusterLowerBoundWithNetwork(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
-	for k := range 6 {
+	raised := 0
+	for k := range 20 {
 		sc := randomBoundScenario(rng, k%2 == 1)
 		sc.Network = &Network{NodeMBps: 1 + 200*rng.Float64(), Oversubscription: 1 + 9*rng.Float64()}
+		for i := range sc.Jobs {
+			sc.Jobs[i].MapOutputMB = 1 + 500*rng.Float64()
+		}
+		// The shuffle term (B7) raised the bound: without it (an
+		// infinitely fast network), a job's critical path counts only
+		// its longest map.
+		if b, err := ClusterLowerBound(sc, ClusterBoundOptions{Seed: 1}); err == nil {
+			slow := *sc
+			slow.Network = &Network{NodeMBps: 1e12}
+			if fast, err := ClusterLowerBound(&slow, ClusterBoundOptions{Seed: 1}); err == nil && b.JobResponseS > fast.JobResponseS*(1+1e-9) {
+				raised++
+			}
+		}
 		for seed := uint64(1); seed <= 2; seed++ {
-			for _, pl := range []string{"", "greedy", "costliest"} {
+			for _, pl := range []string{"", "greedy", "costliest", "random"} {
 				cfg := policy.HeartbeatConfig{Seed: seed}
 				if pl != "" {
 					p, err := policy.NewPlacement(pl, policy.PlacementConfig{Seed: seed})
@@ -254,6 +274,49 @@ func TestClusterLowerBoundWithNetwork(t *testing.T) {
 				if !(b.MakespanS > 0) || b.MakespanS > r.MakespanS+boundSlack(r.MakespanS) || b.MeanResponseS > r.MeanResponseS+boundSlack(r.MeanResponseS) {
 					t.Errorf("scenario %d seed %d placement %q: bound %+v, run makespan %.9g s, mean response %.9g s", k, seed, pl, b, r.MakespanS, r.MeanResponseS)
 				}
+			}
+		}
+	}
+	if raised == 0 {
+		t.Error("the shuffle term raised the jobs' critical paths in no scenario")
+	}
+	t.Logf("the shuffle term raised the jobs' critical paths in %d of 20 scenarios", raised)
+}
+
+// TestClusterLowerBoundShuffle: the shuffle term (B7) by hand. Eight maps
+// of work w on nodes of one map and one reduce slot (S = 2 maps at once),
+// one reducer fetching X MB of each remote map's output over C MB/s: with
+// k maps on the reducer's node, T_sh = max(⌈k/2⌉·w, w + (8−k)·X/C), least
+// at k = 4..6 (30 s for w = 10, X/C = 5), so the stage lasts at least
+// 30 s + (1−φ)·r, where without the term the bound had only the longest
+// map (10 s). The bound stays below every placement's run.
+func TestClusterLowerBoundShuffle(t *testing.T) {
+	const w, x, c, r = 10.0, 50.0, 10.0, 9.0
+	sc := &ClusterScenario{Name: "shuffle-bound", Network: &Network{NodeMBps: c}}
+	for i := range 4 {
+		sc.Cluster.Nodes = append(sc.Cluster.Nodes, models.Node{ID: fmt.Sprint("n", i), Rack: fmt.Sprint("r", i%2), MapSlots: 1, ReduceSlots: 1})
+	}
+	sc.Jobs = []ClusterJob{{ID: "j", Maps: 8, Reduces: 1, MapWorks: slices.Repeat([]float64{w}, 8), ReduceWorks: []float64{r}, MapOutputMB: x}}
+	b, err := ClusterLowerBound(sc, ClusterBoundOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 30 + (1-DefaultShuffleFraction)*r
+	if !near(b.CriticalPathMakespanS, want) {
+		t.Fatalf("critical path %v, want T_sh + (1−φ)r = %v", b.CriticalPathMakespanS, want)
+	}
+	for _, pl := range []string{"", "greedy", "costliest", "random"} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			p, err := policy.NewPlacedPipeline("fifo", pl, policy.HeartbeatConfig{Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := RunCluster(t.Context(), sc, p, ClusterOptions{Seed: seed, CheckInvariants: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.MakespanS > res.MakespanS+boundSlack(res.MakespanS) {
+				t.Errorf("placement %q seed %d: bound %v above the run's makespan %v", pl, seed, b.MakespanS, res.MakespanS)
 			}
 		}
 	}
@@ -302,5 +365,132 @@ func TestClusterNetworkClosedForm(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// rateRecorder is an in-process control plane that records the fetch
+// rates the simulator reports.
+type rateRecorder struct {
+	inProcess
+	rates map[models.TaskType][]float64
+}
+
+func (r *rateRecorder) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decision, error) {
+	for _, s := range b.Running {
+		t := models.ReduceTask
+		if s.Phase == models.PhaseMap {
+			t = models.MapTask
+		}
+		r.rates[t] = append(r.rates[t], s.FetchMBps)
+	}
+	return r.inProcess.Heartbeat(ctx, b)
+}
+
+// TestReducersReportFetchRates: over the network a fetching reducer
+// reports the sum of its flows' rates, which one node link bounds; maps
+// report none; without the network no one reports a rate.
+func TestReducersReportFetchRates(t *testing.T) {
+	for _, mbps := range []float64{0, 25, 125} {
+		sc := TanFig10Scenario()
+		if mbps == 0 {
+			sc.Network = nil
+		} else {
+			sc.Network.NodeMBps = mbps
+		}
+		pipe, err := policy.NewPipeline("fair", policy.HeartbeatConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		led, err := ledger.New(sc.LedgerConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &rateRecorder{inProcess: inProcess{&ledger.Scheduler{Ledger: led, Pipe: pipe}}, rates: map[models.TaskType][]float64{}}
+		if _, err := RunCluster(t.Context(), sc, nil, ClusterOptions{Seed: 1, ControlPlane: rec}); err != nil {
+			t.Fatal(err)
+		}
+		fetching := 0
+		for _, r := range rec.rates[models.MapTask] {
+			if r != 0 {
+				t.Fatalf("%v MB/s: a map reported a fetch rate %v", mbps, r)
+			}
+		}
+		for _, r := range rec.rates[models.ReduceTask] {
+			if r < 0 || r > mbps*(1+1e-9) && mbps > 0 || mbps == 0 && r != 0 {
+				t.Fatalf("%v MB/s links: a reducer reported %v MB/s", mbps, r)
+			}
+			if r > 0 {
+				fetching++
+			}
+		}
+		if (fetching > 0) != (mbps > 0) {
+			t.Fatalf("%v MB/s links: %d reports of a positive fetch rate", mbps, fetching)
+		}
+	}
+}
+
+// TestInputRacks: a job's maps read their blocks from the racks given
+// (each map's replicas all in its rack), a rack no node is in is refused
+// with the field named, and the JSON field decodes to the same scenario.
+func TestInputRacks(t *testing.T) {
+	sc := TanFig10Scenario()
+	sc.Jobs[0].InputRacks = []string{"rack2", "rack3"}
+	s, err := newClusterSim(sc.withDefaults(), nil, ClusterOptions{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, reps := range s.replicas[0][0] {
+		want := sc.Jobs[0].InputRacks[i%2]
+		if len(reps) != 3 {
+			t.Fatalf("map %d: %d replicas, want 3", i, len(reps))
+		}
+		for _, r := range reps {
+			if s.nodes[r].rack != want {
+				t.Fatalf("map %d: a replica on %s of %s, want rack %s", i, s.nodes[r].id, s.nodes[r].rack, want)
+			}
+		}
+	}
+	sc.Jobs[1].InputRacks = []string{"rack9"}
+	if err := sc.Validate(); err == nil || !strings.Contains(err.Error(), "jobs[1].input_racks[0]") {
+		t.Fatalf("an unknown rack: %v", err)
+	}
+	doc := `{"name":"x","cluster":{"nodes":[{"id":"a","rack":"r1","map_slots":1,"reduce_slots":1},{"id":"b","rack":"r2","map_slots":1,"reduce_slots":1}]},
+		"jobs":[{"id":"j","maps":2,"reduces":1,"map_works":[1,1],"reduce_works":[1],"input_racks":["r2"]}]}`
+	got, err := DecodeClusterScenario(strings.NewReader(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Jobs[0].InputRacks) != "[r2]" {
+		t.Fatalf("decoded input racks %v", got.Jobs[0].InputRacks)
+	}
+}
+
+// TestCoflowScenario: the Coflow scenario has the trace's 150 racks at
+// 10:1, one reducer per reducer rack and one map per mapper rack with its
+// input there, map outputs that add up to the trace's shuffle, and runs.
+func TestCoflowScenario(t *testing.T) {
+	path := testenv.TraceFile(t, "coflow/FB2010-1Hr-150-0.txt")
+	jobs, err := trace.ReadFile(path, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := CoflowScenario(path, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Cluster.Racks()) != CoflowRacks || len(sc.Cluster.Nodes) != CoflowRacks*CoflowRackNodes || sc.Network.Oversubscription != CoflowOversubscription {
+		t.Fatalf("%d racks, %d nodes, %v:1", len(sc.Cluster.Racks()), len(sc.Cluster.Nodes), sc.Network.Oversubscription)
+	}
+	for i, j := range sc.Jobs {
+		tj := jobs[i]
+		if j.ID != tj.ID || j.Maps != len(tj.MapperRacks) || j.Reduces != len(tj.ReducerRacks) || len(j.InputRacks) != j.Maps ||
+			!near(j.MapOutputMB*float64(j.Maps), tj.ShuffleBytes/(1<<20)) || j.InputRacks[0] != fmt.Sprint("rack", tj.MapperRacks[0]+1) {
+			t.Fatalf("job %d: %+v from %+v", i, j, tj)
+		}
+	}
+	sc.Jobs = sc.Jobs[:3] // the fourth shuffles 82 GB from 27 racks to 116: a run of seconds under -race
+	r := runCluster(t, sc, "fair", 1)
+	if len(r.Jobs) != len(sc.Jobs) || r.Shuffle == nil || !(r.Shuffle.CrossRackMB > 0) {
+		t.Fatalf("run: %d jobs, shuffle %+v", len(r.Jobs), r.Shuffle)
 	}
 }

@@ -73,7 +73,7 @@ func (x *executor) Submit(ctx context.Context, job ledger.JobSpec) error {
 func (x *executor) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decision, error) {
 	req := &optdv1.HeartbeatRequest{ClusterId: x.cluster, NodeId: b.Node, NowS: &b.NowS, ReportOnly: b.ReportOnly, Explain: x.explain}
 	for _, s := range b.Running {
-		req.Running = append(req.Running, &optdv1.AttemptStatus{AttemptId: int64(s.Attempt), Phase: s.Phase.String(), Progress: s.Progress})
+		req.Running = append(req.Running, &optdv1.AttemptStatus{AttemptId: int64(s.Attempt), Phase: s.Phase.String(), Progress: s.Progress, FetchMbps: s.FetchMBps})
 	}
 	for _, id := range b.Finished {
 		req.Finished = append(req.Finished, int64(id))

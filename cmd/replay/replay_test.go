@@ -237,7 +237,8 @@ func (r *restarting) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Deci
 // replay (before about one call in 60) changes nothing in its output: the
 // ledger is rebuilt from its events and the stages that learn (HaSTE's ITA
 // plan, DHSA's slots, delay scheduling's clocks, SEPB's kills, BASE's
-// rates, DynamicAdjust's phase tracks) are restored from their snapshots,
+// rates, DynamicAdjust's phase tracks, the reduce placer's plans, its
+// estimator and random placement's generator) are restored from their snapshots,
 // so the output is byte-identical to optd simulate's.
 func TestReplaySurvivesRestarts(t *testing.T) {
 	for _, tc := range []struct{ scenario, spec, placement string }{
@@ -247,6 +248,8 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 		{"stealing-stragglers-2", "fifo+dynamic-adjust+late", ""},
 		// The placement's plans and its estimator survive restarts.
 		{"tan-fig10-sort", "fair", "receding-horizon"},
+		// So does random placement's generator.
+		{"tan-fig10-sort", "fair", "random"},
 		// Preemption decided on a ledger rebuilt from its events.
 		{earlyReducers, "fair", ""},
 	} {

@@ -156,6 +156,8 @@ func FuzzPipelineRestore(f *testing.F) {
 		`"sepb":{"kills":[{"job":"j","type":"map","task":1,"count":1}]},"base":{"on_node":[{"job":"j","type":"reduce","node":"n","rates":[0.5]}],"all":[]},`+
 		`"dynamic-adjust":{"tracks":[{"attempt":3,"type":"reduce","job":"j","k":1,"progress":0.5,"last_s":9,"start_k":4,"done":[null]}],"phase_means":[],"targets":[{"attempt":3,"vcores":4}],"calls":7}}}`))
 	f.Add(true, []byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[{"job":"j","stage":0,"left":{"n1":2},"reason":"r"}],"estimator":{"window":3,"observations":[],"seen":0}}}}`))
+	f.Add(true, []byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[],"estimator":{"window":3,"observations":[],"seen":0},"links":{"link_mbps":100,"rack_mbps":{"r1":40}}}}}`))
+	f.Add(true, []byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[],"estimator":{"window":3,"observations":[],"seen":0},"policy":{"pcg":"AAAA"}}}}`))
 	f.Fuzz(func(t *testing.T, dhsa bool, data []byte) {
 		spec := "haste+delay-scheduling+sepb+base+dynamic-adjust"
 		if dhsa {

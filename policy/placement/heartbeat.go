@@ -56,6 +56,82 @@ var (
 type reducePlacement struct {
 	pol   policy.Placement
 	plans map[planKey]*reducePlan
+	links linkEstimate
+}
+
+// linkEstimate is what the stage learned of the network from the fetch
+// rates running reducers report (policy.AttemptView.FetchMBps), as Tan et
+// al. learn their slots' fetch costs by measurement (§V-C): exponentially
+// smoothed throughputs, observed whenever the stage places a job (from the
+// rates each node last reported), so a run's estimates depend only on what
+// was reported before each placement.
+type linkEstimate struct {
+	// LinkMBps is the node link as seen: the largest throughput one node's
+	// reducers were seen to fetch at together (0: nothing seen yet).
+	LinkMBps float64 `json:"link_mbps,omitempty"`
+	// RackMBps is, by rack, the throughput its reducers were seen to
+	// fetch at together; a rack seen without fetching reducers at a
+	// placement is observed at LinkMBps, one link (the prior), so an
+	// estimate that made a rack look congested fades once it no longer
+	// is.
+	RackMBps map[string]float64 `json:"rack_mbps,omitempty"`
+}
+
+// linkSmoothing is α of the estimates' exponential smoothing, x ← (1−α)·x
+// + α·observed: one observation per placement, so the last few
+// placements' traffic counts most.
+const linkSmoothing = 0.5
+
+// observe folds the fetch rates the cluster's reducers last reported into
+// the estimates.
+func (e *linkEstimate) observe(c *policy.ClusterView) {
+	node, rack := 0.0, map[string]float64{}
+	var racks []string
+	for _, n := range c.Nodes {
+		t := 0.0
+		for _, a := range n.Running {
+			t += a.FetchMBps
+		}
+		node = max(node, t)
+		if _, ok := rack[n.Rack]; !ok {
+			racks = append(racks, n.Rack)
+		}
+		rack[n.Rack] += t
+	}
+	if node <= 0 {
+		return
+	}
+	smooth := func(old, x float64) float64 {
+		if old <= 0 {
+			return x
+		}
+		return (1-linkSmoothing)*old + linkSmoothing*x
+	}
+	e.LinkMBps = smooth(e.LinkMBps, node)
+	if e.RackMBps == nil {
+		e.RackMBps = map[string]float64{}
+	}
+	for _, r := range racks {
+		x := rack[r]
+		if x <= 0 {
+			if _, seen := e.RackMBps[r]; !seen {
+				continue
+			}
+			x = e.LinkMBps
+		}
+		e.RackMBps[r] = smooth(e.RackMBps[r], x)
+	}
+}
+
+// kappa is κ_k of slotCosts: rack k's downlink in node links as learned,
+// RackMBps/LinkMBps, at most its n nodes' links; 1 (one link) before any
+// of its reducers was seen fetching.
+func (e *linkEstimate) kappa(rack string, nodes int) float64 {
+	u, ok := e.RackMBps[rack]
+	if !ok || e.LinkMBps <= 0 || u <= 0 {
+		return 1
+	}
+	return min(u/e.LinkMBps, float64(max(nodes, 1)))
 }
 
 type planKey struct {
@@ -151,7 +227,8 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 			delete(s.plans, k)
 		}
 	}
-	req, nodes, cost := s.request(c, j)
+	s.links.observe(c)
+	req, nodes, cost, kappa := s.request(c, j)
 	d, err := s.pol.Place(req)
 	if err != nil {
 		return nil, err
@@ -164,8 +241,13 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 		pl.Left[nodes[req.Free[pos].Index]]++
 	}
 	var hs []string
+	racks := map[string]bool{}
 	for _, n := range slices.Sorted(maps.Keys(pl.Left)) {
-		hs = append(hs, fmt.Sprintf("H(%s) = %.3g", n, cost[n]))
+		hs = append(hs, fmt.Sprintf("H(%s) = %.3g", n, cost[n].total()))
+		racks[c.Node(n).Rack] = true
+	}
+	for _, r := range slices.Sorted(maps.Keys(racks)) {
+		hs = append(hs, fmt.Sprintf("κ(%s) = %.3g", r, kappa[r]))
 	}
 	pl.Reason = fmt.Sprintf("X ≈ m/m_done·X_done = %d/%d·%.4g = %.4g MB for R = %d; %s; %s",
 		j.MapsTotal, j.MapsDone, j.MapOutputMB(), req.X, req.R, strings.Join(hs, ", "), d.Reason)
@@ -174,8 +256,8 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 }
 
 // request builds the placement request of job j: its slots cheapest first
-// with their node by slot index, and H(v) by node.
-func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]float64) {
+// with their node by slot index, H(v) by node and κ by rack.
+func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*policy.PlacementRequest, map[int]string, map[string]hopCost, map[string]float64) {
 	held := map[string]int{} // reducers of other jobs running or planned
 	var heldIdx [][]int
 	for _, n := range c.Nodes {
@@ -211,7 +293,8 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 		}
 	}
 	nodeOf := map[int]string{}
-	for wave := 0; wave == 0 || (len(req.Free) < req.R && per > 0); wave++ {
+	var slots []nodeSlot
+	for wave := 0; wave == 0 || (len(slots) < req.R && per > 0); wave++ {
 		for i, n := range c.Nodes {
 			first := 0
 			if wave == 0 {
@@ -220,12 +303,84 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 			for q := first; q < capSlots[i]; q++ {
 				idx := wave*len(c.Nodes)*per + q*len(c.Nodes) + pos[n.ID]
 				nodeOf[idx] = n.ID
-				req.Free = append(req.Free, policy.Slot{Index: idx, Cost: cost[n.ID] * float64(1+q)})
+				slots = append(slots, nodeSlot{idx, n, q})
 			}
 		}
 	}
+	rackHeld := map[string]int{}
+	for _, n := range c.Nodes {
+		rackHeld[n.Rack] += held[n.ID]
+	}
+	inRack := map[string]int{}
+	for _, n := range c.Nodes {
+		inRack[n.Rack]++
+	}
+	kappa := map[string]float64{}
+	for r, k := range inRack {
+		kappa[r] = s.links.kappa(r, k)
+	}
+	req.Free = slotCosts(slots, rackHeld, cost, kappa)
 	slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
-	return req, nodeOf, cost
+	return req, nodeOf, cost, kappa
+}
+
+// nodeSlot is the q-th free reduce slot of a node (q counts the slots
+// others hold there), with its index in the placement request.
+type nodeSlot struct {
+	idx  int
+	node *policy.NodeView
+	q    int
+}
+
+// slotCosts prices the free slots, H(v) split into its part from v's own
+// rack, H_in(v), and from the other racks, H_x(v) (see fetchCosts). The
+// q-th slot of node v that is also the Q-th slot of its rack k costs
+//
+//	H_in(v)·(1 + q) + H_x(v)·max(1 + q, (1 + Q)/κ_k)
+//
+// A unit of data a reducer fetches from its own rack crosses v's link,
+// which q + 1 fetchers share (each gets 1/(q + 1) of it: the max-min share
+// of the simulator's network), so it takes q + 1 times as long as alone; a
+// unit from another rack also crosses rack k's downlink, which the Q + 1
+// reducers fetching into the rack share, and which carries κ_k node links'
+// worth: its rate is the smaller of the two shares. Q counts the reducers
+// other jobs hold in the rack (running or planned) and, within the rack,
+// the slots before this one taken cheapest first by (1 + q)·H(v), the
+// order in which a cheapest-first policy would take them (a policy that
+// skips a rack's cheaper slots pays a little more than the costs say).
+// κ_k is rack k's downlink in node links as the stage learned it from the
+// fetch rates reducers report (linkEstimate): 1, one node link's worth (a
+// rack of n nodes uplinked at n:1), until the rack's reducers were seen
+// fetching, then the throughput they got together over the best one
+// node's reducers got, so a rack seen congested (less than a link) costs
+// more and one seen carrying several links costs less. Tan et al.'s slots have fixed costs (§II-B); without the
+// q term every policy that prefers cheap slots stacks a job's reducers on
+// its cheapest node, and without the Q term on its cheapest rack, whose
+// oversubscribed downlink they then share (Fig. 10 of the paper with three
+// alike racks: the finished maps' outputs make one rack a little cheaper).
+func slotCosts(slots []nodeSlot, rackHeld map[string]int, cost map[string]hopCost, kappa map[string]float64) []policy.Slot {
+	byRack := map[string][]nodeSlot{}
+	var racks []string
+	for _, sl := range slots {
+		r := sl.node.Rack
+		if _, ok := byRack[r]; !ok {
+			racks = append(racks, r)
+		}
+		byRack[r] = append(byRack[r], sl)
+	}
+	free := make([]policy.Slot, 0, len(slots))
+	for _, r := range racks {
+		rs := byRack[r]
+		slices.SortStableFunc(rs, func(a, b nodeSlot) int {
+			return cmp.Or(cmp.Compare(cost[a.node.ID].total()*float64(1+a.q), cost[b.node.ID].total()*float64(1+b.q)), cmp.Compare(a.idx, b.idx))
+		})
+		for k, sl := range rs {
+			h, q, Q := cost[sl.node.ID], float64(1+sl.q), float64(1+rackHeld[r]+k)
+			c := h.in*q + h.x*math.Max(q, Q/kappa[r])
+			free = append(free, policy.Slot{Index: sl.idx, Cost: math.Round(c*1e9) / 1e9})
+		}
+	}
+	return free
 }
 
 // spreadOrder ranks the nodes so that slots of equal cost, taken in index
@@ -287,33 +442,40 @@ func estimateX(j *policy.JobView) float64 {
 // (a uniform block layout; at slow-start only 5% of the maps are done, and
 // their nodes alone would be a biased picture of where the job's data
 // will be).
-func fetchCosts(c *policy.ClusterView, j *policy.JobView) map[string]float64 {
+func fetchCosts(c *policy.ClusterView, j *policy.JobView) map[string]hopCost {
 	w := outputWeights(c, j)
 	total := 0.0
 	for _, x := range w {
 		total += x
 	}
-	cost := map[string]float64{}
+	cost := map[string]hopCost{}
 	for _, n := range c.Nodes {
-		h := 0.0
+		hin, hx := 0.0, 0.0
 		for i, src := range c.Nodes {
 			switch {
 			case src.ID == n.ID:
 			case src.Rack == n.Rack:
-				h += SameRackHops * w[i]
+				hin += SameRackHops * w[i]
 			default:
-				h += CrossRackHops * w[i]
+				hx += CrossRackHops * w[i]
 			}
 		}
 		if total > 0 {
-			h /= total
+			hin /= total
+			hx /= total
 		}
 		// Rounded, so that nodes placed alike tie whatever the order of the
 		// sums (ties go by the rack-spread order).
-		cost[n.ID] = math.Round(h*1e9) / 1e9
+		cost[n.ID] = hopCost{in: math.Round(hin*1e9) / 1e9, x: math.Round(hx*1e9) / 1e9}
 	}
 	return cost
 }
+
+// hopCost is H(v) in two parts: the hops from the map outputs in v's own
+// rack (in) and from the other racks (x), each per unit of the job's data.
+type hopCost struct{ in, x float64 }
+
+func (h hopCost) total() float64 { return h.in + h.x }
 
 // outputWeights is the job's map output expected on each node (by
 // c.Nodes), in MB, or in maps while no size is known (see fetchCosts).
@@ -355,11 +517,14 @@ func outputWeights(c *policy.ClusterView, j *policy.JobView) []float64 {
 	return w
 }
 
-// placementState is the stage's snapshot: its plans, and the placement
-// policy's estimator if it has one.
+// placementState is the stage's snapshot: its plans, the placement
+// policy's estimator if it has one, and its own state if it is
+// policy.Stateful (random's generator).
 type placementState struct {
 	Plans     []*reducePlan              `json:"plans"`
 	Estimator *thresholds.EstimatorState `json:"estimator,omitempty"`
+	Policy    json.RawMessage            `json:"policy,omitempty"`
+	Links     *linkEstimate              `json:"links,omitempty"`
 }
 
 type estimated interface {
@@ -369,12 +534,22 @@ type estimated interface {
 // Snapshot implements policy.Stateful.
 func (s *reducePlacement) Snapshot() ([]byte, error) {
 	st := placementState{Plans: []*reducePlan{}}
+	if s.links.LinkMBps > 0 {
+		st.Links = &s.links
+	}
 	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
 		st.Plans = append(st.Plans, s.plans[k])
 	}
 	if e, ok := s.pol.(estimated); ok {
 		es := e.Estimator().Snapshot()
 		st.Estimator = &es
+	}
+	if sp, ok := s.pol.(policy.Stateful); ok {
+		b, err := sp.Snapshot()
+		if err != nil {
+			return nil, err
+		}
+		st.Policy = b
 	}
 	return json.Marshal(st)
 }
@@ -411,6 +586,30 @@ func (s *reducePlacement) Restore(data []byte) error {
 		}
 		*e.Estimator() = *est
 	}
+	// A snapshot without the policy's state (written before random kept
+	// its generator in it) leaves the policy as it was built.
+	sp, ok := s.pol.(policy.Stateful)
+	if !ok && st.Policy != nil {
+		return fmt.Errorf("%w: policy state for a placement policy %q that has none", policy.ErrInvalidConfig, s.pol.Name())
+	}
+	if ok && st.Policy != nil {
+		if err := sp.Restore(st.Policy); err != nil {
+			return err
+		}
+	}
+	var links linkEstimate
+	if st.Links != nil {
+		links = *st.Links
+		for r, v := range links.RackMBps {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: links.rack_mbps[%q] = %v, must be a finite number > 0", policy.ErrInvalidConfig, r, v)
+			}
+		}
+		if !(links.LinkMBps > 0) || math.IsInf(links.LinkMBps, 0) {
+			return fmt.Errorf("%w: links.link_mbps = %v, must be a finite number > 0", policy.ErrInvalidConfig, links.LinkMBps)
+		}
+	}
+	s.links = links
 	s.plans = plans
 	return nil
 }

@@ -63,9 +63,11 @@ func newPlaceCase(rng *rand.Rand) placeCase {
 
 // wantGreedy is greedy's choice recomputed from the definitions: H(v) the
 // hop distance from the expected outputs (finished ones where they are,
-// the rest spread like the map slots, all nodes here having 2), slot q of
-// v costing H(v)·(1+q), the R cheapest by cost then by the rack-spread
-// order; it returns the number of reducers chosen per node.
+// the rest spread like the map slots, all nodes here having 2), split into
+// its in-rack and cross-rack parts, slot q of v that is the Q-th of its
+// rack costing H_in(v)·(1+q) + H_x(v)·max(1+q, 1+Q), the R cheapest by
+// cost then by the rack-spread order; it returns the number of reducers
+// chosen per node.
 func (pc placeCase) wantGreedy() map[string]int {
 	j := pc.job
 	xDone := j.MapOutputMB()
@@ -102,20 +104,37 @@ func (pc placeCase) wantGreedy() map[string]int {
 	}
 	var slots []slot
 	total := xDone + left
+	byRackSlots := map[string][]slot{}
+	split := map[string][2]float64{}
 	for _, n := range pc.c.Nodes {
-		h := 0.0
-		for src, x := range w {
+		in, x := 0.0, 0.0
+		for src, mb := range w {
 			switch {
 			case src == n.ID:
 			case pc.racks[src] == n.Rack:
-				h += 2 * x
+				in += 2 * mb
 			default:
-				h += 4 * x
+				x += 4 * mb
 			}
 		}
-		h = math.Round(h/total*1e9) / 1e9
+		split[n.ID] = [2]float64{math.Round(in/total*1e9) / 1e9, math.Round(x/total*1e9) / 1e9}
 		for q := range 2 {
-			slots = append(slots, slot{n.ID, h * float64(1+q), q, rank[n.ID]})
+			byRackSlots[n.Rack] = append(byRackSlots[n.Rack], slot{n.ID, 0, q, rank[n.ID]})
+		}
+	}
+	// Within a rack the Q-th slot, in the order of (1+q)·H(v), also
+	// shares the rack's downlink with Q others: its cross-rack part costs
+	// max(1+q, 1+Q) per unit.
+	for _, rk := range rackOrder {
+		rs := byRackSlots[rk]
+		h := func(s slot) float64 { return (split[s.node][0] + split[s.node][1]) * float64(1+s.q) }
+		slices.SortFunc(rs, func(a, b slot) int {
+			return cmp.Or(cmp.Compare(h(a), h(b)), cmp.Compare(a.q, b.q), cmp.Compare(a.rank, b.rank))
+		})
+		for k, s := range rs {
+			sp := split[s.node]
+			s.cost = math.Round((sp[0]*float64(1+s.q)+sp[1]*math.Max(float64(1+s.q), float64(1+k)))*1e9) / 1e9
+			slots = append(slots, s)
 		}
 	}
 	slices.SortFunc(slots, func(a, b slot) int {
@@ -175,24 +194,28 @@ func TestReducePlacementStartsReducersWhereThePolicyChose(t *testing.T) {
 	}
 }
 
+// placedPipe is a fifo pipeline placing reducers by the named policy.
+func placedPipe(t *testing.T, name string, seed uint64) *policy.Pipeline {
+	t.Helper()
+	pl, err := policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestReducePlacementSnapshot: a pipeline restored from the snapshot of
 // one that planned and started part of a job's reducers decides every
 // later heartbeat as the original does, and refuses foreign snapshots.
 func TestReducePlacementSnapshot(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		pc := newPlaceCase(rand.New(rand.NewPCG(seed, 9)))
-		for _, name := range []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameCostliest} {
-			newPipe := func() *policy.Pipeline {
-				pl, err := policy.NewPlacement(name, policy.PlacementConfig{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: pl})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
+		for _, name := range []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameCostliest, placement.NameRandom} {
+			newPipe := func() *policy.Pipeline { return placedPipe(t, name, 0) }
 			a := newPipe()
 			half := len(pc.c.Nodes) / 2
 			for _, n := range pc.c.Nodes[:half] {
@@ -216,6 +239,27 @@ func TestReducePlacementSnapshot(t *testing.T) {
 				t.Fatalf("%s: a plan with an empty node restored", name)
 			}
 		}
+	}
+}
+
+// TestReducePlacementPolicyState: the stage keeps a stateful placement's
+// state (random's generator) in its snapshot, restores a snapshot without
+// it (written before random kept it) as built, and refuses policy state
+// for a placement that has none.
+func TestReducePlacementPolicyState(t *testing.T) {
+	pipe := func(name string) *policy.Pipeline { return placedPipe(t, name, 3) }
+	snap, err := pipe(placement.NameRandom).Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(snap), `"policy":{"pcg":`) {
+		t.Fatalf("random's snapshot %s lacks its generator", snap)
+	}
+	if err := pipe(placement.NameRandom).Restore([]byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[]}}}`)); err != nil {
+		t.Fatalf("a snapshot without the generator: %v", err)
+	}
+	if err := pipe(placement.NameGreedy).Restore(snap); err == nil {
+		t.Fatal("greedy restored random's generator")
 	}
 }
 

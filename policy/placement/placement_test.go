@@ -170,3 +170,44 @@ func TestRollingHorizonValid(t *testing.T) {
 		}
 	}
 }
+
+// TestRandomSnapshot: a random policy restored from the snapshot of one
+// that placed k jobs (into a policy of another seed) draws the same
+// positions as the original for every later job, over seeds, k and sizes;
+// a damaged snapshot is refused.
+func TestRandomSnapshot(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		for _, k := range []int{0, 1, 5} {
+			a, _ := NewRandom(policy.PlacementConfig{Seed: seed})
+			req := func(i int) *policy.PlacementRequest {
+				return &policy.PlacementRequest{Free: freeSlots(10 + i%7), R: 1 + i%5, X: 1}
+			}
+			for i := range k {
+				if _, err := a.Place(req(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			snap, err := a.(policy.Stateful).Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := NewRandom(policy.PlacementConfig{Seed: seed + 1000})
+			if err := b.(policy.Stateful).Restore(snap); err != nil {
+				t.Fatal(err)
+			}
+			for i := k; i < k+10; i++ {
+				da, _ := a.Place(req(i))
+				db, _ := b.Place(req(i))
+				if !slices.Equal(da.Positions, db.Positions) {
+					t.Fatalf("seed %d after %d jobs, job %d: restored draws %v, original %v", seed, k, i, db.Positions, da.Positions)
+				}
+			}
+		}
+	}
+	p, _ := NewRandom(policy.PlacementConfig{})
+	for _, bad := range []string{`{"pcg":"AAAA"}`, `{"rng":1}`, `[]`} {
+		if err := p.(policy.Stateful).Restore([]byte(bad)); err == nil || !errors.Is(err, policy.ErrInvalidConfig) {
+			t.Errorf("restore %s: %v, want an invalid-config error", bad, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,13 +10,20 @@ import (
 	"github.com/optd/optd/policy"
 )
 
-var _ policy.Placement = (*Random)(nil)
+var (
+	_ policy.Placement = (*Random)(nil)
+	_ policy.Stateful  = (*Random)(nil)
+)
 
 // Random places a job on an R-subset of the free slots drawn uniformly
 // among all R-subsets, oblivious to cost: Hadoop's default behaviour, the
 // baseline of Tan et al., §V-B. The subset is drawn by Floyd's algorithm (R
-// draws, no shuffle of the free list). Not safe for concurrent use.
+// draws, no shuffle of the free list). Its generator's state is its
+// snapshot (policy.Stateful), so that a server restarted between two
+// placements draws what one that never stopped would. Not safe for
+// concurrent use.
 type Random struct {
+	src    *rand.PCG
 	rng    *rand.Rand
 	chosen map[int]struct{}
 }
@@ -27,7 +35,34 @@ const linearScanMax = 32
 // NewRandom returns the random policy seeded with cfg.Seed (a PCG
 // generator), so that a run is reproducible.
 func NewRandom(cfg policy.PlacementConfig) (policy.Placement, error) {
-	return &Random{rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), chosen: map[int]struct{}{}}, nil
+	src := rand.NewPCG(cfg.Seed, 0x5eed)
+	return &Random{src: src, rng: rand.New(src), chosen: map[int]struct{}{}}, nil
+}
+
+// randomState is the random policy's snapshot: its PCG generator's state.
+type randomState struct {
+	PCG []byte `json:"pcg"`
+}
+
+// Snapshot implements policy.Stateful.
+func (p *Random) Snapshot() ([]byte, error) {
+	b, err := p.src.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(randomState{PCG: b})
+}
+
+// Restore implements policy.Stateful.
+func (p *Random) Restore(data []byte) error {
+	var st randomState
+	if err := policy.DecodeSnapshot(data, &st); err != nil {
+		return err
+	}
+	if err := p.src.UnmarshalBinary(st.PCG); err != nil {
+		return fmt.Errorf("%w: random: pcg: %w", policy.ErrInvalidConfig, err)
+	}
+	return nil
 }
 
 // Name implements policy.Plugin.

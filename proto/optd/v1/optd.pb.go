@@ -1674,7 +1674,12 @@ type AttemptStatus struct {
 	Phase     string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
 	PhaseType Phase  `protobuf:"varint,4,opt,name=phase_type,json=phaseType,proto3,enum=optd.v1.Phase" json:"phase_type,omitempty"`
 	// progress is the fraction of the phase done, in [0, 1].
-	Progress      float64 `protobuf:"fixed64,3,opt,name=progress,proto3" json:"progress,omitempty"`
+	Progress float64 `protobuf:"fixed64,3,opt,name=progress,proto3" json:"progress,omitempty"`
+	// fetch_mbps is a reduce attempt's current fetch rate over the network
+	// in MB/s (Hadoop's copy phase "at x MB/s"); 0 or absent when it is not
+	// fetching, and for maps. A cluster with a placement policy learns its
+	// racks' downlinks from it.
+	FetchMbps     float64 `protobuf:"fixed64,5,opt,name=fetch_mbps,json=fetchMbps,proto3" json:"fetch_mbps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1733,6 +1738,13 @@ func (x *AttemptStatus) GetPhaseType() Phase {
 func (x *AttemptStatus) GetProgress() float64 {
 	if x != nil {
 		return x.Progress
+	}
+	return 0
+}
+
+func (x *AttemptStatus) GetFetchMbps() float64 {
+	if x != nil {
+		return x.FetchMbps
 	}
 	return 0
 }
@@ -3807,14 +3819,16 @@ const file_optd_proto_rawDesc = "" +
 	"\x13JobFinishedResponse\x12\x1f\n" +
 	"\vfreed_slots\x18\x01 \x01(\x05R\n" +
 	"freedSlots\x12\x14\n" +
-	"\x05found\x18\x02 \x01(\bR\x05found\"\x8f\x01\n" +
+	"\x05found\x18\x02 \x01(\bR\x05found\"\xae\x01\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\x03R\tattemptId\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x12-\n" +
 	"\n" +
 	"phase_type\x18\x04 \x01(\x0e2\x0e.optd.v1.PhaseR\tphaseType\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\x01R\bprogress\"\xb0\x03\n" +
+	"\bprogress\x18\x03 \x01(\x01R\bprogress\x12\x1d\n" +
+	"\n" +
+	"fetch_mbps\x18\x05 \x01(\x01R\tfetchMbps\"\xb0\x03\n" +
 	"\x10HeartbeatRequest\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12\x17\n" +

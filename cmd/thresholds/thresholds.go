@@ -69,7 +69,7 @@ with --slot-costs the optimal expected total cost Σ_j H_(j)·c_j is printed too
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&workloadPath, "workload", "", "workload file (JSON; `optd schema workload`, `optd example workload`)")
+	f.StringVar(&workloadPath, "workload", "", "workload `FILE` (JSON; format: optd schema workload; a starter: optd example workload)")
 	f.IntVar(&jobs, "jobs", 0, "number of sequential jobs K (≥ 1)")
 	f.StringVar(&slotCosts, "slot-costs", "", "comma-separated fetch costs of the slots, any order, at least K·max_reduces of them")
 	f.StringVar(&format, "format", FormatJSON, "output format: json, csv or table")

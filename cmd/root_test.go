@@ -16,6 +16,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/internal/testenv"
@@ -277,5 +280,30 @@ func TestServeInProcess(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"msg":"stopped"`) {
 		t.Errorf("no stopped line in %q", stderr.String())
+	}
+}
+
+// TestFlagPlaceholders walks every verb's flags: pflag turns the first
+// `quoted` word of a usage text into the value's placeholder in --help, so
+// a usage quoting a command ("see `optd schema workload`") printed
+// "--workload optd schema workload". A placeholder is one word.
+func TestFlagPlaceholders(t *testing.T) {
+	var walk func(c *cobra.Command)
+	checked := 0
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			checked++
+			name, _ := pflag.UnquoteUsage(f)
+			if strings.ContainsAny(name, " \t") {
+				t.Errorf("%s --%s: --help shows the placeholder %q (a backquoted phrase in its usage)", c.CommandPath(), f.Name, name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRootCommand())
+	if checked < 50 {
+		t.Fatalf("checked %d flags: the command tree was not walked", checked)
 	}
 }

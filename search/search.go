@@ -85,8 +85,11 @@ type Status struct {
 	Evaluations, Budget int
 	// Best is the best objective so far (+Inf before the first).
 	Best float64
-	// Simulations done of SimulationsTotal (replications of every
-	// candidate, reference and bound).
+	// Simulations done of SimulationsTotal in the current phase: while
+	// searching, the replications of every candidate simulated (the
+	// optimizer may ask for a few more than Budget·replications, so the
+	// total grows with it); in the validation, exactly the validation
+	// replications of the best, the defaults, every reference and bound.
 	Simulations, SimulationsTotal int
 }
 
@@ -273,9 +276,6 @@ func Run(ctx context.Context, prob Problem, opts Options) (*Result, error) {
 	}
 	st := &state{prob: prob, sp: sp, opts: opts, ctx: ctx, start: time.Now(), cache: map[string][]float64{}, bestF: math.Inf(1), phase: PhaseSearch}
 	st.total = opts.Evaluations * opts.Replications
-	if opts.Validation > 0 {
-		st.total += opts.Validation * validationTasks(prob)
-	}
 
 	// The default is always simulated: the result compares with it.
 	defaults := sp.Defaults()
@@ -490,10 +490,11 @@ func validationTasks(prob Problem) int {
 // validate simulates the best and default parameters, the references and
 // the bounds on the fresh replications.
 func (st *state) validate(best, def []float64) (*Phase, error) {
+	V := st.opts.Validation
 	st.mu.Lock()
 	st.phase = PhaseValidation
+	st.done, st.total = 0, V*validationTasks(st.prob)
 	st.mu.Unlock()
-	V := st.opts.Validation
 	ref, _ := st.prob.(Referenced)
 	var refs []string
 	if ref != nil {

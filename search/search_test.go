@@ -202,3 +202,40 @@ func TestPhaseSummarizeIsPaired(t *testing.T) {
 		t.Error("a missing reference was accepted")
 	}
 }
+
+// TestProgressCountsEachPhase: the validation's counter starts at 0 and
+// ends exactly at its total (the best, the defaults, each reference and
+// the bound on every validation replication), so a progress bar never sits
+// at "total of total" while work remains; the search's counter never
+// exceeds the total it shows.
+func TestProgressCountsEachPhase(t *testing.T) {
+	for _, validation := range []int{2, 5} {
+		var mu sync.Mutex
+		var val []Status
+		_, err := Run(context.Background(), newBowl(), Options{
+			Evaluations: 20, Replications: 3, Validation: validation, Seed: 3, Workers: 2,
+			Progress: func(s Status) {
+				if s.Simulations > s.SimulationsTotal {
+					t.Errorf("%s: %d of %d simulations", s.Phase, s.Simulations, s.SimulationsTotal)
+				}
+				if s.Phase == PhaseValidation {
+					mu.Lock()
+					val = append(val, s)
+					mu.Unlock()
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := validation * (2 + 1 + 1) // best, defaults, "published", "floor"
+		if len(val) != want {
+			t.Fatalf("validation %d: %d progress calls, want %d", validation, len(val), want)
+		}
+		for i, s := range val {
+			if s.Simulations != i+1 || s.SimulationsTotal != want {
+				t.Errorf("validation %d: call %d reports %d of %d, want %d of %d", validation, i, s.Simulations, s.SimulationsTotal, i+1, want)
+			}
+		}
+	}
+}

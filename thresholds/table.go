@@ -82,6 +82,9 @@ type Options struct {
 	// stage, at most 2; 0 means min(GOMAXPROCS, 2); 1 disables concurrency.
 	// The result does not depend on it (fixed accumulation groups).
 	Workers int
+	// Progress, if set, is called after each of the K stages of the
+	// backward recursion with the stages done and K (from one goroutine).
+	Progress func(done, total int)
 }
 
 // MemoryLimitError reports a table that would exceed Options.MaxTableBytes.
@@ -316,6 +319,9 @@ func buildTable(ctx context.Context, conds []condLaw, jobs, maxReduces int, opts
 			for g := 1; g < groups; g++ {
 				out[i] += acc[g][i]
 			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(K-n+1, K)
 		}
 		positive = 0
 		for i, x := range out {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"syscall"
@@ -638,4 +639,37 @@ func TestLargeTableMemory(t *testing.T) {
 		t.Errorf("table %d coefficients", len(tab.CostCoefficients))
 	}
 	t.Logf("K = 500, R = 20: allocated %.1f MiB (TableBytes %.1f MiB)", float64(alloc)/(1<<20), TableBytes(500, 20)/(1<<20))
+}
+
+// TestBuildTableProgress: Progress sees every stage of the backward
+// recursion once, in order, and the table is the same with or without it.
+func TestBuildTableProgress(t *testing.T) {
+	for _, jobs := range []int{1, 2, 17} {
+		w := independent(t, continuousLaws(t)["uniform"], uniformInt(t, 1, 3))
+		var seen []int
+		tab, err := BuildTable(context.Background(), w, jobs, Options{Progress: func(done, total int) {
+			if total != jobs {
+				t.Errorf("K = %d: total %d", jobs, total)
+			}
+			seen = append(seen, done)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range seen {
+			if d != i+1 {
+				t.Fatalf("K = %d: progress calls %v, want 1..K", jobs, seen)
+			}
+		}
+		if len(seen) != jobs {
+			t.Errorf("K = %d: %d progress calls", jobs, len(seen))
+		}
+		plain, err := BuildTable(context.Background(), w, jobs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(tab, plain) {
+			t.Errorf("K = %d: the table differs with a Progress callback", jobs)
+		}
+	}
 }

@@ -69,7 +69,7 @@ a parameterized family takes its parameters as NAME:k=v;k=v (the form
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", "", "placement scenario file (JSON; `optd schema placement-scenario`, `optd example placement-scenario`)")
+	f.StringVar(&o.scenario, "scenario", "", "placement scenario `FILE` (JSON; format: optd schema placement-scenario; a starter: optd example placement-scenario)")
 	f.StringVar(&o.policies, "policies", strings.Join(bound.DefaultPolicies, ","), "comma-separated policies to simulate")
 	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, hindsight-lagrangian, hindsight-penalized, empty-cluster, mdp (empty for none)")
 	f.StringVar(&o.shard, "shard", "", "run only shard i of n (i/n, 0 ≤ i < n) of the replications")

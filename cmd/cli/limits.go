@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"unsafe"
 
@@ -39,13 +40,12 @@ func CheckPlacementWork(s *sim.Scenario, l config.Limits, recorded, parallel boo
 	if recorded {
 		need = int64(s.Jobs) * int64(atOnce) * bytesPerRecordedJob
 	}
-	if limit := int64(l.MaxMemoryMB) << 20; need > limit {
-		reps := "replications"
-		if atOnce == 1 {
-			reps = "replication"
-		}
-		return fmt.Errorf("jobs = %d with %d %s at a time needs about %s of memory, more than limits.max_memory_mb = %d allows (--max-memory-mb or OPTD_LIMITS_MAX_MEMORY_MB raises it)",
-			s.Jobs, atOnce, reps, formatBytes(need), l.MaxMemoryMB)
+	reps := "replications"
+	if atOnce == 1 {
+		reps = "replication"
+	}
+	if err := CheckMemory(fmt.Sprintf("jobs = %d with %d %s at a time", s.Jobs, atOnce, reps), float64(need), l); err != nil {
+		return err
 	}
 	if n := int64(s.Jobs) * int64(s.Replications); n > int64(l.MaxSimulatedJobs) {
 		return fmt.Errorf("jobs × replications = %d × %d = %d, more than limits.max_simulated_jobs = %d allows (--max-simulated-jobs or OPTD_LIMITS_MAX_SIMULATED_JOBS raises it)",
@@ -54,8 +54,21 @@ func CheckPlacementWork(s *sim.Scenario, l config.Limits, recorded, parallel boo
 	return nil
 }
 
+// CheckMemory refuses work whose estimated memory need (bytes) exceeds
+// limits.max_memory_mb, naming the work (what), the estimate, the limit and
+// how to raise it.
+func CheckMemory(what string, need float64, l config.Limits) error {
+	if need <= float64(int64(l.MaxMemoryMB)<<20) {
+		return nil
+	}
+	return fmt.Errorf("%s needs about %s of memory, more than limits.max_memory_mb = %d allows (--max-memory-mb or OPTD_LIMITS_MAX_MEMORY_MB raises it)",
+		what, formatBytes(int64(min(need, math.MaxInt64/2))), l.MaxMemoryMB)
+}
+
 func formatBytes(b int64) string {
 	switch {
+	case b >= 1<<40:
+		return fmt.Sprintf("%.1f TiB", float64(b)/(1<<40))
 	case b >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	case b >= 1<<20:

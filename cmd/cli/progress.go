@@ -68,15 +68,6 @@ type Progress struct {
 	stopped     sync.WaitGroup
 }
 
-// NewProgress returns a bar of total steps described by desc on w when w
-// is a terminal, else nothing (the former behaviour; replay uses it).
-func NewProgress(w io.Writer, total int, desc string) *Progress {
-	if !IsTerminal(w) {
-		return &Progress{}
-	}
-	return NewProgressMode(w, ProgressBar, "", desc, total, "")
-}
-
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

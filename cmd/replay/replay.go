@@ -37,6 +37,7 @@ type options struct {
 	seed                     uint64
 	clusterID, token, tlsCA  string
 	explain, keep            bool
+	progress                 string
 }
 
 // NewCommand returns the `replay` command.
@@ -68,12 +69,16 @@ deleted from the server at the end (also after a failure) unless --keep.`,
 	f.StringVar(&o.tlsCA, "tls-ca", "", "PEM CA certificate: connect with TLS, verifying the server against it")
 	f.BoolVar(&o.keep, "keep", false, "keep the cluster on the server after the replay (default: delete it)")
 	f.BoolVar(&o.explain, "explain", false, "ask every heartbeat for its vetoes and print them as optd simulate --explain does")
+	cli.AddProgressFlag(f, &o.progress)
 	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd
 }
 
 func run(cmd *cobra.Command, env *cli.Env, o options) error {
+	if err := cli.CheckProgressMode(o.progress); err != nil {
+		return err
+	}
 	sc, err := simulate.LoadScenario(o.scenario)
 	if err != nil {
 		return err
@@ -106,10 +111,10 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 			}
 		}()
 	}
-	bar := cli.NewProgress(cmd.ErrOrStderr(), len(sc.Jobs), "jobs finished")
+	prog := cli.NewProgressMode(cmd.ErrOrStderr(), o.progress, "optd replay", "replaying through "+o.server, len(sc.Jobs), "jobs finished")
 	start := time.Now()
-	res, err := sim.RunCluster(ctx, sc, nil, sim.ClusterOptions{Seed: o.seed, ControlPlane: x, Explain: o.explain, Progress: bar.Set})
-	bar.Finish()
+	res, err := sim.RunCluster(ctx, sc, nil, sim.ClusterOptions{Seed: o.seed, ControlPlane: x, Explain: o.explain, Progress: prog.Set})
+	prog.Finish()
 	if err != nil {
 		return fmt.Errorf("replay on cluster %q: %w", id, err)
 	}

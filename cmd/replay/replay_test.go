@@ -307,6 +307,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo+nope"}, "fifo+nope"},
 		{[]string{"--server", addr, "--scenario", "no-such-scenario", "--policy", "fifo"}, "no-such-scenario"},
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--tls-ca", "/nonexistent.pem"}, "--tls-ca"},
+		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--progress", "loud"}, `--progress = "loud"`},
 	} {
 		_, errOut, code := cli.RunCaptured(t.Context(), append([]string{"replay"}, tc.args...), NewCommand)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

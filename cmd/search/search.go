@@ -127,7 +127,7 @@ the parameter; others keep their declared ranges.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o, env.Config.Limits) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", "", "built-in cluster scenario name, or a placement or cluster scenario file (`optd schema placement-scenario`, `optd schema cluster-scenario`)")
+	f.StringVar(&o.scenario, "scenario", "", "`NAME|FILE`: a built-in cluster scenario's name, or a placement or cluster scenario file (formats: optd schema placement-scenario, optd schema cluster-scenario)")
 	f.StringVar(&o.family, "policy", "", "placement family ("+strings.Join(families, ", ")+") or, on a cluster scenario, pipeline spec")
 	f.StringVar(&o.params, "params", "", "name=lo:hi or name=value, comma-separated: restrict or fix parameters")
 	f.StringVar(&o.objective, "objective", "", "what to minimize: "+ObjectiveMeanCost+" (placement); "+strings.Join(search.ClusterObjectives(), " (default) or ")+" (cluster)")
@@ -144,7 +144,7 @@ the parameter; others keep their declared ranges.`,
 	f.IntVar(&o.horizon, "horizon", 0, "horizon H of rolling-horizon when not searched (0: 10)")
 	f.BoolVar(&o.exact, "exact", false, "evaluate candidates exactly on the scenario's MDP instead of simulating")
 	f.IntVar(&o.maxStates, "max-states", DefaultMaxStates, "largest MDP for --exact (states)")
-	f.StringVar(&o.shard, "shard", "", "run restart i of n (i/n, 0 ≤ i < n); combine with `optd search merge`")
+	f.StringVar(&o.shard, "shard", "", "run restart i of n (`i/n`, 0 ≤ i < n); combine the shards' outputs with optd search merge")
 	cli.AddProgressFlag(f, &o.progress)
 	config.AddFlags(f, config.Default(), cli.LimitKeys...)
 	_ = cmd.MarkFlagRequired("scenario")

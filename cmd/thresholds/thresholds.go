@@ -24,7 +24,7 @@ package thresholds
 
 import (
 	"bufio"
-	"errors"
+
 	"fmt"
 	"io"
 	"math"
@@ -35,6 +35,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/optd/optd/cmd/cli"
+	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/thresholds"
 )
@@ -47,12 +48,13 @@ const (
 )
 
 // NewCommand returns the `optd thresholds` command.
-func NewCommand(_ *cli.Env) *cobra.Command {
+func NewCommand(env *cli.Env) *cobra.Command {
 	var (
 		workloadPath string
 		jobs         int
 		slotCosts    string
 		format       string
+		progress     string
 	)
 	cmd := &cobra.Command{
 		Use:   "thresholds --workload FILE --jobs K [--slot-costs 3,1,2,...] [--format json|csv|table]",
@@ -65,20 +67,25 @@ R. cost_coefficients[j] is the expected Y placed on the j-th cheapest slot;
 with --slot-costs the optimal expected total cost Σ_j H_(j)·c_j is printed too.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return run(cmd, workloadPath, jobs, slotCosts, format, cmd.Flags().Changed("slot-costs"))
+			return run(cmd, env.Config.Limits, workloadPath, jobs, slotCosts, format, progress, cmd.Flags().Changed("slot-costs"))
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&workloadPath, "workload", "", "workload file (JSON; `optd schema workload`, `optd example workload`)")
+	f.StringVar(&workloadPath, "workload", "", "workload `FILE` (JSON; format: optd schema workload; a starter: optd example workload)")
 	f.IntVar(&jobs, "jobs", 0, "number of sequential jobs K (≥ 1)")
 	f.StringVar(&slotCosts, "slot-costs", "", "comma-separated fetch costs of the slots, any order, at least K·max_reduces of them")
 	f.StringVar(&format, "format", FormatJSON, "output format: json, csv or table")
+	cli.AddProgressFlag(f, &progress)
+	config.AddFlags(f, config.Default(), config.KeyMaxMemoryMB)
 	_ = cmd.MarkFlagRequired("workload")
 	_ = cmd.MarkFlagRequired("jobs")
 	return cmd
 }
 
-func run(cmd *cobra.Command, path string, jobs int, costsFlag, format string, haveCosts bool) error {
+func run(cmd *cobra.Command, limits config.Limits, path string, jobs int, costsFlag, format, progress string, haveCosts bool) error {
+	if err := cli.CheckProgressMode(progress); err != nil {
+		return err
+	}
 	switch format {
 	case FormatJSON, FormatCSV, FormatTable:
 	default:
@@ -107,12 +114,18 @@ func run(cmd *cobra.Command, path string, jobs int, costsFlag, format string, ha
 				len(costs), jobs, w.MaxReduces(), need)
 		}
 	}
-	tab, err := thresholds.BuildTable(cmd.Context(), w, jobs, thresholds.Options{})
+	rb := w.MaxReduces()
+	if err := cli.CheckMemory(fmt.Sprintf("--jobs = %d: the table of K = %d jobs with max_reduces = %d", jobs, jobs, rb),
+		thresholds.TableBytes(jobs, rb), limits); err != nil {
+		return err
+	}
+	prog := cli.NewProgressMode(cmd.ErrOrStderr(), progress, "optd thresholds", "backward recursion", jobs, "stages")
+	tab, err := thresholds.BuildTable(cmd.Context(), w, jobs, thresholds.Options{
+		MaxTableBytes: int64(limits.MaxMemoryMB) << 20,
+		Progress:      prog.Set,
+	})
+	prog.Finish()
 	if err != nil {
-		var mle *thresholds.MemoryLimitError
-		if errors.As(err, &mle) {
-			return fmt.Errorf("--jobs: %w", err)
-		}
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	out := Output{Table: tab}

@@ -148,7 +148,9 @@ func TestErrors(t *testing.T) {
 		{"non-numeric slot cost", []string{"--workload", "testdata/joint.json", "--jobs", "2", "--slot-costs", "1,abc,3,4"}, []string{`--slot-costs: value 2 "abc" is not a finite number`}},
 		{"empty slot cost", []string{"--workload", "testdata/joint.json", "--jobs", "1", "--slot-costs", ""}, []string{`--slot-costs: value 1 "" is not a finite number`}},
 		{"infinite slot cost", []string{"--workload", "testdata/joint.json", "--jobs", "1", "--slot-costs", "1,Inf"}, []string{`value 2 "Inf"`}},
-		{"memory limit", []string{"--workload", "testdata/huge.json", "--jobs", "100"}, []string{"--jobs: K = 100 jobs with max_reduces = 100000", "above the memory limit of 256 MiB"}},
+		{"memory limit", []string{"--workload", "testdata/huge.json", "--jobs", "100"}, []string{"--jobs = 100: the table of K = 100 jobs with max_reduces = 100000 needs about 4.1 GiB", "limits.max_memory_mb = 4096", "--max-memory-mb"}},
+		{"memory limit lowered", []string{"--workload", "testdata/huge.json", "--jobs", "10", "--max-memory-mb", "20"}, []string{"needs about 72.5 MiB", "limits.max_memory_mb = 20"}},
+		{"bad progress", []string{"--workload", "testdata/joint.json", "--jobs", "1", "--progress", "loud"}, []string{`--progress = "loud"`}},
 		{"bad format", []string{"--workload", "testdata/joint.json", "--jobs", "1", "--format", "xml"}, []string{`--format = "xml": must be json, csv or table`}},
 		{"stray argument", []string{"--workload", "testdata/joint.json", "--jobs", "1", "extra"}, []string{`unexpected argument "extra"`}},
 	} {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -283,7 +284,7 @@ func spliceSections(old []byte, env *Env, results []sectionResult) (out []byte, 
 	note := fmt.Sprintf(", recomputed on %s after the rest of this report", env.start.UTC().Format("2006-01-02"))
 	for _, r := range results {
 		block := string(renderSection(env, r, note))
-		i := slices.Index(lines, "### "+r.sec.Title+"\n")
+		i := sectionStart(lines, r.sec)
 		if i < 0 {
 			lines = insertSection(lines, r.sec.Group, block)
 			continue
@@ -295,6 +296,31 @@ func spliceSections(old []byte, env *Env, results []sectionResult) (out []byte, 
 		lines = slices.Concat(lines[:i], []string{block}, lines[j:])
 	}
 	return []byte(strings.Join(lines, "")), true
+}
+
+// sectionStart is the index of the "### " heading of sec's block in a
+// report's lines: the line "### Title", or else, for a section whose title
+// has changed since the report was written, the heading above the footer
+// that names it (its "--only NAME" rerun command); -1 if the report lacks it.
+func sectionStart(lines []string, sec Section) int {
+	if i := slices.Index(lines, "### "+sec.Title+"\n"); i >= 0 {
+		return i
+	}
+	footer := regexp.MustCompile("rerun alone with `go run ./benchmarks/cmd/report --only " + regexp.QuoteMeta(sec.Name) + "( --quick)?`")
+	for f, l := range lines {
+		if !strings.HasPrefix(l, "<sub>") || !footer.MatchString(l) {
+			continue
+		}
+		for i := f - 1; i >= 0; i-- {
+			if strings.HasPrefix(lines[i], "### ") {
+				return i
+			}
+			if strings.HasPrefix(lines[i], "## ") {
+				break
+			}
+		}
+	}
+	return -1
 }
 
 // insertSection adds a section's block at the end of its group in a

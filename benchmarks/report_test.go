@@ -118,6 +118,19 @@ func TestSpliceSections(t *testing.T) {
 	if string(got) != wantS {
 		t.Errorf("report with new sections:\n%s\nwant:\n%s", got, wantS)
 	}
+	// A section whose title changed replaces its old block (found by the
+	// footer's --only NAME), not joins the report beside it.
+	b2 := sec("b", "Section B, retitled", GroupPerformance)
+	got, ok = spliceSections(old, env, []sectionResult{result(b2, "new b")})
+	if !ok {
+		t.Fatal("retitled section not spliced")
+	}
+	want = renderReport(env, []sectionResult{result(a, "old a"), result(b2, "new b"), result(c, "old c")}, time.Minute)
+	wantS = strings.ReplaceAll(string(want), "computed in 1.0 s; rerun alone with `go run ./benchmarks/cmd/report --only b`",
+		"computed in 1.0 s"+note+"; rerun alone with `go run ./benchmarks/cmd/report --only b`")
+	if string(got) != wantS {
+		t.Errorf("report with a retitled section:\n%s\nwant:\n%s", got, wantS)
+	}
 	if _, ok := spliceSections([]byte("not a report\n"), env, []sectionResult{result(d, "d")}); ok {
 		t.Error("a file without group headings was spliced into")
 	}

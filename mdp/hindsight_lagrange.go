@@ -21,7 +21,16 @@ type LagrangeOptions struct {
 	// Progress, if not nil, is called after every step with the step and
 	// the best bound so far.
 	Progress func(step int, best float64)
+	// Cold starts the steps from the empty-cluster multipliers instead of
+	// the level bound's (HindsightBoundLevels), which is then not computed
+	// (for comparisons).
+	Cold bool
 }
+
+// lagrangeWarmFactor is the Polyak target's first factor after a warm
+// start: the target is the best bound plus this share of half the distance
+// to the greedy placement's cost.
+const lagrangeWarmFactor = 0.1
 
 // lagrangeDeflection is γ of the deflected subgradient direction.
 const lagrangeDeflection = 1.5
@@ -39,6 +48,9 @@ type LagrangeResult struct {
 	Upper float64
 	// Steps is the number of subgradient steps taken.
 	Steps int
+	// Levels is HindsightBoundLevels' bound, the steps' start (NaN when
+	// Cold); Bound is at least Levels.
+	Levels float64
 }
 
 // HindsightBoundLagrangian bounds the hindsight LP of HindsightBound from
@@ -66,9 +78,16 @@ type LagrangeResult struct {
 // shared among GOMAXPROCS workers. L(u) ≤ LP optimum for every u (weak duality), so each
 // step is a bound; u climbs the concave L by subgradient steps
 // g_i = R_i − Σ_c n_c·1{i ∈ I_c} with Polyak's step
-// (Upper − L)/‖g‖² times a factor halved when the bound stalls, from
+// (Upper − L)/‖g‖² times a factor halved when the bound stalls.
+//
+// The steps start from the multipliers of the level bound
+// (HindsightBoundLevels, computed first in one sweep of shortest paths and
+// within a fraction of a percent of the LP), so the first step is already
+// about there and the bound is at least the level bound; with Cold, from
 // u_i = Y_i·H_(R_i) (the R_i-th cheapest cost: L is then the empty-cluster
-// bound of the trace).
+// bound of the trace). On the Fig. 9 setting at ρ = 0.9 the warm start
+// reaches in 100 steps what the cold one did not in 1000 (make
+// lagrange-scale).
 func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, opts LagrangeOptions) (LagrangeResult, error) {
 	if err := checkSlotCosts(slotCosts); err != nil {
 		return LagrangeResult{}, err
@@ -97,23 +116,40 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(jobs[a].End, jobs[b].End) })
-	sorted := slices.Clone(slotCosts)
-	slices.Sort(sorted)
-	u := make([]float64, n)
-	for i, j := range jobs {
-		u[i] = j.Y * sorted[j.R-1]
+	start := time.Now()
+	res := LagrangeResult{Upper: upper, Levels: math.NaN()}
+	best, factor, stall := math.Inf(-1), 1.0, 0
+	var u []float64
+	if opts.Cold {
+		sorted := slices.Clone(slotCosts)
+		slices.Sort(sorted)
+		u = make([]float64, n)
+		for i, j := range jobs {
+			u[i] = j.Y * sorted[j.R-1]
+		}
+	} else {
+		if err := checkPeakDemand(jobs, len(slotCosts)); err != nil {
+			return LagrangeResult{}, err
+		}
+		res.Levels, u, err = levelBound(ctx, jobs, cls, true)
+		if err != nil {
+			return LagrangeResult{}, err
+		}
+		best = res.Levels
+		// The level bound is within a fraction of a percent of the LP,
+		// so the target starts near it (0.1: the worst of 40 random
+		// traces at 1.0000 of the LP after 400 steps; 0.03 to 0.3 alike
+		// on 2000 jobs of the Fig. 9 setting).
+		factor = lagrangeWarmFactor
 	}
 	g, d := make([]float64, n), make([]float64, n)
 	lag := newLagrangeWork(jobs, order)
 	parts := newLagrangeParts(runtime.GOMAXPROCS(0), n)
-	best, factor, stall := math.Inf(-1), 1.0, 0
 	// Polyak's step aims at a target above the best bound: the greedy
 	// placement's cost is far above the LP on congested traces, so the
 	// target is the best bound plus a share of the distance that shrinks
 	// as the steps stall.
 	target := func(best float64) float64 { return best + factor*0.5*(upper-best) }
-	start := time.Now()
-	res := LagrangeResult{Upper: upper}
 	for step := range opts.Iterations {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("mdp: Lagrangian hindsight bound: %w", err)

@@ -335,9 +335,9 @@ func greedyTraceCost(jobs []TraceJob, slotCosts []float64) (float64, error) {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(slotCosts[a], slotCosts[b]) })
 	// free is a min-heap of slot ranks (rank = position by cost).
-	free := &intHeap{}
+	free := &minHeap[int, struct{}]{}
 	for r := range idx {
-		free.push(r)
+		free.push(r, struct{}{})
 	}
 	held := make([][]int, len(jobs))
 	total := 0.0
@@ -345,7 +345,7 @@ func greedyTraceCost(jobs []TraceJob, slotCosts []float64) (float64, error) {
 		j := jobs[e.i]
 		if !e.start {
 			for _, r := range held[e.i] {
-				free.push(r)
+				free.push(r, struct{}{})
 			}
 			held[e.i] = nil
 			continue
@@ -354,49 +354,10 @@ func greedyTraceCost(jobs []TraceJob, slotCosts []float64) (float64, error) {
 			return 0, fmt.Errorf("%w: %d reducers to place at time %v, %d slots free", ErrInfeasibleTrace, j.R, j.Start, free.len())
 		}
 		for range j.R {
-			r := free.pop()
+			r, _ := free.pop()
 			held[e.i] = append(held[e.i], r)
 			total += j.Y * slotCosts[idx[r]]
 		}
 	}
 	return total, nil
-}
-
-// intHeap is a min-heap of ints.
-type intHeap struct{ a []int }
-
-func (h *intHeap) len() int { return len(h.a) }
-
-func (h *intHeap) push(x int) {
-	h.a = append(h.a, x)
-	for k := len(h.a) - 1; k > 0; {
-		p := (k - 1) / 2
-		if h.a[p] <= h.a[k] {
-			break
-		}
-		h.a[p], h.a[k] = h.a[k], h.a[p]
-		k = p
-	}
-}
-
-func (h *intHeap) pop() int {
-	top := h.a[0]
-	last := len(h.a) - 1
-	h.a[0] = h.a[last]
-	h.a = h.a[:last]
-	for k := 0; ; {
-		l, r, m := 2*k+1, 2*k+2, k
-		if l < last && h.a[l] < h.a[m] {
-			m = l
-		}
-		if r < last && h.a[r] < h.a[m] {
-			m = r
-		}
-		if m == k {
-			break
-		}
-		h.a[k], h.a[m] = h.a[m], h.a[k]
-		k = m
-	}
-	return top
 }

@@ -238,7 +238,7 @@ func levelFlows(ctx context.Context, jobs []TraceJob, levels []int, weights, u [
 	}
 	dist := make([]float64, m)
 	via := make([]int32, m) // arc into each node on the shortest path
-	h := &distHeap{}
+	h := &minHeap[float64, int]{}
 	flow, value := 0, 0.0 // units sent, F(flow)
 	next := 0             // first level not yet reached
 	for next < len(levels) {
@@ -308,52 +308,4 @@ func levelFlows(ctx context.Context, jobs []TraceJob, levels []int, weights, u [
 		value -= unit * send
 	}
 	return out, nil
-}
-
-// distHeap is a binary min-heap of (distance, node).
-type distHeap struct {
-	d []float64
-	u []int
-}
-
-func (h *distHeap) reset()   { h.d, h.u = h.d[:0], h.u[:0] }
-func (h *distHeap) len() int { return len(h.d) }
-
-func (h *distHeap) push(d float64, u int) {
-	h.d, h.u = append(h.d, d), append(h.u, u)
-	for k := len(h.d) - 1; k > 0; {
-		p := (k - 1) / 2
-		if h.d[p] <= h.d[k] {
-			break
-		}
-		h.swap(p, k)
-		k = p
-	}
-}
-
-func (h *distHeap) pop() (float64, int) {
-	d, u := h.d[0], h.u[0]
-	last := len(h.d) - 1
-	h.swap(0, last)
-	h.d, h.u = h.d[:last], h.u[:last]
-	for k := 0; ; {
-		l, r, s := 2*k+1, 2*k+2, k
-		if l < last && h.d[l] < h.d[s] {
-			s = l
-		}
-		if r < last && h.d[r] < h.d[s] {
-			s = r
-		}
-		if s == k {
-			break
-		}
-		h.swap(k, s)
-		k = s
-	}
-	return d, u
-}
-
-func (h *distHeap) swap(a, b int) {
-	h.d[a], h.d[b] = h.d[b], h.d[a]
-	h.u[a], h.u[b] = h.u[b], h.u[a]
 }

@@ -3,7 +3,6 @@ package mdp
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -16,32 +15,13 @@ import (
 // short), a second method for the flow.
 func TestLevelBoundBelowExactLP(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(11, 12))
-	worst, checked := 1.0, 0
-	for trial := range 40 {
-		slots := 6 + rng.IntN(12)
-		costs := make([]float64, slots)
-		for i := range costs {
-			if trial%2 == 0 {
-				costs[i] = float64(1 + rng.IntN(5))
-			} else {
-				costs[i] = 1 + 20*rng.Float64()
-			}
-		}
-		jobs := randomTrace(rng, 10+rng.IntN(150), 0.2+rng.Float64(), 3)
-		exact, err := HindsightBound(ctx, jobs, costs)
-		if err != nil {
-			continue // infeasible trace
-		}
+	worst := 1.0
+	n := eachRandomTrace(t, 11, 3, func(trial int, rng *rand.Rand, jobs []TraceJob, costs []float64, exact float64) {
 		got, err := HindsightBoundLevels(ctx, jobs, costs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cls := newClasses(costs)
-		empty := 0.0
-		for _, j := range jobs {
-			empty += j.Y * cls.cheapest(cls.count, j.R)
-		}
+		empty := traceEmptyCluster(jobs, costs)
 		if got > exact*(1+1e-9)+1e-9 {
 			t.Errorf("trial %d: level bound %.12g above the exact LP %.12g", trial, got, exact)
 		}
@@ -51,9 +31,9 @@ func TestLevelBoundBelowExactLP(t *testing.T) {
 		if exact > 0 {
 			worst = min(worst, got/exact)
 		}
-		checked++
 		// Each level against Clp: k cheap slots of cost 0 and enough
 		// slots of cost 1 that only the cheap ones are scarce.
+		slots := len(costs)
 		levels := []int{1 + rng.IntN(slots-1), slots - 1}
 		f, err := levelFlows(ctx, jobs, levels, nil, nil)
 		if err != nil {
@@ -76,11 +56,8 @@ func TestLevelBoundBelowExactLP(t *testing.T) {
 				t.Errorf("trial %d, level %d: flow gives Σ Y·R − F = %.12g, Clp %.12g", trial, lv, yr-f[k], lp)
 			}
 		}
-	}
-	if checked < 20 {
-		t.Fatalf("only %d feasible traces", checked)
-	}
-	t.Logf("worst level bound / exact LP over %d traces: %.5f", checked, worst)
+	})
+	t.Logf("worst level bound / exact LP over %d traces: %.5f", n, worst)
 }
 
 // TestLevelBoundEdges: one job alone costs its R cheapest slots; a single
@@ -106,5 +83,54 @@ func TestLevelBoundEdges(t *testing.T) {
 	if got, err := HindsightBoundLevels(ctx, nil, costs); err != nil || got != 0 {
 		t.Errorf("no jobs: %v, %v", got, err)
 	}
-	_ = slices.Clone(costs)
+}
+
+// randomCosts draws slot costs: integers 1..ties (classes of several
+// slots) when ties > 0, else distinct reals in [1, 21).
+func randomCosts(rng *rand.Rand, slots, ties int) []float64 {
+	costs := make([]float64, slots)
+	for i := range costs {
+		if ties > 0 {
+			costs[i] = float64(1 + rng.IntN(ties))
+		} else {
+			costs[i] = 1 + 20*rng.Float64()
+		}
+	}
+	return costs
+}
+
+// traceEmptyCluster is Σ_i Y_i·(the R_i cheapest costs): every job alone.
+func traceEmptyCluster(jobs []TraceJob, costs []float64) float64 {
+	cls := newClasses(costs)
+	empty := 0.0
+	for _, j := range jobs {
+		empty += j.Y * cls.cheapest(cls.count, j.R)
+	}
+	return empty
+}
+
+// eachRandomTrace calls fn on 40 random traces (seeded by seed: 6–17
+// slots, half with repeated integer costs and half with distinct ones,
+// 10–160 jobs of up to maxR reducers, light to heavy overlap) whose exact
+// hindsight LP (Clp) exists, with that LP; it fails the test if fewer than
+// 20 are feasible and returns how many were.
+func eachRandomTrace(t *testing.T, seed uint64, maxR int, fn func(trial int, rng *rand.Rand, jobs []TraceJob, costs []float64, exact float64)) int {
+	t.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	checked := 0
+	for trial := range 40 {
+		costs := randomCosts(rng, 6+rng.IntN(12), 5*(1-trial%2))
+		jobs := randomTrace(rng, 10+rng.IntN(150), 0.2+rng.Float64(), maxR)
+		exact, err := HindsightBound(ctx, jobs, costs)
+		if err != nil {
+			continue // infeasible trace
+		}
+		fn(trial, rng, jobs, costs, exact)
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("only %d feasible traces", checked)
+	}
+	return checked
 }

@@ -46,8 +46,8 @@ ita-suite:
 .PHONY: penalty-report lagrange-scale
 
 # The penalized hindsight bound's ratio to the exact MDP optimum on the
-# issue's three scenarios and 13 generated ones (a markdown table; about
-# half an hour on 2 cores).
+# issue's three scenarios and 20 generated ones (a markdown table; about
+# an hour on 2 cores).
 penalty-report:
 	OPTD_PENALTY_REPORT=1 go test ./mdp -run '^TestPenaltyReport$$' -v -count=1 -timeout 2h
 

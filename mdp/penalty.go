@@ -368,6 +368,31 @@ func (b *penaltyBasis) afterArrival(n, w int) (int, int) {
 	return n, w
 }
 
+// groupsOfR returns P[group = γ | R = r] for every group γ (all zero if r
+// is not a value of R).
+func (b *penaltyBasis) groupsOfR(r int) []float64 {
+	out := make([]float64, b.nGrp2)
+	if !b.atomGroups {
+		if k, ok := slices.BinarySearch(b.rs, r); ok {
+			out[k] = 1
+		}
+		return out
+	}
+	sum := 0.0
+	for k, m := range b.marks {
+		if m.r == r {
+			out[k] = m.mean
+			sum += m.mean
+		}
+	}
+	if sum > 0 {
+		for k := range out {
+			out[k] /= sum
+		}
+	}
+	return out
+}
+
 // group is the group of a job with (y, r): its atom, or its R.
 func (b *penaltyBasis) group(y float64, r int) int {
 	if b.atomGroups {

@@ -312,7 +312,7 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 }
 
 // TestPenaltyReport prints bound/optimum ratios with the default fit on the
-// three scenarios of the issue and 13 generated ones (long: set
+// three scenarios of the issue and penaltyReportSeeds generated ones (long: set
 // OPTD_PENALTY_REPORT=1; `make penalty-report`).
 func TestPenaltyReport(t *testing.T) {
 	if os.Getenv("OPTD_PENALTY_REPORT") == "" {
@@ -328,7 +328,7 @@ func TestPenaltyReport(t *testing.T) {
 		s.Replications = min(s.Replications, 5)
 		scens, names = append(scens, s), append(names, p)
 	}
-	for seed := range uint64(13) {
+	for seed := range uint64(penaltyReportSeeds) {
 		s, _ := genPlacementScenario(t, 1000+seed, 10000, 5)
 		scens, names = append(scens, s), append(names, fmt.Sprintf("generated seed %d", 1000+seed))
 	}
@@ -376,6 +376,10 @@ func TestPenaltyPolicy(t *testing.T) {
 		t.Error("a request with fewer free slots than R was accepted")
 	}
 }
+
+// penaltyReportSeeds is the number of generated scenarios of
+// TestPenaltyReport (seeds 1000, 1001, …).
+const penaltyReportSeeds = 20
 
 // reportFit is TestPenaltyReport's fit: the defaults, or
 // OPTD_PENALTY_STEPS steps.

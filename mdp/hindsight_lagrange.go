@@ -16,7 +16,10 @@ type LagrangeOptions struct {
 	// Iterations caps the subgradient steps (0: DefaultLagrangeIterations).
 	Iterations int
 	// TimeLimit, if > 0, stops the steps after that long; the best bound so
-	// far is returned (every step's value is a bound).
+	// far is returned (every step's value is a bound). The level bound the
+	// steps start from is computed whole even if it takes longer (it is
+	// the better part of the bound: about 6 s for 50,000 jobs on 1000
+	// slots, when a cold start reaches 15% less in 20 s).
 	TimeLimit time.Duration
 	// Progress, if not nil, is called after every step with the step and
 	// the best bound so far.

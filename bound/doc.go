@@ -15,8 +15,10 @@
 //   - "hindsight-lagrangian": per replication, the same LP bounded from
 //     below by Lagrangian relaxation of its job rows
 //     (mdp.HindsightBoundLagrangian: per slot class a weighted interval
-//     packing), every subgradient step a bound; for large traces where the
-//     LP itself is slow.
+//     packing), every subgradient step a bound, started from the level
+//     bound (mdp.HindsightBoundLevels: each cost level an exact min-cost
+//     flow, within a fraction of a percent of the LP); for large traces
+//     where the LP itself is slow.
 //   - "hindsight-penalized": per replication, the hindsight LP with costs
 //     changed by an information-relaxation penalty of zero mean under every
 //     non-anticipative policy (mdp.FitPenalty, fitted on training runs

@@ -103,7 +103,15 @@ func BenchmarkHindsightLagrangian(b *testing.B) {
 		b.Run(fmt.Sprintf("jobs=%d/Lagrangian/steps=1", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := HindsightBoundLagrangian(ctx, jobs, costs, LagrangeOptions{Iterations: 1}); err != nil {
+				if _, err := HindsightBoundLagrangian(ctx, jobs, costs, LagrangeOptions{Iterations: 1, Cold: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("jobs=%d/levels", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := HindsightBoundLevels(ctx, jobs, costs); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -21,33 +21,14 @@ import (
 // bound (its first step), and the greedy upper end is at least the LP.
 func TestLagrangianBelowExactLP(t *testing.T) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(5, 6))
 	worst := 1.0
-	checked := 0
-	for trial := range 40 {
-		slots := 10 + rng.IntN(10)
-		costs := make([]float64, slots)
-		for i := range costs {
-			if trial%2 == 0 {
-				costs[i] = float64(1 + rng.IntN(6))
-			} else {
-				costs[i] = 1 + 20*rng.Float64()
-			}
-		}
-		jobs := randomTrace(rng, 20+rng.IntN(200), 0.2+rng.Float64(), 2)
-		exact, err := HindsightBound(ctx, jobs, costs)
-		if err != nil {
-			continue // infeasible trace
-		}
+	n := eachRandomTrace(t, 5, 2, func(trial int, _ *rand.Rand, jobs []TraceJob, costs []float64, exact float64) {
 		var steps []float64
 		res, err := HindsightBoundLagrangian(ctx, jobs, costs, LagrangeOptions{Iterations: 400, Progress: func(_ int, b float64) { steps = append(steps, b) }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		empty := 0.0
-		for _, j := range jobs {
-			empty += j.Y * newClasses(costs).cheapest(newClasses(costs).count, j.R)
-		}
+		empty := traceEmptyCluster(jobs, costs)
 		if steps[0] < empty*(1-1e-9)-1e-9 {
 			t.Errorf("trial %d: first step %.9g below the empty-cluster bound %.9g", trial, steps[0], empty)
 		}
@@ -60,18 +41,15 @@ func TestLagrangianBelowExactLP(t *testing.T) {
 		if exact > 0 {
 			worst = min(worst, res.Bound/exact)
 		}
-		checked++
-	}
-	if checked < 20 {
-		t.Fatalf("only %d feasible traces", checked)
-	}
-	t.Logf("worst Lagrangian/LP ratio over %d traces: %.4f", checked, worst)
+	})
+	t.Logf("worst Lagrangian/LP ratio over %d traces: %.4f", n, worst)
 }
 
-// TestLagrangianScale prints the Lagrangian bound's time, steps and memory
-// on the Fig. 9 setting (K = 100, 1000 distinct slot costs) at rho = 0.9
-// for 10k, 50k and 200k jobs (long: OPTD_LAGRANGE_SCALE=1; `make
-// lagrange-scale`), with the exact LP where it finishes (2k jobs).
+// TestLagrangianScale prints the level bound's and the Lagrangian bound's
+// time, steps and memory on the Fig. 9 setting (K = 100, 1000 distinct
+// slot costs) at rho = 0.9 (OPTD_LAGRANGE_RHO for another) for 10k, 50k and
+// 200k jobs (long: OPTD_LAGRANGE_SCALE=1; `make lagrange-scale`), with the
+// exact LP where it finishes (up to 5k jobs) and the ratios to it along the steps.
 func TestLagrangianScale(t *testing.T) {
 	if os.Getenv("OPTD_LAGRANGE_SCALE") == "" {
 		t.Skip("set OPTD_LAGRANGE_SCALE=1")
@@ -81,6 +59,11 @@ func TestLagrangianScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// OPTD_LAGRANGE_RHO=0.95: another load (μ = 1, so ρ = λ).
+	if rho, err := strconv.ParseFloat(os.Getenv("OPTD_LAGRANGE_RHO"), 64); err == nil && rho > 0 {
+		s.ArrivalRate = rho * s.ServiceRate
+	}
+	fmt.Printf("rho = %g\n", s.ArrivalRate/s.ServiceRate)
 	for _, n := range lagrangeScaleSizes() {
 		s.Jobs, s.WarmupJobs = n, 0
 		r, err := s.RunReplication(ctx, 0, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
@@ -105,7 +88,11 @@ func TestLagrangianScale(t *testing.T) {
 		}
 		start := time.Now()
 		at := map[int]float64{}
-		res, err := HindsightBoundLagrangian(ctx, jobs, s.SlotCosts, LagrangeOptions{Iterations: 1000, TimeLimit: 60 * time.Second,
+		steps := 1000
+		if v, err := strconv.Atoi(os.Getenv("OPTD_LAGRANGE_STEPS")); err == nil && v > 0 {
+			steps = v
+		}
+		res, err := HindsightBoundLagrangian(ctx, jobs, s.SlotCosts, LagrangeOptions{Iterations: steps, TimeLimit: 60 * time.Second,
 			Progress: func(step int, b float64) {
 				if step%25 == 0 {
 					sample()
@@ -117,16 +104,29 @@ func TestLagrangianScale(t *testing.T) {
 		}
 		el := time.Since(start)
 		N := float64(len(jobs))
-		line := fmt.Sprintf("jobs %d: %d steps in %v (%.1f ms/step), bound/job %.3f (after 50 steps %.3f, 100: %.3f), greedy/job %.3f, heap %.1f MiB above the trace",
-			len(jobs), res.Steps, el.Round(time.Millisecond), float64(el.Milliseconds())/float64(res.Steps), res.Bound/N, at[50]/N, at[100]/N, res.Upper/N,
+		line := fmt.Sprintf("jobs %d: %d steps in %v (%.1f ms/step), bound/job %.3f (after 1 step %.3f, 50: %.3f, 100: %.3f), greedy/job %.3f, heap %.1f MiB above the trace",
+			len(jobs), res.Steps, el.Round(time.Millisecond), float64(el.Milliseconds())/float64(res.Steps), res.Bound/N, at[1]/N, at[50]/N, at[100]/N, res.Upper/N,
 			float64(peak.HeapAlloc-min(peak.HeapAlloc, before.HeapAlloc))/(1<<20))
-		if n <= 2000 {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		peak = before
+		st := time.Now()
+		levels, err := HindsightBoundLevels(ctx, jobs, s.SlotCosts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lt := time.Since(st)
+		sample()
+		line += fmt.Sprintf("; level bound %.3f/job in %v, heap %.1f MiB above the trace (level/Lagrangian %.4f)", levels/N, lt.Round(time.Millisecond),
+			float64(peak.HeapAlloc-min(peak.HeapAlloc, before.HeapAlloc))/(1<<20), levels/res.Bound)
+		if n <= 5000 {
 			st := time.Now()
 			exact, err := HindsightBound(ctx, jobs, s.SlotCosts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			line += fmt.Sprintf("; exact LP %.3f/job in %v (Lagrangian/LP %.4f)", exact/N, time.Since(st).Round(time.Millisecond), res.Bound/exact)
+			line += fmt.Sprintf("; exact LP %.3f/job in %v (level/LP %.5f; Lagrangian/LP after 1 step %.5f, 10: %.5f, 100: %.5f, %d: %.5f)",
+				exact/N, time.Since(st).Round(time.Millisecond), levels/exact, at[1]/exact, at[10]/exact, at[100]/exact, res.Steps, res.Bound/exact)
 		}
 		fmt.Println(line)
 	}

@@ -22,7 +22,10 @@ const PenaltyPolicyName = "adp-penalty"
 // of class c while the queue is in state x costs v_c(x) = −Σ_b w_b(c)·
 // θ_{b,g(i),x} in the future (relative to the cheapest class), so
 // a job entering in state x (n in service counting itself, w waiting) goes
-// on the R free slots of least Y·H_c + v_c(x). Slots whose cost is not one
+// on the R free slots of least Y·H_c + v_c(x), v_c including the rich queue
+// terms in expectation over the other jobs' groups given their R (without
+// them the rich terms' share of the value is lost: on mdp-small the policy
+// cost 162.7 instead of 155.7, optimum 154.5). Slots whose cost is not one
 // of the fitted cluster's get v = 0. The policy is stateless and safe for
 // concurrent use.
 func (p *Penalty) Policy() policy.Placement { return &penaltyPolicy{pen: p} }
@@ -30,6 +33,36 @@ func (p *Penalty) Policy() policy.Placement { return &penaltyPolicy{pen: p} }
 type penaltyPolicy struct{ pen *Penalty }
 
 func (*penaltyPolicy) Name() string { return PenaltyPolicyName }
+
+// richValue is the part of −v_c of the rich queue terms: Σ_b w_b(c)·θ of
+// the rich bucket (w, the other jobs' groups), in expectation over the
+// groups the others may have given their R (a request tells the slots
+// each job in service holds, not its X); 0 without rich buckets or when an
+// R is not the workload's.
+func (p *Penalty) richValue(c, g, w int, otherRs []int) float64 {
+	b := p.basis
+	if b.rich == nil || len(otherRs) > b.k-1 {
+		return 0
+	}
+	others := make([]byte, b.nGrp2)
+	total := 0.0
+	var rec func(k int, weight float64)
+	rec = func(k int, weight float64) {
+		if k == len(otherRs) {
+			total += weight * p.value(c, g, b.buckets()+b.richBucket(w, others))
+			return
+		}
+		for γ, q := range b.groupsOfR(otherRs[k]) {
+			if q > 0 {
+				others[γ]++
+				rec(k+1, weight*q)
+				others[γ]--
+			}
+		}
+	}
+	rec(0, 1)
+	return total
+}
 
 // value is Σ_b w_b(c)·θ_{b,g,x} = −v_c(x) for a job of group g.
 func (p *Penalty) value(c, g, x int) float64 {
@@ -52,11 +85,15 @@ func (pp *penaltyPolicy) Place(req *policy.PlacementRequest) (policy.PlacementDe
 	n := min(max(len(req.Held)+1, 1), b.k)
 	x := b.bucket(n, max(req.Waiting, 0))
 	g := b.group(y, req.R)
+	otherRs := make([]int, len(req.Held))
+	for k, h := range req.Held {
+		otherRs[k] = len(h)
+	}
 	score := make([]float64, len(req.Free))
 	for k, s := range req.Free {
 		score[k] = y * s.Cost
 		if c, ok := p.cls.of[s.Cost]; ok && g >= 0 {
-			score[k] -= p.value(c, g, x)
+			score[k] -= p.value(c, g, x) + p.richValue(c, g, max(req.Waiting, 0), otherRs)
 		}
 	}
 	pos := make([]int, len(req.Free))

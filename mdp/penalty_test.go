@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -311,7 +312,7 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 }
 
 // TestPenaltyReport prints bound/optimum ratios with the default fit on the
-// three scenarios of the issue and 13 generated ones (long: set
+// three scenarios of the issue and penaltyReportSeeds generated ones (long: set
 // OPTD_PENALTY_REPORT=1; `make penalty-report`).
 func TestPenaltyReport(t *testing.T) {
 	if os.Getenv("OPTD_PENALTY_REPORT") == "" {
@@ -327,13 +328,18 @@ func TestPenaltyReport(t *testing.T) {
 		s.Replications = min(s.Replications, 5)
 		scens, names = append(scens, s), append(names, p)
 	}
-	for seed := range uint64(13) {
+	for seed := range uint64(penaltyReportSeeds) {
 		s, _ := genPlacementScenario(t, 1000+seed, 10000, 5)
 		scens, names = append(scens, s), append(names, fmt.Sprintf("generated seed %d", 1000+seed))
 	}
 	fmt.Printf("| scenario | optimum | hindsight LP | penalized | penalized/optimum |\n|---|---|---|---|---|\n")
+	// OPTD_PENALTY_ONLY: comma-separated substrings of the names to run.
+	only := strings.Split(os.Getenv("OPTD_PENALTY_ONLY"), ",")
 	for k, s := range scens {
-		mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{})
+		if !slices.ContainsFunc(only, func(o string) bool { return strings.Contains(names[k], o) }) {
+			continue
+		}
+		mean, half, hind, opt := penaltyRatio(t, s, reportFit())
 		fmt.Printf("| %s | %.3f | %.3f (%.1f%%) | %.3f ± %.3f | %.1f%% |\n", names[k], opt, hind, 100*hind/opt, mean, half, 100*mean/opt)
 	}
 }
@@ -369,4 +375,86 @@ func TestPenaltyPolicy(t *testing.T) {
 	if _, err := pen.Policy().Place(&policy.PlacementRequest{R: 3, X: 1, Free: []policy.Slot{{Index: 0, Cost: 1}}}); err == nil {
 		t.Error("a request with fewer free slots than R was accepted")
 	}
+}
+
+// penaltyReportSeeds is the number of generated scenarios of
+// TestPenaltyReport (seeds 1000, 1001, …).
+const penaltyReportSeeds = 20
+
+// reportFit is TestPenaltyReport's fit: the defaults, or
+// OPTD_PENALTY_STEPS steps.
+func reportFit() PenaltyFit {
+	n, _ := strconv.Atoi(os.Getenv("OPTD_PENALTY_STEPS"))
+	return PenaltyFit{Steps: max(n, 0)}
+}
+
+// TestPenaltyFeaturesMeanZero: every feature f_{i,k} of the penalty (the
+// queue terms on (n, w), the rich queue terms on the other jobs' groups,
+// the marks and the marks by the state before each later entry) has mean
+// zero over the counted jobs, each within a Bonferroni-corrected interval
+// over replications: a check of each generator row and compensator, more
+// sensitive than the penalty's mean for one θ.
+func TestPenaltyFeaturesMeanZero(t *testing.T) {
+	reps, jobs := 40, 800
+	if testing.Short() {
+		reps, jobs = 20, 400
+	}
+	for _, path := range []string{"../search/testdata/mdp-small.json", "../examples/placement-scenario.json"} {
+		s, err := sim.LoadScenario(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, reps
+		b, err := newPenaltyBasis(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.rich == nil {
+			t.Fatalf("%s: no rich buckets", path)
+		}
+		F := b.nFeat
+		means := make([][]float64, F)
+		for rep := range reps {
+			r, _ := cheapestRun(t, s, rep)
+			tr := b.traceOf(r.Records)
+			n := float64(len(tr.jobs))
+			sum := make([]float64, F)
+			for i := range tr.jobs {
+				for k, v := range tr.f[i*F : (i+1)*F] {
+					sum[k] += v / n
+				}
+			}
+			for k := range F {
+				means[k] = append(means[k], sum[k])
+			}
+		}
+		// Two-sided 1e-3 over all features together: z for 5e-4/F.
+		z := normalQuantile(1 - 5e-4/float64(F))
+		tested := 0
+		for k, xs := range means {
+			m, half := sim.MeanCI95(xs)
+			if half == 0 {
+				continue
+			}
+			tested++
+			if se := half / 1.96; math.Abs(m) > z*se*1.1 { // 1.1: t vs normal at 20+ replications
+				t.Errorf("%s: feature %d (of %d) has mean %.4g, %.1f standard errors from 0", path, k, F, m, math.Abs(m)/se)
+			}
+		}
+		t.Logf("%s: %d features tested (z = %.2f)", path, tested, z)
+	}
+}
+
+// normalQuantile is the standard normal quantile (bisection on Erfc).
+func normalQuantile(p float64) float64 {
+	lo, hi := -10.0, 10.0
+	for range 100 {
+		mid := (lo + hi) / 2
+		if 0.5*math.Erfc(-mid/math.Sqrt2) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
 }

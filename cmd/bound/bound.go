@@ -79,7 +79,7 @@ a parameterized family takes its parameters as NAME:k=v;k=v (the form
 	f.IntVar(&o.bins, "bins", bound.DefaultBins, "bins per value of R for the MDP bracket of a continuous workload")
 	f.IntVar(&o.maxStates, "max-states", bound.DefaultMaxStates, "largest MDP to solve (states)")
 	f.IntVar(&o.lagrangeSteps, "lagrange-steps", 0, "subgradient steps of the hindsight-lagrangian bound (0: 300)")
-	f.IntVar(&o.penaltySteps, "penalty-steps", 0, "training runs of the hindsight-penalized bound's penalty fit (0: 600)")
+	f.IntVar(&o.penaltySteps, "penalty-steps", 0, "training runs of the hindsight-penalized bound's penalty fit (0: 1500)")
 	f.IntVar(&o.classes, "hindsight-classes", bound.DefaultHindsightClasses, "group the slots into at most this many cost classes (rounded down) for the hindsight LP; 0: exact costs")
 	config.AddFlags(f, config.Default(), cli.LimitKeys...)
 	_ = cmd.MarkFlagRequired("scenario")

@@ -84,12 +84,14 @@ func scenarioFromJSON(v map[string]any, baseDir string) (*sim.Scenario, error) {
 }
 
 // registryFactories makes the factories of registered placement policies
-// with their default configuration.
-func registryFactories(names []string) []sim.NamedFactory {
+// with their default configuration and the model of s (which the fitted
+// policies, adp-penalty, fit on).
+func registryFactories(s *sim.Scenario, names []string) []sim.NamedFactory {
 	fs := make([]sim.NamedFactory, len(names))
+	model := s.PlacementModel()
 	for i, name := range names {
 		fs[i] = sim.NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
-			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
+			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Model: model})
 		}}
 	}
 	return fs
@@ -113,7 +115,7 @@ type placementBounds struct {
 // and computes the bounds of pb, then checks that the best of them is
 // below every policy's cost on every replication.
 func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, registered []string, pb placementBounds, extra ...sim.NamedFactory) (*placementRun, error) {
-	fs := append(registryFactories(registered), extra...)
+	fs := append(registryFactories(s, registered), extra...)
 	policies := make([]string, len(fs))
 	for i, f := range fs {
 		policies[i] = f.Name
@@ -226,6 +228,6 @@ func searchPlacement(ctx context.Context, env *Env, label string, s *sim.Scenari
 	env.Logf("%s: search of %s: %d candidates in %.1f s, best %s (objective %.4g, default %.4g)", label, family,
 		res.Simulated, res.SearchMS/1000, policy.FormatPlacementSpec(family, params), res.Search.Best.Mean, res.Search.Default.Mean)
 	return res, params, sim.NamedFactory{Name: searchedName, New: func(seed uint64) (policy.Placement, error) {
-		return policy.NewPlacement(family, policy.PlacementConfig{Seed: seed, Params: params})
+		return policy.NewPlacement(family, policy.PlacementConfig{Seed: seed, Params: params, Model: s.PlacementModel()})
 	}}, nil
 }

@@ -83,15 +83,20 @@ func scenarioFromJSON(v map[string]any, baseDir string) (*sim.Scenario, error) {
 	return sim.DecodeScenario(data, baseDir)
 }
 
-// registryFactories makes the factories of registered placement policies
-// with their default configuration and the model of s (which the fitted
-// policies, adp-penalty, fit on).
-func registryFactories(s *sim.Scenario, names []string) []sim.NamedFactory {
-	fs := make([]sim.NamedFactory, len(names))
+// registryFactories makes the factories of registered placement policies,
+// each named by its spec (a name, with a family's parameters if any:
+// policy.ParsePlacementSpec), with the model of s (which the fitted
+// policies, adp-penalty and adp-bid-price, fit on).
+func registryFactories(s *sim.Scenario, specs []string) []sim.NamedFactory {
+	fs := make([]sim.NamedFactory, len(specs))
 	model := s.PlacementModel()
-	for i, name := range names {
-		fs[i] = sim.NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
-			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Model: model})
+	for i, spec := range specs {
+		fs[i] = sim.NamedFactory{Name: spec, New: func(seed uint64) (policy.Placement, error) {
+			name, params, err := policy.ParsePlacementSpec(spec)
+			if err != nil {
+				return nil, err
+			}
+			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Params: params, Model: model})
 		}}
 	}
 	return fs

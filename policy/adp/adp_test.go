@@ -27,8 +27,8 @@ func scenario(t *testing.T, path string) *sim.Scenario {
 
 // light are fit parameters small enough for -race.
 var light = map[string]map[string]float64{
-	Name:         {"fit_steps": 60, "fit_jobs": 300},
-	NameBidPrice: {"fit_steps": 20, "fit_jobs": 300},
+	Name:         {"fit_steps": 40, "fit_jobs": 200},
+	NameBidPrice: {"fit_steps": 10, "fit_jobs": 300},
 }
 
 // TestFittedPoliciesOnSolvableScenarios: on the three scenarios whose MDP
@@ -89,7 +89,7 @@ func TestFitDeterministic(t *testing.T) {
 		key := func(seed uint64) fitKey {
 			m := s.PlacementModel()
 			m.Seed = seed
-			return fitKey{Policy: name, Model: m, Classes: 6, Steps: int(light[name]["fit_steps"]), Jobs: 300}
+			return fitKey{Policy: name, Model: m, Classes: 6, Steps: 8, Jobs: 150}
 		}
 		decide := func(k fitKey) []string {
 			mk, err := k.fit(context.Background())

@@ -34,7 +34,8 @@ import (
 //	p_c(x) = E[P_{i,c} | the queue is in state x when i enters]        (B1)
 //
 // (x = (n in service counting i, w waiting)) is estimated by the sample
-// mean over the jobs of training runs entering in state x. The policy then
+// mean over the jobs of training runs entering in state x, pooled with the
+// neighbouring n while fewer than bidPoolSamples jobs entered in x. The policy then
 // places an entering job on its R free slots of least Y·H + s·p(H, x) (p
 // interpolated in H between the fitted classes' costs, s the value scale,
 // see adp.go): the LP's rule with its prices replaced by their expectation.
@@ -61,10 +62,9 @@ type BidPrices struct {
 	price      [][]float64 // [bucket][class]
 }
 
-// bidMinSamples is the least number of jobs a state's mean is taken over;
-// a state with fewer takes the nearest state's with enough (fewer jobs in
-// service first).
-const bidMinSamples = 20
+// bidPoolSamples is the least number of jobs a state's price is the mean
+// over (see pooled).
+const bidPoolSamples = 200
 
 // bidMaxStates caps the states with their own prices (n up to bidMaxStates
 // jobs in service, each with up to 3 waiting).
@@ -210,14 +210,7 @@ func FitBidPrices(ctx context.Context, s *sim.Scenario, groups, runs int, run fu
 	}
 	b.price = make([][]float64, B)
 	for x := range B {
-		src := b.nearest(x, count)
-		b.price[x] = make([]float64, C)
-		if src < 0 {
-			continue
-		}
-		for c := range C {
-			b.price[x][c] = max(sum[src][c]/float64(count[src]), 0)
-		}
+		b.price[x] = b.pooled(x, sum, count)
 	}
 	return b, nil
 }
@@ -245,27 +238,36 @@ func maxReducersInService(recs []sim.JobRecord) int {
 	return most
 }
 
-// nearest is the bucket whose mean stands for bucket x: x if it has
-// bidMinSamples jobs, else the nearest with as many (same waiting count,
-// fewer in service first, then more; then fewer waiting), −1 if none.
-func (b *BidPrices) nearest(x int, count []int) int {
+// pooled is the price of bucket x: the mean over the jobs of the states
+// with its waiting count and n within a window around its own, the window
+// widened until it holds bidPoolSamples jobs (a kernel estimate whose width
+// follows the data: the states of few jobs, which the queue rarely
+// visits, borrow from their neighbours, and the prices are smooth in n);
+// with no job at that waiting count, the next lower count's; zero with no
+// job at all.
+func (b *BidPrices) pooled(x int, sum [][]float64, count []int) []float64 {
 	n, w := x/(b.wCap+1)+1, x%(b.wCap+1)
-	for ww := w; ww >= 0; ww-- {
-		for d := 0; d < b.nCap; d++ {
-			for _, nn := range []int{n - d, n + d} {
-				if nn >= 1 && nn <= b.nCap {
-					if y := b.bucket(nn, ww); count[y] >= bidMinSamples {
-						return y
-					}
+	out := make([]float64, len(sum[x]))
+	for ; w >= 0; w-- {
+		total := 0
+		for d := 0; d < b.nCap && total < bidPoolSamples; d++ {
+			for _, nn := range []int{n - d, n + d}[:min(d, 1)+1] {
+				if nn < 1 || nn > b.nCap {
+					continue
+				}
+				y := b.bucket(nn, w)
+				total += count[y]
+				for c, v := range sum[y] {
+					out[c] += v
 				}
 			}
 		}
-	}
-	best := -1
-	for y, c := range count {
-		if c > 0 && (best < 0 || c > count[best]) {
-			best = y
+		if total > 0 {
+			for c := range out {
+				out[c] = max(out[c]/float64(total), 0)
+			}
+			return out
 		}
 	}
-	return best
+	return out
 }

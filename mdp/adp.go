@@ -76,16 +76,21 @@ func GroupSlotCosts(costs []float64, groups int) []float64 {
 // function with value scale s (see above), named name. It is stateless and
 // safe for concurrent use.
 func (p *Penalty) Lookahead(name string, scale float64) policy.Placement {
-	return &lookahead{pen: p, name: name, scale: scale}
+	return &lookahead{scaled: scaled{name, scale}, pen: p}
 }
 
-type lookahead struct {
-	pen   *Penalty
+// scaled is a fitted policy's name and value scale s.
+type scaled struct {
 	name  string
 	scale float64
 }
 
-func (l *lookahead) Name() string { return l.name }
+func (s scaled) Name() string { return s.name }
+
+type lookahead struct {
+	scaled
+	pen *Penalty
+}
 
 // value is Σ_b w_b(c)·θ_{b,g,x} = −v_c(x) for a job of group g.
 func (p *Penalty) value(c, g, x int) float64 {
@@ -166,16 +171,13 @@ func (l *lookahead) Place(req *policy.PlacementRequest) (policy.PlacementDecisio
 // named name: a job entering in state x goes on its R free slots of least
 // Y·H + s·p(H, x). It is stateless and safe for concurrent use.
 func (b *BidPrices) Policy(name string, scale float64) policy.Placement {
-	return &bidPolicy{b: b, name: name, scale: scale}
+	return &bidPolicy{scaled: scaled{name, scale}, b: b}
 }
 
 type bidPolicy struct {
-	b     *BidPrices
-	name  string
-	scale float64
+	scaled
+	b *BidPrices
 }
-
-func (p *bidPolicy) Name() string { return p.name }
 
 func (p *bidPolicy) Place(req *policy.PlacementRequest) (policy.PlacementDecision, error) {
 	if err := req.Check(); err != nil {

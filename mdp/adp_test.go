@@ -1,6 +1,7 @@
 package mdp
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -170,7 +171,7 @@ func TestBidPrices(t *testing.T) {
 			for _, v := range perm {
 				req.Free = append(req.Free, policy.Slot{Index: v, Cost: c.s.SlotCosts[v]})
 			}
-			slices.SortStableFunc(req.Free, func(a, b policy.Slot) int { return cmpFloat(a.Cost, b.Cost) })
+			slices.SortStableFunc(req.Free, func(a, b policy.Slot) int { return cmp.Compare(a.Cost, b.Cost) })
 			d, err := pol.Place(req)
 			if err != nil {
 				t.Fatal(err)
@@ -183,14 +184,4 @@ func TestBidPrices(t *testing.T) {
 			}
 		}
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

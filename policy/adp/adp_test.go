@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -81,7 +82,7 @@ func TestFitDeterministic(t *testing.T) {
 		for _, v := range rng.Perm(len(s.SlotCosts))[:free] {
 			req.Free = append(req.Free, policy.Slot{Index: v, Cost: s.SlotCosts[v]})
 		}
-		slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmpSlot(a, b) })
+		slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
 		req.Held = make([][]int, rng.IntN(s.K))
 		reqs[k] = req
 	}
@@ -115,16 +116,6 @@ func TestFitDeterministic(t *testing.T) {
 			t.Logf("%s: seeds 1 and 2 decide the same on every request (possible, but the fits differ)", name)
 		}
 	}
-}
-
-func cmpSlot(a, b policy.Slot) int {
-	if a.Cost != b.Cost {
-		if a.Cost < b.Cost {
-			return -1
-		}
-		return 1
-	}
-	return a.Index - b.Index
 }
 
 // TestBadConfiguration: every refused configuration names the field, its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
@@ -158,5 +159,55 @@ func TestExactSearchClosesTheGap(t *testing.T) {
 	e := estimate(xs)
 	if math.Abs(e.Mean-best) > *e.CI95 {
 		t.Errorf("simulated %v ± %v, exact %v", e.Mean, *e.CI95, best)
+	}
+}
+
+// TestExactSearchOfFittedPolicy: a fitted family's value scale searched
+// alone (the fit parameters fixed, so the fit is made once) on the MDP of
+// mdp-small: scale 0 is greedy exactly, and the tuned scale costs between
+// the optimum and the fitted scale's cost.
+func TestExactSearchOfFittedPolicy(t *testing.T) {
+	s := loadScenario(t, "mdp-small.json")
+	m, err := mdp.ModelOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob := &ExactPlacementProblem{Model: m, Family: adp.NameBidPrice}
+	sp, err := prob.Space().Restrict("classes=6,fit_steps=10,fit_jobs=300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sp {
+		if (p.Min < p.Max) != (p.Name == "value_scale") {
+			t.Fatalf("parameter %+v: want value_scale alone searched", p)
+		}
+	}
+	prob.Params = sp
+	zero := sp.Defaults()
+	for k, p := range sp {
+		if p.Name == "value_scale" {
+			zero[k] = 0
+		}
+	}
+	g, err := prob.Metric(ctx, zero, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(g-sol.PolicyCosts["greedy"]) > 1e-9*g {
+		t.Errorf("value_scale = 0 costs %v, greedy %v", g, sol.PolicyCosts["greedy"])
+	}
+	res, err := Run(ctx, prob, Options{Evaluations: 12, Replications: 1, Validation: -1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, def := res.Search.Best.Mean, res.Search.Default.Mean
+	t.Logf("optimum %.4g, greedy %.4g, fitted scale %.4g, tuned %.4g (%s)", sol.Optimal, g, def, best, policy.FormatPlacementSpec(adp.NameBidPrice, res.Params))
+	if best < sol.Optimal*(1-1e-9) || best > def {
+		t.Errorf("tuned %v outside [optimum %v, fitted %v]", best, sol.Optimal, def)
 	}
 }

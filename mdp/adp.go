@@ -19,11 +19,13 @@ import (
 // step, so on a cluster with 1000 distinct costs (the Fig. 9 setting) it is
 // 1000 times the work of a single class; and the value function it fits has
 // one coefficient per basis function anyway (at most penaltyMaxClassBasis).
-// GroupSlotCosts therefore groups the slots, cheapest first, into G groups
-// of (nearly) equal size, each slot costed at its group's mean (so the
+// The caller therefore groups the slots before the fit (GroupCheapest: the
+// contended, cheapest, slots into G − 1 groups of (nearly) equal size, the
+// others into one, each slot costed at its group's mean, so that the
 // fitted cluster's total cost and its cheap-to-dear shape are the real
-// one's), and the fit runs on the grouped cluster: its work is linear in G,
-// not in the distinct costs. The policy then decides on the exact costs:
+// one's, and classes are fine where jobs compete for slots), and the fit
+// runs on the grouped cluster: its work is linear in G, not in the
+// distinct costs. The policy then decides on the exact costs:
 // a free slot of cost H scores
 //
 //	Y·H − s·V_g(H, x),   V_g(H, x) the linear interpolation in H of

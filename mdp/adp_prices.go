@@ -151,8 +151,7 @@ func FitBidPrices(ctx context.Context, s *sim.Scenario, groups, runs int, run fu
 	if err != nil {
 		return nil, fmt.Errorf("mdp: bid prices, training run 0: %w", err)
 	}
-	span := max(2*maxReducersInService(first), 4*s.Workload.MaxReduces())
-	cls := newClasses(GroupCheapest(s.SlotCosts, span, groups))
+	cls := newClasses(GroupCheapest(s.SlotCosts, ContendedSlots(first, s.Workload.MaxReduces()), groups))
 	C := cls.num()
 	b := &BidPrices{cost: cls.cost, k: s.K, nCap: min(s.K, bidMaxStates), wCap: 3}
 	if s.MaxWaiting >= 0 {
@@ -213,6 +212,13 @@ func FitBidPrices(ctx context.Context, s *sim.Scenario, groups, runs int, run fu
 		b.price[x] = b.pooled(x, sum, count)
 	}
 	return b, nil
+}
+
+// ContendedSlots is how many of the cheapest slots the fits group finely:
+// twice the most reducers in service at once in the run recs, at least
+// 4·maxR.
+func ContendedSlots(recs []sim.JobRecord, maxR int) int {
+	return max(2*maxReducersInService(recs), 4*maxR)
 }
 
 // maxReducersInService is the most reducers in service at once in recs.

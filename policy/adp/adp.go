@@ -48,7 +48,7 @@ var (
 		Doc: "arrivals per training run"}
 	penaltyParams = []policy.Param{
 		{Name: "classes", Min: 2, Max: 24, Default: 16, Integer: true,
-			Doc: "G: groups of slots, cheapest first, each at its mean cost, that the value function is fitted on (the decisions use the exact costs)"},
+			Doc: "G: classes of slots the value function is fitted on: the contended (cheapest) slots in G − 1 groups of equal size, the others in one, each slot at its group's mean cost (the decisions use the exact costs)"},
 		{Name: "fit_steps", Min: 20, Max: 2000, Default: 300, Integer: true, Log: true,
 			Doc: "training runs (supergradient steps) of the value function's fit"},
 		fitJobs, valueScale,
@@ -188,8 +188,15 @@ func (k fitKey) fit(ctx context.Context) (maker, error) {
 		}
 		return func(scale float64) policy.Placement { return b.Policy(k.Policy, scale) }, nil
 	}
+	// Grouped as the bid prices are: the contended (cheapest) slots in
+	// classes-1 classes, the others in one, so that the value function
+	// tells the slots apart where jobs compete for them.
+	first, err := run(0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: fitting the value function: %w", k.Policy, err)
+	}
 	grouped := *s
-	grouped.SlotCosts = mdp.GroupSlotCosts(m.SlotCosts, k.Classes)
+	grouped.SlotCosts = mdp.GroupCheapest(m.SlotCosts, mdp.ContendedSlots(first, m.Workload.MaxReduces()), k.Classes-1)
 	pen, err := mdp.FitPenaltyStochastic(ctx, &grouped, k.Steps, run)
 	if err != nil {
 		return nil, fmt.Errorf("%s: fitting the value function: %w", k.Policy, err)

@@ -68,6 +68,11 @@ var (
 // seconds to tens of seconds, the bound minutes).
 const MaxFitWork = 8_000_000
 
+// MaxFitColumns bounds fit_jobs·classes, the columns of one training run's
+// LP, which bounds the fit's memory (one run and its LP at a time: tens of
+// MB at the bound).
+const MaxFitColumns = 200_000
+
 func init() {
 	policy.Must(policy.RegisterPlacement(Name, func(cfg policy.PlacementConfig) (policy.Placement, error) {
 		return build(Name, penaltyParams, cfg)
@@ -92,6 +97,10 @@ func build(name string, declared []policy.Param, cfg policy.PlacementConfig) (po
 	if w := f.Steps * f.Jobs * f.Classes; w > MaxFitWork {
 		return nil, fmt.Errorf("%w: %s: fit_steps·fit_jobs·classes = %d·%d·%d = %d, must be ≤ %d (the fit's work bound)",
 			policy.ErrInvalidConfig, name, f.Steps, f.Jobs, f.Classes, w, MaxFitWork)
+	}
+	if c := f.Jobs * f.Classes; c > MaxFitColumns {
+		return nil, fmt.Errorf("%w: %s: fit_jobs·classes = %d·%d = %d, must be ≤ %d (the fit's memory bound)",
+			policy.ErrInvalidConfig, name, f.Jobs, f.Classes, c, MaxFitColumns)
 	}
 	mk, err := fits.get(f)
 	if err != nil {

@@ -157,6 +157,10 @@ func TestBadConfiguration(t *testing.T) {
 			t.Errorf("error %q names Go types or packages", msg)
 		}
 	}
+	_, err := policy.NewPlacement(NameBidPrice, policy.PlacementConfig{Model: good, Params: map[string]float64{"fit_steps": 5, "fit_jobs": 4000, "classes": 200}})
+	if want := "fit_jobs·classes = 4000·200 = 800000, must be ≤ 200000 (the fit's memory bound)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
 }
 
 // FuzzCheckModel: the model's validation never panics, and a model it

@@ -24,7 +24,7 @@ var fig9Beyond = []struct {
 }{{100, 0.6}, {100, 0.7}, {100, 0.8}, {100, 0.9}, {20, 0.9}, {10, 0.9}}
 
 // quickFits are the fitted policies' parameters in a quick run.
-var quickFits = map[string]string{adp.Name: "fit_steps=40", adp.NameBidPrice: "fit_steps=8"}
+var quickFits = map[string]string{adp.Name: "fit_steps=20;fit_jobs=150", adp.NameBidPrice: "fit_steps=5;fit_jobs=200"}
 
 // placementFig9Beyond runs the Fig. 9 setting beyond the paper's range of
 // K and ρ under every registered placement policy but the two baselines

@@ -83,13 +83,20 @@ func scenarioFromJSON(v map[string]any, baseDir string) (*sim.Scenario, error) {
 	return sim.DecodeScenario(data, baseDir)
 }
 
-// registryFactories makes the factories of registered placement policies
-// with their default configuration.
-func registryFactories(names []string) []sim.NamedFactory {
-	fs := make([]sim.NamedFactory, len(names))
-	for i, name := range names {
-		fs[i] = sim.NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
-			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
+// registryFactories makes the factories of registered placement policies,
+// each named by its spec (a name, with a family's parameters if any:
+// policy.ParsePlacementSpec), with the model of s (which the fitted
+// policies, adp-penalty and adp-bid-price, fit on).
+func registryFactories(s *sim.Scenario, specs []string) []sim.NamedFactory {
+	fs := make([]sim.NamedFactory, len(specs))
+	model := s.PlacementModel()
+	for i, spec := range specs {
+		fs[i] = sim.NamedFactory{Name: spec, New: func(seed uint64) (policy.Placement, error) {
+			name, params, err := policy.ParsePlacementSpec(spec)
+			if err != nil {
+				return nil, err
+			}
+			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Params: params, Model: model})
 		}}
 	}
 	return fs
@@ -113,7 +120,7 @@ type placementBounds struct {
 // and computes the bounds of pb, then checks that the best of them is
 // below every policy's cost on every replication.
 func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, registered []string, pb placementBounds, extra ...sim.NamedFactory) (*placementRun, error) {
-	fs := append(registryFactories(registered), extra...)
+	fs := append(registryFactories(s, registered), extra...)
 	policies := make([]string, len(fs))
 	for i, f := range fs {
 		policies[i] = f.Name
@@ -226,6 +233,6 @@ func searchPlacement(ctx context.Context, env *Env, label string, s *sim.Scenari
 	env.Logf("%s: search of %s: %d candidates in %.1f s, best %s (objective %.4g, default %.4g)", label, family,
 		res.Simulated, res.SearchMS/1000, policy.FormatPlacementSpec(family, params), res.Search.Best.Mean, res.Search.Default.Mean)
 	return res, params, sim.NamedFactory{Name: searchedName, New: func(seed uint64) (policy.Placement, error) {
-		return policy.NewPlacement(family, policy.PlacementConfig{Seed: seed, Params: params})
+		return policy.NewPlacement(family, policy.PlacementConfig{Seed: seed, Params: params, Model: s.PlacementModel()})
 	}}, nil
 }

@@ -49,7 +49,4 @@ type PenalizedBounder interface {
 	// returns a total whose expectation bounds the counted jobs' expected
 	// total cost from below.
 	BoundOfRecords(ctx context.Context, recs []sim.JobRecord) (float64, error)
-	// Policy is the one-step lookahead on the penalty's value function
-	// (PolicyPenalty); stateless.
-	Policy() policy.Placement
 }

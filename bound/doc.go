@@ -33,8 +33,12 @@
 //     states; for a continuous workload "mdp-lower" (and "mdp-upper" under
 //     "upper_bounds") bracket the optimum with Bins bins.
 //
-// Policies are the names of policy.PlacementNames() plus "mdp-optimal" (the
-// MDP's decision table, when solved).
+// Policies are the names of policy.PlacementNames() (with a family's
+// parameters, NAME:k=v;k=v) plus "mdp-optimal" (the MDP's decision table,
+// when solved); each is built with the scenario's queueing model
+// (sim.Scenario.PlacementModel), which the fitted policies of package
+// policy/adp (adp-penalty, adp-bid-price) fit on, once per run, before any
+// simulation.
 //
 // Sharding: shard i of n runs replications [⌊i·N/n⌋, ⌊(i+1)·N/n⌋) of the N
 // in the scenario and returns the same shape with the raw per-replication

@@ -10,6 +10,7 @@ import (
 	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/adp"
 	_ "github.com/optd/optd/policy/builtin" // every placement policy --policies may name
 	"github.com/optd/optd/sim"
 )
@@ -27,8 +28,9 @@ const (
 	// PolicyMDPOptimal is the MDP's optimal decision table.
 	PolicyMDPOptimal = "mdp-optimal"
 	// PolicyPenalty is the one-step lookahead on the value function of the
-	// hindsight-penalized bound's penalty (fitted for the scenario).
-	PolicyPenalty = mdp.PenaltyPolicyName
+	// hindsight-penalized bound's penalty, a registered placement policy
+	// (package policy/adp) fitted on the scenario's model when built.
+	PolicyPenalty = adp.Name
 	// BoundsMDP is the Bounds name that turns the MDP on.
 	BoundsMDP = "mdp"
 )
@@ -78,7 +80,7 @@ func (r *Request) Validate() error {
 	if len(r.Policies) == 0 {
 		return invalidf("policies: give at least one policy")
 	}
-	known := append(policy.PlacementNames(), PolicyMDPOptimal, PolicyPenalty)
+	known := append(policy.PlacementNames(), PolicyMDPOptimal)
 	names := make([]string, len(r.Policies))
 	for k, p := range r.Policies {
 		name, _, err := policy.ParsePlacementSpec(p)
@@ -96,12 +98,14 @@ func (r *Request) Validate() error {
 		return err
 	}
 	for k, p := range r.Policies {
-		if names[k] == PolicyMDPOptimal || names[k] == PolicyPenalty {
+		// A family's parameters are checked here, before the scenario is
+		// read; Run builds every policy once, on the scenario's model,
+		// before any simulation.
+		if names[k] == PolicyMDPOptimal {
 			continue
 		}
-		// Build each policy once: a family's parameters are checked here,
-		// before any simulation.
-		if _, err := factory(p, r.Settings, nil, nil)(0); err != nil {
+		_, params, _ := policy.ParsePlacementSpec(p)
+		if _, err := policy.ResolveParams(names[k], policy.PlacementParams(names[k]), params); err != nil {
 			return invalidf("policies: %s: %v", p, err)
 		}
 	}
@@ -168,15 +172,9 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 		return nil, invalidf("policies: %s needs the MDP of the scenario solved: %s", PolicyMDPOptimal, why)
 	}
 	var pen PenalizedBounder
-	var penPolicy policy.Placement
-	wantBound, wantPolicy := slices.Contains(req.Bounds, BoundPenalized), slices.Contains(req.Policies, PolicyPenalty)
-	if wantBound || wantPolicy {
-		field, name := "bounds", BoundPenalized
-		if !wantBound {
-			field, name = "policies", PolicyPenalty
-		}
+	if slices.Contains(req.Bounds, BoundPenalized) {
 		if be == nil {
-			return nil, invalidf("%s: %s: this build has no LP solver", field, name)
+			return nil, invalidf("bounds: %s: this build has no LP solver", BoundPenalized)
 		}
 		var skipped string
 		pen, skipped, err = be.FitPenalty(ctx, s, req.PenaltySteps, prog.Penalty)
@@ -184,16 +182,24 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 			return nil, fmt.Errorf("penalty fit: %w", err)
 		}
 		if skipped != "" {
-			return nil, invalidf("%s: %s: %s", field, name, skipped)
+			return nil, invalidf("bounds: %s: %s", BoundPenalized, skipped)
 		}
-		penPolicy = pen.Policy()
-		if !wantBound {
-			pen = nil
+	}
+	model := s.PlacementModel()
+	for _, name := range req.Policies {
+		// Each policy built once here, so that a bad configuration is
+		// refused before any simulation (a fitted policy fits here, once:
+		// later builds reuse the fit).
+		if name == PolicyMDPOptimal {
+			continue
+		}
+		if _, err := factory(name, req.Settings, nil, model)(0); err != nil {
+			return nil, invalidf("policies: %s: %v", name, err)
 		}
 	}
 	factories := make([]sim.NamedFactory, len(req.Policies))
 	for k, name := range req.Policies {
-		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy, penPolicy)}
+		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy, model)}
 	}
 	total := (hi - lo) * len(req.Policies)
 	reps := make([]RepFigures, 0, hi-lo)
@@ -218,22 +224,19 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 }
 
 // factory returns the policy factory of name: the registry's with the
-// request's configuration (name may carry a parameterized family's
-// parameters, "state-threshold:base=2;per-job=1.5", as `optd search` prints
-// its best policy), the solved MDP's table or the fitted penalty's policy.
-func factory(name string, st Settings, mdpPolicy, penPolicy policy.Placement) sim.PolicyFactory {
-	switch name {
-	case PolicyMDPOptimal:
+// request's configuration and the scenario's model (name may carry a
+// parameterized family's parameters, "state-threshold:base=2;per-job=1.5",
+// as `optd search` prints its best policy), or the solved MDP's table.
+func factory(name string, st Settings, mdpPolicy policy.Placement, model *policy.PlacementModel) sim.PolicyFactory {
+	if name == PolicyMDPOptimal {
 		return func(uint64) (policy.Placement, error) { return mdpPolicy, nil }
-	case PolicyPenalty:
-		return func(uint64) (policy.Placement, error) { return penPolicy, nil }
 	}
 	return func(seed uint64) (policy.Placement, error) {
 		base, params, err := policy.ParsePlacementSpec(name)
 		if err != nil {
 			return nil, err
 		}
-		return policy.NewPlacement(base, policy.PlacementConfig{Seed: seed, Window: st.Window, Horizon: st.Horizon, Params: params})
+		return policy.NewPlacement(base, policy.PlacementConfig{Seed: seed, Window: st.Window, Horizon: st.Horizon, Params: params, Model: model})
 	}
 }
 

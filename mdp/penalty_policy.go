@@ -1,13 +1,6 @@
 package mdp
 
-import (
-	"cmp"
-	"fmt"
-	"math"
-	"slices"
-
-	"github.com/optd/optd/policy"
-)
+import "github.com/optd/optd/policy"
 
 // PenaltyPolicyName is the name of the placement policy of a fitted penalty.
 const PenaltyPolicyName = "adp-penalty"
@@ -26,13 +19,9 @@ const PenaltyPolicyName = "adp-penalty"
 // terms in expectation over the other jobs' groups given their R (without
 // them the rich terms' share of the value is lost: on mdp-small the policy
 // cost 162.7 instead of 155.7, optimum 154.5). Slots whose cost is not one
-// of the fitted cluster's get v = 0. The policy is stateless and safe for
-// concurrent use.
-func (p *Penalty) Policy() policy.Placement { return &penaltyPolicy{pen: p} }
-
-type penaltyPolicy struct{ pen *Penalty }
-
-func (*penaltyPolicy) Name() string { return PenaltyPolicyName }
+// of the fitted cluster's get v interpolated between the fitted costs
+// (adp.go). The policy is stateless and safe for concurrent use.
+func (p *Penalty) Policy() policy.Placement { return p.Lookahead(PenaltyPolicyName, 1) }
 
 // richValue is the part of −v_c of the rich queue terms: Σ_b w_b(c)·θ of
 // the rich bucket (w, the other jobs' groups), in expectation over the
@@ -62,49 +51,4 @@ func (p *Penalty) richValue(c, g, w int, otherRs []int) float64 {
 	}
 	rec(0, 1)
 	return total
-}
-
-// value is Σ_b w_b(c)·θ_{b,g,x} = −v_c(x) for a job of group g.
-func (p *Penalty) value(c, g, x int) float64 {
-	v := 0.0
-	for b := range p.nb {
-		if w := p.w[c*p.nb+b]; w != 0 {
-			v += w * p.theta[p.thetaIndex(b, g, x)]
-		}
-	}
-	return v
-}
-
-func (pp *penaltyPolicy) Place(req *policy.PlacementRequest) (policy.PlacementDecision, error) {
-	if err := req.Check(); err != nil {
-		return policy.PlacementDecision{}, err
-	}
-	p := pp.pen
-	b := p.basis
-	y := req.X / float64(req.R)
-	n := min(max(len(req.Held)+1, 1), b.k)
-	x := b.bucket(n, max(req.Waiting, 0))
-	g := b.group(y, req.R)
-	otherRs := make([]int, len(req.Held))
-	for k, h := range req.Held {
-		otherRs[k] = len(h)
-	}
-	score := make([]float64, len(req.Free))
-	for k, s := range req.Free {
-		score[k] = y * s.Cost
-		if c, ok := p.cls.of[s.Cost]; ok && g >= 0 {
-			score[k] -= p.value(c, g, x) + p.richValue(c, g, max(req.Waiting, 0), otherRs)
-		}
-	}
-	pos := make([]int, len(req.Free))
-	for k := range pos {
-		pos[k] = k
-	}
-	slices.SortStableFunc(pos, func(a, c int) int { return cmp.Compare(score[a], score[c]) })
-	pos = pos[:req.R]
-	slices.Sort(pos)
-	return policy.PlacementDecision{
-		Positions: pos, Threshold: math.NaN(),
-		Reason: fmt.Sprintf("least Y·H + v(slot) at n = %d, w = %d (one-step lookahead on the penalty's value function)", n, req.Waiting),
-	}, nil
 }

@@ -104,12 +104,17 @@ func NewPipeline(spec string, cfg HeartbeatConfig) (*Pipeline, error) {
 	return p, nil
 }
 
-// NewPlacedPipeline is NewPipeline with reducers placed by the named
-// placement policy (empty: none), built with the configuration's seed
-// (HeartbeatConfig.Placement): `optd simulate --placement`.
+// NewPlacedPipeline is NewPipeline with reducers placed by the placement
+// policy of spec placement (a name, with a family's parameters if any:
+// ParsePlacementSpec; empty: none), built with the configuration's seed and
+// placement model (HeartbeatConfig.Placement): `optd simulate --placement`.
 func NewPlacedPipeline(spec, placement string, cfg HeartbeatConfig) (*Pipeline, error) {
 	if placement != "" {
-		p, err := NewPlacement(placement, PlacementConfig{Seed: cfg.Seed})
+		name, params, err := ParsePlacementSpec(placement)
+		if err != nil {
+			return nil, fmt.Errorf("placement: %w", err)
+		}
+		p, err := NewPlacement(name, PlacementConfig{Seed: cfg.Seed, Params: params, Model: cfg.PlacementModel})
 		if err != nil {
 			return nil, fmt.Errorf("placement: %w", err)
 		}

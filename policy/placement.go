@@ -95,6 +95,33 @@ type PlacementConfig struct {
 	// then stateless (the MDP can evaluate them exactly); nil means
 	// estimate.
 	Workload *models.Workload
+	// Model is the stable queueing model of the cluster the policy serves,
+	// for the policies that fit a value function to it before their first
+	// decision ("adp-penalty"); nil means unknown, and those policies then
+	// refuse to build.
+	Model *PlacementModel
+}
+
+// PlacementModel is the stable system of Tan et al. (INFOCOM 2013, §II) a
+// placement policy may be fitted on: Poisson arrivals of rate λ, exponential
+// map work of rate μ shared by at most K jobs in service, a waiting room,
+// the law of (X, R) and the cluster's slot costs.
+type PlacementModel struct {
+	// ArrivalRate λ and ServiceRate μ, in jobs per unit time (> 0).
+	ArrivalRate, ServiceRate float64
+	// MaxJobsInService is K (≥ 1).
+	MaxJobsInService int
+	// MaxWaiting is the waiting room; −1 means unlimited.
+	MaxWaiting int
+	// Workload is the law of (X, R). Unlike PlacementConfig.Workload it
+	// does not turn the estimating families' estimators off.
+	Workload *models.Workload
+	// SlotCosts are the fetching costs H(v) of every reduce slot of the
+	// cluster, free or not.
+	SlotCosts []float64
+	// Seed seeds the fit's own simulations: a policy fitted twice on the
+	// same model, seed and parameters decides the same.
+	Seed uint64
 }
 
 // PlacementFactory builds a fresh placement policy (one per cluster or per

@@ -138,6 +138,10 @@ type HeartbeatConfig struct {
 	// pipeline then gets the ReducePlacementStage, which places each job's
 	// reducers with it (a fresh policy per pipeline: it keeps state).
 	Placement Placement
+	// PlacementModel is the queueing model NewPlacedPipeline gives the
+	// placement policy it builds (PlacementConfig.Model: "adp-penalty"
+	// fits on it); nil: none.
+	PlacementModel *PlacementModel
 	// MaxStarts bounds the starts one heartbeat decides (0: no bound), as
 	// YARN's yarn.scheduler.fair.max.assign and the capacity scheduler's
 	// per-node-heartbeat.maximum-container-assignments do: a node that

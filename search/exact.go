@@ -44,6 +44,11 @@ func (p *ExactPlacementProblem) Metric(ctx context.Context, x []float64, _ int) 
 	cfg := p.Config
 	cfg.Workload = p.Model.Workload
 	cfg.Params = p.Space().Map(x)
+	if cfg.Model == nil {
+		m := p.Model
+		cfg.Model = &policy.PlacementModel{ArrivalRate: m.Lambda, ServiceRate: m.Mu, MaxJobsInService: m.K,
+			MaxWaiting: m.MaxWaiting, Workload: m.Workload, SlotCosts: m.SlotCosts}
+	}
 	pol, err := policy.NewPlacement(p.Family, cfg)
 	if err != nil {
 		return 0, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/adp" // the fitted placement policy, searchable like the others
 	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
@@ -34,7 +35,7 @@ type PlacementProblem struct {
 	// parameters (see SpaceOf).
 	Params Space
 	// Config is the rest of the policies' configuration (Params is set per
-	// candidate).
+	// candidate; a nil Model is the scenario's, sim.Scenario.PlacementModel).
 	Config policy.PlacementConfig
 	// Refs are reference policies in policy.ParsePlacementSpec form
 	// ("receding-horizon", "greedy", "state-threshold:base=2").
@@ -82,8 +83,7 @@ func (p *PlacementProblem) Check() error {
 	if err := p.Space().Validate(); err != nil {
 		return err
 	}
-	cfg := p.Config
-	cfg.Params = p.Space().Map(p.Space().Defaults())
+	cfg := p.config(0, p.Space().Map(p.Space().Defaults()))
 	if _, err := policy.NewPlacement(p.Family, cfg); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -105,11 +105,19 @@ func (p *PlacementProblem) policySeed(rep int) uint64 {
 	return sim.PolicySeed(sim.ReplicationSeed(p.Scenario.Seed, rep))
 }
 
+// config is the configuration of a policy with params on replication rep.
+func (p *PlacementProblem) config(rep int, params map[string]float64) policy.PlacementConfig {
+	cfg := p.Config
+	cfg.Seed, cfg.Params = p.policySeed(rep), params
+	if cfg.Model == nil {
+		cfg.Model = p.Scenario.PlacementModel()
+	}
+	return cfg
+}
+
 // Metric implements Problem.
 func (p *PlacementProblem) Metric(ctx context.Context, x []float64, rep int) (float64, error) {
-	cfg := p.Config
-	cfg.Seed = p.policySeed(rep)
-	cfg.Params = p.Space().Map(x)
+	cfg := p.config(rep, p.Space().Map(x))
 	pol, err := policy.NewPlacement(p.Family, cfg)
 	if err != nil {
 		return 0, err
@@ -129,9 +137,7 @@ func (p *PlacementProblem) newRef(spec string, rep int) (policy.Placement, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := p.Config
-	cfg.Seed, cfg.Params = p.policySeed(rep), params
-	return policy.NewPlacement(name, cfg)
+	return policy.NewPlacement(name, p.config(rep, params))
 }
 
 // ReferenceMetric implements Referenced.

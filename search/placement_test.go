@@ -8,6 +8,7 @@ import (
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
@@ -98,29 +99,10 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 // between the optimum and the defaults' cost; and the simulation of the
 // tuned policy agrees with its exact cost within the 95% interval.
 func TestExactSearchClosesTheGap(t *testing.T) {
-	s := loadScenario(t, "mdp-small.json")
-	m, err := mdp.ModelOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, prob, sol := exactSmall(t, placement.NameStateThreshold, "window=200,free-fraction=1")
 	ctx := context.Background()
-	sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prob := &ExactPlacementProblem{Model: m, Family: placement.NameStateThreshold}
-	sp, err := prob.Space().Restrict("window=200,free-fraction=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prob.Params = sp
-	greedyLike := sp.Defaults()
-	for k, p := range sp {
-		if p.Name == "base" || p.Name == "per_job" || p.Name == "per_waiting" {
-			greedyLike[k] = 0
-		}
-	}
-	g, err := prob.Metric(ctx, greedyLike, 0)
+	sp := prob.Params
+	g, err := prob.Metric(ctx, withValues(sp, map[string]float64{"base": 0, "per_job": 0, "per_waiting": 0}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +141,65 @@ func TestExactSearchClosesTheGap(t *testing.T) {
 	if math.Abs(e.Mean-best) > *e.CI95 {
 		t.Errorf("simulated %v ± %v, exact %v", e.Mean, *e.CI95, best)
 	}
+}
+
+// TestExactSearchOfFittedPolicy: a fitted family's value scale searched
+// alone (the fit parameters fixed, so the fit is made once) on the MDP of
+// mdp-small: scale 0 is greedy exactly, and the tuned scale costs between
+// the optimum and the fitted scale's cost.
+func TestExactSearchOfFittedPolicy(t *testing.T) {
+	_, prob, sol := exactSmall(t, adp.NameBidPrice, "classes=6,fit_steps=10,fit_jobs=300")
+	ctx := context.Background()
+	for _, p := range prob.Params {
+		if (p.Min < p.Max) != (p.Name == "value_scale") {
+			t.Fatalf("parameter %+v: want value_scale alone searched", p)
+		}
+	}
+	g, err := prob.Metric(ctx, withValues(prob.Params, map[string]float64{"value_scale": 0}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(g-sol.PolicyCosts["greedy"]) > 1e-9*g {
+		t.Errorf("value_scale = 0 costs %v, greedy %v", g, sol.PolicyCosts["greedy"])
+	}
+	res, err := Run(ctx, prob, Options{Evaluations: 12, Replications: 1, Validation: -1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, def := res.Search.Best.Mean, res.Search.Default.Mean
+	t.Logf("optimum %.4g, greedy %.4g, fitted scale %.4g, tuned %.4g (%s)", sol.Optimal, g, def, best, policy.FormatPlacementSpec(adp.NameBidPrice, res.Params))
+	if best < sol.Optimal*(1-1e-9) || best > def {
+		t.Errorf("tuned %v outside [optimum %v, fitted %v]", best, sol.Optimal, def)
+	}
+}
+
+// exactSmall is the exact problem of family on mdp-small with its space
+// restricted by spec, with the scenario and the MDP's solution.
+func exactSmall(t *testing.T, family, spec string) (*sim.Scenario, *ExactPlacementProblem, *mdp.PlacementSolution) {
+	t.Helper()
+	s := loadScenario(t, "mdp-small.json")
+	m, err := mdp.ModelOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := mdp.SolvePlacement(context.Background(), m, mdp.SolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob := &ExactPlacementProblem{Model: m, Family: family}
+	if prob.Params, err = prob.Space().Restrict(spec); err != nil {
+		t.Fatal(err)
+	}
+	return s, prob, sol
+}
+
+// withValues is the space's defaults with the named parameters set.
+func withValues(sp Space, vals map[string]float64) []float64 {
+	x := sp.Defaults()
+	for k, p := range sp {
+		if v, ok := vals[p.Name]; ok {
+			x[k] = v
+		}
+	}
+	return x
 }

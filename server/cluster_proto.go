@@ -13,7 +13,7 @@ func stateProto(c *cluster) *optdv1.ClusterState {
 	st := c.st
 	out := &optdv1.ClusterState{
 		ClusterId:    st.Cluster.ID,
-		Policy:       &optdv1.PlacementPolicy{Name: st.Cluster.Policy.Name, Window: int32(st.Cluster.Policy.Window), Horizon: int32(st.Cluster.Policy.Horizon), Seed: st.Cluster.Policy.Seed},
+		Policy:       policyProto(st.Cluster.Policy),
 		FreeSlots:    int32(c.nFree()),
 		FinishedJobs: st.Meta.Finished,
 	}
@@ -46,6 +46,20 @@ func stateProto(c *cluster) *optdv1.ClusterState {
 			es.MeanJobs, es.MeanY, es.P, es.Threshold = &v.MeanJobs, &v.MeanY, &v.P, &v.Threshold
 		}
 		out.Estimator = es
+	}
+	return out
+}
+
+// policyProto converts a cluster's placement policy to its API form.
+func policyProto(p store.Policy) *optdv1.PlacementPolicy {
+	out := &optdv1.PlacementPolicy{Name: p.Name, Window: int32(p.Window), Horizon: int32(p.Horizon), Seed: p.Seed, Params: p.Params}
+	if m := p.Model; m != nil {
+		out.Model = &optdv1.PlacementModel{ArrivalRate: m.ArrivalRate, ServiceRate: m.ServiceRate, MaxJobsInService: int32(m.MaxJobsInService),
+			WorkloadJson: string(m.Workload), Seed: m.Seed}
+		if m.MaxWaiting >= 0 {
+			w := int32(m.MaxWaiting)
+			out.Model.MaxWaiting = &w
+		}
 	}
 	return out
 }

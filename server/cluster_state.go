@@ -8,6 +8,7 @@ import (
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/adp" // the fitted placement policies
 	"github.com/optd/optd/store"
 	"github.com/optd/optd/thresholds"
 )
@@ -18,9 +19,24 @@ type estimated interface {
 	Estimator() *thresholds.Estimator
 }
 
-// newPlacement builds the cluster's placement policy from the registry.
-func newPlacement(p store.Policy) (policy.Placement, error) {
-	pl, err := policy.NewPlacement(p.Name, policy.PlacementConfig{Seed: p.Seed, Window: p.Window, Horizon: p.Horizon})
+// newPlacement builds the cluster's placement policy from the registry,
+// with its model (if any) on the cluster's slot costs. A fitted policy
+// fits here, the same fit whenever the same cluster is loaded.
+func newPlacement(p store.Policy, slots []store.Slot) (policy.Placement, error) {
+	cfg := policy.PlacementConfig{Seed: p.Seed, Window: p.Window, Horizon: p.Horizon, Params: p.Params}
+	if m := p.Model; m != nil {
+		w, err := models.DecodeWorkloadField(m.Workload, "", "policy.model.workload_json")
+		if err != nil {
+			return nil, err
+		}
+		costs := make([]float64, len(slots))
+		for v, sl := range slots {
+			costs[v] = sl.FetchCost
+		}
+		cfg.Model = &policy.PlacementModel{ArrivalRate: m.ArrivalRate, ServiceRate: m.ServiceRate, MaxJobsInService: m.MaxJobsInService,
+			MaxWaiting: m.MaxWaiting, Workload: w, SlotCosts: costs, Seed: m.Seed}
+	}
+	pl, err := policy.NewPlacement(p.Name, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("policy.name %q: %w", p.Name, err)
 	}
@@ -116,7 +132,7 @@ type cluster struct {
 // rounding); Seen is carried over through seenOffset. The "random" policy's
 // stream restarts from its seed. lim bounds the heartbeat's decisions.
 func loadCluster(st *store.State, lim Limits) (*cluster, error) {
-	p, err := newPlacement(st.Cluster.Policy)
+	p, err := newPlacement(st.Cluster.Policy, st.Cluster.Slots)
 	if err != nil {
 		return nil, err
 	}

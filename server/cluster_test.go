@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -323,6 +324,95 @@ func TestEstimatorSurvivesRestart(t *testing.T) {
 		}
 		if e1.GetSeen() != int64(k+1) {
 			t.Fatalf("job %d: seen %d, want %d", k, e1.GetSeen(), k+1)
+		}
+	}
+}
+
+// TestFittedPolicySurvivesRestart: a cluster whose placement policy is
+// fitted on its queueing model (adp-bid-price, with parameters) decides
+// after restarts exactly as a server that never stopped, and its state
+// gives the policy's parameters and model back as registered.
+func TestFittedPolicySurvivesRestart(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	restarted, steady := startServer(t, dir, Options{}, nil), startServer(t, "", Options{}, nil)
+	req := costsCluster("adp", "adp-bid-price", 1, 1, 2, 3, 5, 8, 13, 21)
+	waiting := int32(2)
+	req.Policy.Params = map[string]float64{"fit_steps": 6, "fit_jobs": 200, "value_scale": 1.5}
+	req.Policy.Model = &optdv1.PlacementModel{ArrivalRate: 0.6, ServiceRate: 1, MaxJobsInService: 3, MaxWaiting: &waiting, Seed: 4,
+		WorkloadJson: `{"data": {"kind": "discrete", "values": [5, 40], "probs": [0.7, 0.3]},
+		                "reduces": {"kind": "discrete", "values": [1, 2], "probs": [0.5, 0.5]}}`}
+	for _, ts := range []*testServer{restarted, steady} {
+		if _, err := ts.cluster.RegisterCluster(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := restarted.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: "adp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.GetState().GetPolicy()
+	if got.GetName() != "adp-bid-price" || got.GetParams()["value_scale"] != 1.5 || got.GetModel().GetMaxWaiting() != 2 ||
+		got.GetModel().GetArrivalRate() != 0.6 || !strings.Contains(got.GetModel().GetWorkloadJson(), `"values":[5,40]`) {
+		t.Errorf("stored policy %v", got)
+	}
+	for k := range 12 {
+		if k == 4 || k == 9 {
+			restarted.stop()
+			restarted = startServer(t, dir, Options{}, nil)
+		}
+		var answers []*optdv1.PlaceReducesResponse
+		for _, ts := range []*testServer{restarted, steady} {
+			id := fmt.Sprint("j", k)
+			if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "adp", JobId: id, Reduces: 1 + int32(k%2)}); err != nil {
+				t.Fatal(err)
+			}
+			p, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "adp", JobId: id, DataMb: []float64{5, 40}[k%3/2]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k%3 != 0 {
+				if _, err := ts.cluster.JobFinished(ctx, &optdv1.JobFinishedRequest{ClusterId: "adp", JobId: id}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			answers = append(answers, p)
+		}
+		if !proto.Equal(answers[0], answers[1]) {
+			t.Fatalf("job %d: after restarts %v\nsteady server %v", k, answers[0], answers[1])
+		}
+	}
+}
+
+// TestFittedPolicyBadModel: a fitted policy without a model, or with a bad
+// one, is refused at registration with the field's path.
+func TestFittedPolicyBadModel(t *testing.T) {
+	ctx := ctxT(t)
+	ts := startServer(t, "", Options{}, nil)
+	good := func() *optdv1.PlacementModel {
+		return &optdv1.PlacementModel{ArrivalRate: 0.5, ServiceRate: 1, MaxJobsInService: 2,
+			WorkloadJson: `{"data": {"kind": "uniform", "min": 1, "max": 10}, "reduces": {"kind": "uniform-int", "min": 1, "max": 2}}`}
+	}
+	for _, c := range []struct {
+		mutate func(p *optdv1.PlacementPolicy)
+		want   string
+	}{
+		{func(p *optdv1.PlacementPolicy) { p.Model = nil }, "needs the cluster's queueing model"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.ArrivalRate = -1 }, "policy.model.arrival_rate"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.ArrivalRate = 2 }, "the queue is unstable"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.MaxJobsInService = 0 }, "policy.model.max_jobs_in_service"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = "" }, "policy.model.workload_json"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = `{"file": "w.json"}` }, "policy.model.workload_json"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = `{"data": 1}` }, "policy.model.workload_json"},
+		{func(p *optdv1.PlacementPolicy) { p.Params = map[string]float64{"classes": 500} }, "classes = 500"},
+		{func(p *optdv1.PlacementPolicy) { p.Params = map[string]float64{"base": math.Inf(1)} }, `policy.params["base"]`},
+	} {
+		req := costsCluster("bad", "adp-bid-price", 1, 2, 3, 4, 5)
+		req.Policy.Model = good()
+		c.mutate(req.Policy)
+		_, err := ts.cluster.RegisterCluster(ctx, req)
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("policy %v: error %v, want InvalidArgument with %q", req.Policy, err, c.want)
 		}
 	}
 }

@@ -157,9 +157,10 @@ func (s *OptimizeService) Simulate(ctx context.Context, req *optdv1.SimulateRequ
 	ctx, cancel := context.WithTimeout(ctx, s.limits.MaxSolveTime)
 	defer cancel()
 	factories := make([]sim.NamedFactory, len(names))
+	model := sc.PlacementModel() // for the fitted policies (adp-penalty, adp-bid-price)
 	for k, name := range names {
 		factories[k] = sim.NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
-			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed})
+			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Model: model})
 		}}
 	}
 	start := time.Now()

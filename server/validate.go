@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
@@ -144,6 +149,9 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 	if c.Policy.Name == "" {
 		c.Policy.Name = defaultPolicy
 	}
+	if err := policyParamsAndModel(p, &c.Policy); err != nil {
+		return c, err
+	}
 	if c.Policy.Window < 0 {
 		return c, invalid("policy.window", c.Policy.Window, "must be ≥ 0 (0: the default)")
 	}
@@ -162,7 +170,7 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 				h, len(c.Slots), b/(1<<20), thresholds.DefaultMaxTableBytes>>20)
 		}
 	}
-	if _, err := newPlacement(c.Policy); err != nil {
+	if _, err := newPlacement(c.Policy, c.Slots); err != nil {
 		return c, err
 	}
 	if c.Heartbeat != nil && p != nil {
@@ -252,4 +260,56 @@ func checkJobRef(clusterID, jobID string) error {
 		return err
 	}
 	return checkID("job_id", jobID)
+}
+
+// policyParamsAndModel copies the policy's parameters and model into the
+// stored policy, refusing what no policy could use (the family checks its
+// own parameter names and ranges, and a fitted policy the model's ranges,
+// when it is built).
+func policyParamsAndModel(p *optdv1.PlacementPolicy, out *store.Policy) error {
+	for _, k := range slices.Sorted(maps.Keys(p.GetParams())) {
+		if v := p.GetParams()[k]; math.IsNaN(v) || math.IsInf(v, 0) {
+			return invalid(fieldf("policy.params[%q]", k), v, "must be finite")
+		}
+	}
+	if len(p.GetParams()) > 0 {
+		out.Params = maps.Clone(p.GetParams())
+	}
+	m := p.GetModel()
+	if m == nil {
+		return nil
+	}
+	switch {
+	case !(m.GetArrivalRate() > 0) || math.IsInf(m.GetArrivalRate(), 0):
+		return invalid("policy.model.arrival_rate", m.GetArrivalRate(), "must be finite and > 0")
+	case !(m.GetServiceRate() > 0) || math.IsInf(m.GetServiceRate(), 0):
+		return invalid("policy.model.service_rate", m.GetServiceRate(), "must be finite and > 0")
+	case m.GetMaxJobsInService() < 1:
+		return invalid("policy.model.max_jobs_in_service", m.GetMaxJobsInService(), "must be ≥ 1")
+	case m.MaxWaiting != nil && m.GetMaxWaiting() < 0:
+		return invalid("policy.model.max_waiting", m.GetMaxWaiting(), "must be ≥ 0, or absent for unlimited")
+	case m.MaxWaiting == nil && m.GetArrivalRate() >= m.GetServiceRate():
+		return invalid("policy.model.arrival_rate", m.GetArrivalRate(), "the queue is unstable: arrival_rate/service_rate = %g ≥ 1 with an unlimited waiting room", m.GetArrivalRate()/m.GetServiceRate())
+	case m.GetWorkloadJson() == "":
+		return invalid("policy.model.workload_json", `""`, "must be a workload (docs/formats.md#workload)")
+	}
+	if err := rejectFileRefs("policy.model.workload_json", []byte(m.GetWorkloadJson())); err != nil {
+		return err
+	}
+	if _, err := models.DecodeWorkloadField([]byte(m.GetWorkloadJson()), "", "policy.model.workload_json"); err != nil {
+		return err
+	}
+	// Stored compact, so that a retried registration compares equal to the
+	// stored one whatever its spacing.
+	var w bytes.Buffer
+	if err := json.Compact(&w, []byte(m.GetWorkloadJson())); err != nil {
+		return invalid("policy.model.workload_json", m.GetWorkloadJson(), "not JSON: %v", err)
+	}
+	waiting := -1
+	if m.MaxWaiting != nil {
+		waiting = int(m.GetMaxWaiting())
+	}
+	out.Model = &store.PlacementModel{ArrivalRate: m.GetArrivalRate(), ServiceRate: m.GetServiceRate(), MaxJobsInService: int(m.GetMaxJobsInService()),
+		MaxWaiting: waiting, Workload: json.RawMessage(w.Bytes()), Seed: m.GetSeed()}
+	return nil
 }

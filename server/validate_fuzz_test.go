@@ -30,6 +30,13 @@ func FuzzRegisterCluster(f *testing.F) {
 		{ClusterId: "m", Nodes: []*optdv1.Node{{Id: "a", Capacity: map[string]float64{"vcores": 2}}},
 			Heartbeat: &optdv1.HeartbeatPolicy{Spec: "fifo", Resources: []string{"memory_mb", "vcores"}}},
 		{ClusterId: "r", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: 3}}, Policy: &optdv1.PlacementPolicy{Name: "rolling-horizon", Horizon: 1<<31 - 1}},
+		// A fitted policy with its model, and with a bad one.
+		{ClusterId: "f", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: 4}}, Policy: &optdv1.PlacementPolicy{Name: "adp-bid-price",
+			Params: map[string]float64{"fit_steps": 5, "fit_jobs": 50},
+			Model: &optdv1.PlacementModel{ArrivalRate: 0.5, ServiceRate: 1, MaxJobsInService: 2,
+				WorkloadJson: `{"data": {"kind": "uniform", "min": 1, "max": 10}, "reduces": {"kind": "uniform-int", "min": 1, "max": 2}}`}}},
+		{ClusterId: "g", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: 4}}, Policy: &optdv1.PlacementPolicy{Name: "adp-penalty",
+			Model: &optdv1.PlacementModel{ArrivalRate: math.NaN(), WorkloadJson: `{"data"`}}},
 	} {
 		data, _ := proto.Marshal(r)
 		f.Add(data)

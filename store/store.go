@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -81,6 +82,24 @@ type Policy struct {
 	Window  int    `json:"window,omitempty"`
 	Horizon int    `json:"horizon,omitempty"`
 	Seed    uint64 `json:"seed,omitempty"`
+	// Params are a parameterized family's parameters by name.
+	Params map[string]float64 `json:"params,omitempty"`
+	// Model is the queueing model a fitted policy fits on (nil: none).
+	Model *PlacementModel `json:"model,omitempty"`
+}
+
+// PlacementModel is a cluster's queueing model as registered: the fitted
+// placement policies fit on it (with the cluster's slot costs) when the
+// cluster is registered and again, deterministically, when it is loaded.
+type PlacementModel struct {
+	ArrivalRate      float64 `json:"arrival_rate"`
+	ServiceRate      float64 `json:"service_rate"`
+	MaxJobsInService int     `json:"max_jobs_in_service"`
+	// MaxWaiting is the waiting room; −1 means unlimited.
+	MaxWaiting int `json:"max_waiting"`
+	// Workload is the law of (X, R) in its JSON form (docs/formats.md#workload).
+	Workload json.RawMessage `json:"workload"`
+	Seed     uint64          `json:"seed,omitempty"`
 }
 
 // Job is an unfinished job.

@@ -62,7 +62,8 @@ where solvable), the
 exact optimum when the MDP is small enough, and each policy's gap to the best
 bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + bound.PolicyMDPOptimal + `;
 a parameterized family takes its parameters as NAME:k=v;k=v (the form
-` + "`optd search`" + ` prints as best_policy).`,
+` + "`optd search`" + ` prints as best_policy). adp-penalty and adp-bid-price fit
+their value function on the scenario's model first (seconds to a minute).`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return run(cmd, be, o, env.Config.Limits)

@@ -2,7 +2,7 @@
 // policy (an assignment policy with add-ons, policy.NewPipeline) run on a
 // built-in or JSON cluster scenario by the cluster simulator of package sim.
 //
-//	optd simulate --scenario NAME|FILE --policy SPEC [--placement NAME] [--seed N] [--csv FILE] [--plot FILE] [--explain]
+//	optd simulate --scenario NAME|FILE --policy SPEC [--placement SPEC [--placement-model FILE]] [--seed N] [--csv FILE] [--plot FILE] [--explain]
 //
 // JSON with every metric on stdout; on a terminal a progress bar and a
 // summary table on stderr; --csv writes the utilization time series,
@@ -20,6 +20,7 @@ import (
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/adp"     // the fitted placement policy --placement may name
 	_ "github.com/optd/optd/policy/builtin" // every policy --policy may name
 	"github.com/optd/optd/sim"
 )
@@ -30,6 +31,7 @@ const DefaultSeed = 1
 type options struct {
 	scenario, policy string
 	placement        string
+	placementModel   string
 	seed             uint64
 	csv, plot        string
 	explain          bool
@@ -52,7 +54,7 @@ type Output struct {
 func NewCommand(_ *cli.Env) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
-		Use:   "simulate --scenario NAME|FILE --policy SPEC [--placement NAME] [--seed N] [--csv FILE] [--plot FILE] [--explain]",
+		Use:   "simulate --scenario NAME|FILE --policy SPEC [--placement SPEC [--placement-model FILE]] [--seed N] [--csv FILE] [--plot FILE] [--explain]",
 		Short: "Simulate a heartbeat scheduling policy on a cluster",
 		Long: `Runs the cluster simulator (nodes with resource vectors or MRv1 slots, heartbeats,
 map/reduce tasks with locality, slow-start, shuffle, stages, skew, stragglers) under
@@ -67,7 +69,11 @@ fair+resource-stealing-ltm+base. Assignment policies: ` + strings.Join(policy.As
 Add-ons: ` + addOns() + `.
 With --placement, the pipeline places each job's reducers by that reduce-placement
 policy when the job reaches slow-start (X estimated from its finished maps'
-output, fetch costs from the racks) and starts them only on the chosen nodes.
+output, fetch costs from the racks) and starts them only on the chosen nodes;
+SPEC is a name, with a family's parameters if any ("state-threshold:base=2").
+A policy fitted on the cluster's queueing model (adp-penalty) needs
+--placement-model, a placement scenario file whose arrival rate, service rate,
+jobs in service, waiting room, workload and slot costs are that model.
 Placement policies: ` + strings.Join(policy.PlacementNames(), ", ") + `.
 Built-in scenarios: ` + strings.Join(sim.BuiltinClusterNames(), ", ") + `;
 any other --scenario is a JSON scenario file.`,
@@ -78,6 +84,7 @@ any other --scenario is a JSON scenario file.`,
 	f.StringVar(&o.scenario, "scenario", "", "built-in scenario name or JSON scenario file")
 	f.StringVar(&o.policy, "policy", "", "policy spec: assignment[+add-on...]")
 	f.StringVar(&o.placement, "placement", "", "reduce-placement policy the pipeline places reducers with (default: none)")
+	f.StringVar(&o.placementModel, "placement-model", "", "placement scenario file: the queueing model a fitted --placement policy (adp-penalty) fits on")
 	f.Uint64Var(&o.seed, "seed", DefaultSeed, "seed of block replicas, task works and skew")
 	f.StringVar(&o.csv, "csv", "", "write the utilization time series as CSV to this file")
 	f.StringVar(&o.plot, "plot", "", "write a utilization plot to this file (.png or .svg)")
@@ -108,7 +115,18 @@ func run(cmd *cobra.Command, o options) error {
 	if err != nil {
 		return err
 	}
-	pipe, err := NewPipeline(o.policy, o.placement, o.seed)
+	cfg := policy.HeartbeatConfig{Seed: o.seed}
+	if o.placementModel != "" {
+		if o.placement == "" {
+			return fmt.Errorf("--placement-model %s: give --placement too (the model is for the placement policy)", o.placementModel)
+		}
+		ps, err := sim.LoadScenario(o.placementModel)
+		if err != nil {
+			return fmt.Errorf("--placement-model: %w", err)
+		}
+		cfg.PlacementModel = ps.PlacementModel()
+	}
+	pipe, err := newPipeline(o.policy, o.placement, cfg)
 	if err != nil {
 		return err
 	}
@@ -140,7 +158,11 @@ func run(cmd *cobra.Command, o options) error {
 // reducers placed by the named placement policy (empty: none), as `optd
 // simulate` and the server of `optd replay` do.
 func NewPipeline(spec, placement string, seed uint64) (*policy.Pipeline, error) {
-	pipe, err := policy.NewPlacedPipeline(spec, placement, policy.HeartbeatConfig{Seed: seed})
+	return newPipeline(spec, placement, policy.HeartbeatConfig{Seed: seed})
+}
+
+func newPipeline(spec, placement string, cfg policy.HeartbeatConfig) (*policy.Pipeline, error) {
+	pipe, err := policy.NewPlacedPipeline(spec, placement, cfg)
 	switch {
 	case err == nil:
 		return pipe, nil

@@ -144,3 +144,36 @@ func TestExplain(t *testing.T) {
 		t.Fatalf("--explain changed the run:\n%s\n%s", a, b)
 	}
 }
+
+// TestFittedPlacement: a placement policy fitted on a queueing model runs
+// in the pipeline with --placement-model, and without one, or with a model
+// but no placement, the command says what is missing.
+func TestFittedPlacement(t *testing.T) {
+	model := filepath.Join("..", "..", "examples", "placement-scenario.json")
+	out, _, err := execute(t, "--scenario", "tan-fig10-sort", "--policy", "fair",
+		"--placement", "adp-bid-price:fit_steps=5;fit_jobs=100", "--placement-model", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct {
+		Placement string  `json:"placement"`
+		MakespanS float64 `json:"makespan_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &o); err != nil || o.Placement != "adp-bid-price:fit_steps=5;fit_jobs=100" || !(o.MakespanS > 0) {
+		t.Fatalf("%v %+v", err, o)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--placement", "adp-bid-price"}, "needs the cluster's queueing model"},
+		{[]string{"--placement-model", model}, "give --placement too"},
+		{[]string{"--placement", "adp-penalty", "--placement-model", "nope.json"}, "--placement-model"},
+		{[]string{"--placement", "state-threshold:base=-1"}, "parameter base = -1"},
+	} {
+		_, _, err := execute(t, append([]string{"--scenario", "tan-fig10-sort", "--policy", "fair"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", c.args, err, c.want)
+		}
+	}
+}

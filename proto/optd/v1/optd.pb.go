@@ -473,7 +473,16 @@ type PlacementPolicy struct {
 	// horizon is H of the rolling policy; 0 means the default.
 	Horizon int32 `protobuf:"varint,3,opt,name=horizon,proto3" json:"horizon,omitempty"`
 	// seed seeds the "random" policy.
-	Seed          uint64 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
+	Seed uint64 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
+	// params are a parameterized family's parameters by name, as `optd
+	// search` prints them (e.g. state-threshold's "base"); absent ones take
+	// their defaults, an unknown name or a value out of range is refused.
+	Params map[string]float64 `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// model is the cluster's queueing model, which the fitted policies
+	// ("adp-penalty", "adp-bid-price") fit their value function on when the
+	// cluster is registered, and again, identically, when the server loads
+	// it after a restart. The other policies ignore it.
+	Model         *PlacementModel `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -536,6 +545,115 @@ func (x *PlacementPolicy) GetSeed() uint64 {
 	return 0
 }
 
+func (x *PlacementPolicy) GetParams() map[string]float64 {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *PlacementPolicy) GetModel() *PlacementModel {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+// PlacementModel is the stable system of Tan et al. (INFOCOM 2013, §II)
+// behind a cluster's jobs: Poisson arrivals, exponential map work shared by
+// at most max_jobs_in_service jobs, a waiting room and the law of (X, R);
+// the slot costs are the cluster's reduce slots'.
+type PlacementModel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// arrival_rate λ and service_rate μ, jobs per unit time (> 0).
+	ArrivalRate float64 `protobuf:"fixed64,1,opt,name=arrival_rate,json=arrivalRate,proto3" json:"arrival_rate,omitempty"`
+	ServiceRate float64 `protobuf:"fixed64,2,opt,name=service_rate,json=serviceRate,proto3" json:"service_rate,omitempty"`
+	// max_jobs_in_service is K (≥ 1).
+	MaxJobsInService int32 `protobuf:"varint,3,opt,name=max_jobs_in_service,json=maxJobsInService,proto3" json:"max_jobs_in_service,omitempty"`
+	// max_waiting is the waiting room; absent means unlimited (then
+	// arrival_rate < service_rate).
+	MaxWaiting *int32 `protobuf:"varint,4,opt,name=max_waiting,json=maxWaiting,proto3,oneof" json:"max_waiting,omitempty"`
+	// workload_json is the law of (X, R), a workload (docs/formats.md#workload),
+	// inline (no file references).
+	WorkloadJson string `protobuf:"bytes,5,opt,name=workload_json,json=workloadJson,proto3" json:"workload_json,omitempty"`
+	// seed seeds the fit's training runs.
+	Seed          uint64 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlacementModel) Reset() {
+	*x = PlacementModel{}
+	mi := &file_optd_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementModel) ProtoMessage() {}
+
+func (x *PlacementModel) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementModel.ProtoReflect.Descriptor instead.
+func (*PlacementModel) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PlacementModel) GetArrivalRate() float64 {
+	if x != nil {
+		return x.ArrivalRate
+	}
+	return 0
+}
+
+func (x *PlacementModel) GetServiceRate() float64 {
+	if x != nil {
+		return x.ServiceRate
+	}
+	return 0
+}
+
+func (x *PlacementModel) GetMaxJobsInService() int32 {
+	if x != nil {
+		return x.MaxJobsInService
+	}
+	return 0
+}
+
+func (x *PlacementModel) GetMaxWaiting() int32 {
+	if x != nil && x.MaxWaiting != nil {
+		return *x.MaxWaiting
+	}
+	return 0
+}
+
+func (x *PlacementModel) GetWorkloadJson() string {
+	if x != nil {
+		return x.WorkloadJson
+	}
+	return ""
+}
+
+func (x *PlacementModel) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
 // HeartbeatPolicy configures the Heartbeat RPC's decisions.
 type HeartbeatPolicy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -565,7 +683,7 @@ type HeartbeatPolicy struct {
 
 func (x *HeartbeatPolicy) Reset() {
 	*x = HeartbeatPolicy{}
-	mi := &file_optd_proto_msgTypes[4]
+	mi := &file_optd_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +695,7 @@ func (x *HeartbeatPolicy) String() string {
 func (*HeartbeatPolicy) ProtoMessage() {}
 
 func (x *HeartbeatPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[4]
+	mi := &file_optd_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +708,7 @@ func (x *HeartbeatPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatPolicy.ProtoReflect.Descriptor instead.
 func (*HeartbeatPolicy) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{4}
+	return file_optd_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HeartbeatPolicy) GetSpec() string {
@@ -654,7 +772,7 @@ type RegisterClusterRequest struct {
 
 func (x *RegisterClusterRequest) Reset() {
 	*x = RegisterClusterRequest{}
-	mi := &file_optd_proto_msgTypes[5]
+	mi := &file_optd_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +784,7 @@ func (x *RegisterClusterRequest) String() string {
 func (*RegisterClusterRequest) ProtoMessage() {}
 
 func (x *RegisterClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[5]
+	mi := &file_optd_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +797,7 @@ func (x *RegisterClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClusterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterClusterRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{5}
+	return file_optd_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RegisterClusterRequest) GetClusterId() string {
@@ -735,7 +853,7 @@ type RegisterClusterResponse struct {
 
 func (x *RegisterClusterResponse) Reset() {
 	*x = RegisterClusterResponse{}
-	mi := &file_optd_proto_msgTypes[6]
+	mi := &file_optd_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +865,7 @@ func (x *RegisterClusterResponse) String() string {
 func (*RegisterClusterResponse) ProtoMessage() {}
 
 func (x *RegisterClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[6]
+	mi := &file_optd_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +878,7 @@ func (x *RegisterClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClusterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterClusterResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{6}
+	return file_optd_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RegisterClusterResponse) GetState() *ClusterState {
@@ -786,7 +904,7 @@ type DeleteClusterRequest struct {
 
 func (x *DeleteClusterRequest) Reset() {
 	*x = DeleteClusterRequest{}
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +916,7 @@ func (x *DeleteClusterRequest) String() string {
 func (*DeleteClusterRequest) ProtoMessage() {}
 
 func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[7]
+	mi := &file_optd_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +929,7 @@ func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteClusterRequest.ProtoReflect.Descriptor instead.
 func (*DeleteClusterRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{7}
+	return file_optd_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DeleteClusterRequest) GetClusterId() string {
@@ -831,7 +949,7 @@ type DeleteClusterResponse struct {
 
 func (x *DeleteClusterResponse) Reset() {
 	*x = DeleteClusterResponse{}
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +961,7 @@ func (x *DeleteClusterResponse) String() string {
 func (*DeleteClusterResponse) ProtoMessage() {}
 
 func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[8]
+	mi := &file_optd_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +974,7 @@ func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteClusterResponse.ProtoReflect.Descriptor instead.
 func (*DeleteClusterResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{8}
+	return file_optd_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DeleteClusterResponse) GetExisted() bool {
@@ -878,7 +996,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +1008,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[9]
+	mi := &file_optd_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +1021,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{9}
+	return file_optd_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListClustersRequest) GetPageSize() int32 {
@@ -936,7 +1054,7 @@ type ClusterSummary struct {
 
 func (x *ClusterSummary) Reset() {
 	*x = ClusterSummary{}
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -948,7 +1066,7 @@ func (x *ClusterSummary) String() string {
 func (*ClusterSummary) ProtoMessage() {}
 
 func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[10]
+	mi := &file_optd_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -961,7 +1079,7 @@ func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
 func (*ClusterSummary) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{10}
+	return file_optd_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ClusterSummary) GetClusterId() string {
@@ -1011,7 +1129,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1141,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[11]
+	mi := &file_optd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1154,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{11}
+	return file_optd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
@@ -1083,7 +1201,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1095,7 +1213,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[12]
+	mi := &file_optd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1108,7 +1226,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{12}
+	return file_optd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitJobRequest) GetClusterId() string {
@@ -1193,7 +1311,7 @@ type JobStage struct {
 
 func (x *JobStage) Reset() {
 	*x = JobStage{}
-	mi := &file_optd_proto_msgTypes[13]
+	mi := &file_optd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1323,7 @@ func (x *JobStage) String() string {
 func (*JobStage) ProtoMessage() {}
 
 func (x *JobStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[13]
+	mi := &file_optd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1336,7 @@ func (x *JobStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStage.ProtoReflect.Descriptor instead.
 func (*JobStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{13}
+	return file_optd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobStage) GetMaps() []*MapInput {
@@ -1246,7 +1364,7 @@ type MapInput struct {
 
 func (x *MapInput) Reset() {
 	*x = MapInput{}
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1376,7 @@ func (x *MapInput) String() string {
 func (*MapInput) ProtoMessage() {}
 
 func (x *MapInput) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[14]
+	mi := &file_optd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1389,7 @@ func (x *MapInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapInput.ProtoReflect.Descriptor instead.
 func (*MapInput) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{14}
+	return file_optd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MapInput) GetNodes() []string {
@@ -1293,7 +1411,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1423,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[15]
+	mi := &file_optd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1436,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{15}
+	return file_optd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitJobResponse) GetJobsInSystem() int32 {
@@ -1350,7 +1468,7 @@ type PlaceReducesRequest struct {
 
 func (x *PlaceReducesRequest) Reset() {
 	*x = PlaceReducesRequest{}
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1480,7 @@ func (x *PlaceReducesRequest) String() string {
 func (*PlaceReducesRequest) ProtoMessage() {}
 
 func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[16]
+	mi := &file_optd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1493,7 @@ func (x *PlaceReducesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesRequest.ProtoReflect.Descriptor instead.
 func (*PlaceReducesRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{16}
+	return file_optd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PlaceReducesRequest) GetClusterId() string {
@@ -1418,7 +1536,7 @@ type PlacedSlot struct {
 
 func (x *PlacedSlot) Reset() {
 	*x = PlacedSlot{}
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1548,7 @@ func (x *PlacedSlot) String() string {
 func (*PlacedSlot) ProtoMessage() {}
 
 func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[17]
+	mi := &file_optd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1561,7 @@ func (x *PlacedSlot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacedSlot.ProtoReflect.Descriptor instead.
 func (*PlacedSlot) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{17}
+	return file_optd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PlacedSlot) GetSlot() int32 {
@@ -1487,7 +1605,7 @@ type PlaceReducesResponse struct {
 
 func (x *PlaceReducesResponse) Reset() {
 	*x = PlaceReducesResponse{}
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1617,7 @@ func (x *PlaceReducesResponse) String() string {
 func (*PlaceReducesResponse) ProtoMessage() {}
 
 func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[18]
+	mi := &file_optd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1630,7 @@ func (x *PlaceReducesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceReducesResponse.ProtoReflect.Descriptor instead.
 func (*PlaceReducesResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{18}
+	return file_optd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PlaceReducesResponse) GetSlots() []*PlacedSlot {
@@ -1567,7 +1685,7 @@ type JobFinishedRequest struct {
 
 func (x *JobFinishedRequest) Reset() {
 	*x = JobFinishedRequest{}
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1697,7 @@ func (x *JobFinishedRequest) String() string {
 func (*JobFinishedRequest) ProtoMessage() {}
 
 func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[19]
+	mi := &file_optd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +1710,7 @@ func (x *JobFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedRequest.ProtoReflect.Descriptor instead.
 func (*JobFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{19}
+	return file_optd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobFinishedRequest) GetClusterId() string {
@@ -1622,7 +1740,7 @@ type JobFinishedResponse struct {
 
 func (x *JobFinishedResponse) Reset() {
 	*x = JobFinishedResponse{}
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1752,7 @@ func (x *JobFinishedResponse) String() string {
 func (*JobFinishedResponse) ProtoMessage() {}
 
 func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[20]
+	mi := &file_optd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1765,7 @@ func (x *JobFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobFinishedResponse.ProtoReflect.Descriptor instead.
 func (*JobFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{20}
+	return file_optd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobFinishedResponse) GetFreedSlots() int32 {
@@ -1686,7 +1804,7 @@ type AttemptStatus struct {
 
 func (x *AttemptStatus) Reset() {
 	*x = AttemptStatus{}
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1816,7 @@ func (x *AttemptStatus) String() string {
 func (*AttemptStatus) ProtoMessage() {}
 
 func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[21]
+	mi := &file_optd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1829,7 @@ func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
 func (*AttemptStatus) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{21}
+	return file_optd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AttemptStatus) GetAttemptId() int64 {
@@ -1793,7 +1911,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +1923,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[22]
+	mi := &file_optd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +1936,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{22}
+	return file_optd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HeartbeatRequest) GetClusterId() string {
@@ -1928,7 +2046,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +2058,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[23]
+	mi := &file_optd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1953,7 +2071,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{23}
+	return file_optd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Action) GetKind() string {
@@ -2088,7 +2206,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2218,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[24]
+	mi := &file_optd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2231,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{24}
+	return file_optd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HeartbeatResponse) GetActions() []*Action {
@@ -2175,7 +2293,7 @@ type Veto struct {
 
 func (x *Veto) Reset() {
 	*x = Veto{}
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2187,7 +2305,7 @@ func (x *Veto) String() string {
 func (*Veto) ProtoMessage() {}
 
 func (x *Veto) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[25]
+	mi := &file_optd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2200,7 +2318,7 @@ func (x *Veto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Veto.ProtoReflect.Descriptor instead.
 func (*Veto) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{25}
+	return file_optd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Veto) GetStage() string {
@@ -2284,7 +2402,7 @@ type JobState struct {
 
 func (x *JobState) Reset() {
 	*x = JobState{}
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2414,7 @@ func (x *JobState) String() string {
 func (*JobState) ProtoMessage() {}
 
 func (x *JobState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[26]
+	mi := &file_optd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2427,7 @@ func (x *JobState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobState.ProtoReflect.Descriptor instead.
 func (*JobState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{26}
+	return file_optd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *JobState) GetJobId() string {
@@ -2385,7 +2503,7 @@ type EstimatorState struct {
 
 func (x *EstimatorState) Reset() {
 	*x = EstimatorState{}
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2515,7 @@ func (x *EstimatorState) String() string {
 func (*EstimatorState) ProtoMessage() {}
 
 func (x *EstimatorState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[27]
+	mi := &file_optd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2528,7 @@ func (x *EstimatorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimatorState.ProtoReflect.Descriptor instead.
 func (*EstimatorState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{27}
+	return file_optd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EstimatorState) GetWindow() int32 {
@@ -2485,7 +2603,7 @@ type ClusterState struct {
 
 func (x *ClusterState) Reset() {
 	*x = ClusterState{}
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2497,7 +2615,7 @@ func (x *ClusterState) String() string {
 func (*ClusterState) ProtoMessage() {}
 
 func (x *ClusterState) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[28]
+	mi := &file_optd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2510,7 +2628,7 @@ func (x *ClusterState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterState.ProtoReflect.Descriptor instead.
 func (*ClusterState) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{28}
+	return file_optd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ClusterState) GetClusterId() string {
@@ -2599,7 +2717,7 @@ type GetClusterStateRequest struct {
 
 func (x *GetClusterStateRequest) Reset() {
 	*x = GetClusterStateRequest{}
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2729,7 @@ func (x *GetClusterStateRequest) String() string {
 func (*GetClusterStateRequest) ProtoMessage() {}
 
 func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[29]
+	mi := &file_optd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2742,7 @@ func (x *GetClusterStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterStateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{29}
+	return file_optd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetClusterStateRequest) GetClusterId() string {
@@ -2643,7 +2761,7 @@ type GetClusterStateResponse struct {
 
 func (x *GetClusterStateResponse) Reset() {
 	*x = GetClusterStateResponse{}
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2773,7 @@ func (x *GetClusterStateResponse) String() string {
 func (*GetClusterStateResponse) ProtoMessage() {}
 
 func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[30]
+	mi := &file_optd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2786,7 @@ func (x *GetClusterStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStateResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterStateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{30}
+	return file_optd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetClusterStateResponse) GetState() *ClusterState {
@@ -2693,7 +2811,7 @@ type ComputeThresholdsRequest struct {
 
 func (x *ComputeThresholdsRequest) Reset() {
 	*x = ComputeThresholdsRequest{}
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +2823,7 @@ func (x *ComputeThresholdsRequest) String() string {
 func (*ComputeThresholdsRequest) ProtoMessage() {}
 
 func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[31]
+	mi := &file_optd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +2836,7 @@ func (x *ComputeThresholdsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsRequest.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{31}
+	return file_optd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ComputeThresholdsRequest) GetWorkloadJson() string {
@@ -2752,7 +2870,7 @@ type ThresholdStage struct {
 
 func (x *ThresholdStage) Reset() {
 	*x = ThresholdStage{}
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +2882,7 @@ func (x *ThresholdStage) String() string {
 func (*ThresholdStage) ProtoMessage() {}
 
 func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[32]
+	mi := &file_optd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +2895,7 @@ func (x *ThresholdStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThresholdStage.ProtoReflect.Descriptor instead.
 func (*ThresholdStage) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{32}
+	return file_optd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ThresholdStage) GetThresholds() []float64 {
@@ -2803,7 +2921,7 @@ type ComputeThresholdsResponse struct {
 
 func (x *ComputeThresholdsResponse) Reset() {
 	*x = ComputeThresholdsResponse{}
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +2933,7 @@ func (x *ComputeThresholdsResponse) String() string {
 func (*ComputeThresholdsResponse) ProtoMessage() {}
 
 func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[33]
+	mi := &file_optd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +2946,7 @@ func (x *ComputeThresholdsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputeThresholdsResponse.ProtoReflect.Descriptor instead.
 func (*ComputeThresholdsResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{33}
+	return file_optd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ComputeThresholdsResponse) GetJobs() int32 {
@@ -2899,7 +3017,7 @@ type SolveInitialAssignmentRequest struct {
 
 func (x *SolveInitialAssignmentRequest) Reset() {
 	*x = SolveInitialAssignmentRequest{}
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2911,7 +3029,7 @@ func (x *SolveInitialAssignmentRequest) String() string {
 func (*SolveInitialAssignmentRequest) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[34]
+	mi := &file_optd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2924,7 +3042,7 @@ func (x *SolveInitialAssignmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentRequest.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{34}
+	return file_optd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SolveInitialAssignmentRequest) GetInstanceJson() string {
@@ -2982,7 +3100,7 @@ type SolveInitialAssignmentResponse struct {
 
 func (x *SolveInitialAssignmentResponse) Reset() {
 	*x = SolveInitialAssignmentResponse{}
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2994,7 +3112,7 @@ func (x *SolveInitialAssignmentResponse) String() string {
 func (*SolveInitialAssignmentResponse) ProtoMessage() {}
 
 func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[35]
+	mi := &file_optd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3007,7 +3125,7 @@ func (x *SolveInitialAssignmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SolveInitialAssignmentResponse.ProtoReflect.Descriptor instead.
 func (*SolveInitialAssignmentResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{35}
+	return file_optd_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SolveInitialAssignmentResponse) GetObjective() float64 {
@@ -3080,7 +3198,7 @@ type BoundRequest struct {
 
 func (x *BoundRequest) Reset() {
 	*x = BoundRequest{}
-	mi := &file_optd_proto_msgTypes[36]
+	mi := &file_optd_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3092,7 +3210,7 @@ func (x *BoundRequest) String() string {
 func (*BoundRequest) ProtoMessage() {}
 
 func (x *BoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[36]
+	mi := &file_optd_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3105,7 +3223,7 @@ func (x *BoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundRequest.ProtoReflect.Descriptor instead.
 func (*BoundRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{36}
+	return file_optd_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *BoundRequest) GetScenarioJson() string {
@@ -3161,7 +3279,7 @@ type BoundProgress struct {
 
 func (x *BoundProgress) Reset() {
 	*x = BoundProgress{}
-	mi := &file_optd_proto_msgTypes[37]
+	mi := &file_optd_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3173,7 +3291,7 @@ func (x *BoundProgress) String() string {
 func (*BoundProgress) ProtoMessage() {}
 
 func (x *BoundProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[37]
+	mi := &file_optd_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3186,7 +3304,7 @@ func (x *BoundProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundProgress.ProtoReflect.Descriptor instead.
 func (*BoundProgress) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{37}
+	return file_optd_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BoundProgress) GetDone() int32 {
@@ -3216,7 +3334,7 @@ type BoundResponse struct {
 
 func (x *BoundResponse) Reset() {
 	*x = BoundResponse{}
-	mi := &file_optd_proto_msgTypes[38]
+	mi := &file_optd_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3346,7 @@ func (x *BoundResponse) String() string {
 func (*BoundResponse) ProtoMessage() {}
 
 func (x *BoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[38]
+	mi := &file_optd_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3359,7 @@ func (x *BoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundResponse.ProtoReflect.Descriptor instead.
 func (*BoundResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{38}
+	return file_optd_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BoundResponse) GetEvent() isBoundResponse_Event {
@@ -3298,7 +3416,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_optd_proto_msgTypes[39]
+	mi := &file_optd_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3428,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[39]
+	mi := &file_optd_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3441,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{39}
+	return file_optd_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SimulateRequest) GetScenarioJson() string {
@@ -3355,7 +3473,7 @@ type PolicyCost struct {
 
 func (x *PolicyCost) Reset() {
 	*x = PolicyCost{}
-	mi := &file_optd_proto_msgTypes[40]
+	mi := &file_optd_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3367,7 +3485,7 @@ func (x *PolicyCost) String() string {
 func (*PolicyCost) ProtoMessage() {}
 
 func (x *PolicyCost) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[40]
+	mi := &file_optd_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3380,7 +3498,7 @@ func (x *PolicyCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyCost.ProtoReflect.Descriptor instead.
 func (*PolicyCost) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{40}
+	return file_optd_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PolicyCost) GetPolicy() string {
@@ -3422,7 +3540,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_optd_proto_msgTypes[41]
+	mi := &file_optd_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3434,7 +3552,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[41]
+	mi := &file_optd_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3447,7 +3565,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{41}
+	return file_optd_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SimulateResponse) GetPolicies() []*PolicyCost {
@@ -3492,7 +3610,7 @@ type SimulateClusterRequest struct {
 
 func (x *SimulateClusterRequest) Reset() {
 	*x = SimulateClusterRequest{}
-	mi := &file_optd_proto_msgTypes[42]
+	mi := &file_optd_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3504,7 +3622,7 @@ func (x *SimulateClusterRequest) String() string {
 func (*SimulateClusterRequest) ProtoMessage() {}
 
 func (x *SimulateClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[42]
+	mi := &file_optd_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3517,7 +3635,7 @@ func (x *SimulateClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateClusterRequest.ProtoReflect.Descriptor instead.
 func (*SimulateClusterRequest) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{42}
+	return file_optd_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SimulateClusterRequest) GetScenarioJson() string {
@@ -3566,7 +3684,7 @@ type SimulateClusterProgress struct {
 
 func (x *SimulateClusterProgress) Reset() {
 	*x = SimulateClusterProgress{}
-	mi := &file_optd_proto_msgTypes[43]
+	mi := &file_optd_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3578,7 +3696,7 @@ func (x *SimulateClusterProgress) String() string {
 func (*SimulateClusterProgress) ProtoMessage() {}
 
 func (x *SimulateClusterProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[43]
+	mi := &file_optd_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3591,7 +3709,7 @@ func (x *SimulateClusterProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateClusterProgress.ProtoReflect.Descriptor instead.
 func (*SimulateClusterProgress) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{43}
+	return file_optd_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SimulateClusterProgress) GetDone() int32 {
@@ -3621,7 +3739,7 @@ type SimulateClusterResponse struct {
 
 func (x *SimulateClusterResponse) Reset() {
 	*x = SimulateClusterResponse{}
-	mi := &file_optd_proto_msgTypes[44]
+	mi := &file_optd_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3633,7 +3751,7 @@ func (x *SimulateClusterResponse) String() string {
 func (*SimulateClusterResponse) ProtoMessage() {}
 
 func (x *SimulateClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_optd_proto_msgTypes[44]
+	mi := &file_optd_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3646,7 +3764,7 @@ func (x *SimulateClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateClusterResponse.ProtoReflect.Descriptor instead.
 func (*SimulateClusterResponse) Descriptor() ([]byte, []int) {
-	return file_optd_proto_rawDescGZIP(), []int{44}
+	return file_optd_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SimulateClusterResponse) GetEvent() isSimulateClusterResponse_Event {
@@ -3714,12 +3832,26 @@ const file_optd_proto_rawDesc = "" +
 	"fetch_cost\x18\x02 \x01(\x01R\tfetchCost\"X\n" +
 	"\bTopology\x12$\n" +
 	"\x0esame_rack_hops\x18\x01 \x01(\x01R\fsameRackHops\x12&\n" +
-	"\x0fcross_rack_hops\x18\x02 \x01(\x01R\rcrossRackHops\"k\n" +
+	"\x0fcross_rack_hops\x18\x02 \x01(\x01R\rcrossRackHops\"\x93\x02\n" +
 	"\x0fPlacementPolicy\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\x05R\x06window\x12\x18\n" +
 	"\ahorizon\x18\x03 \x01(\x05R\ahorizon\x12\x12\n" +
-	"\x04seed\x18\x04 \x01(\x04R\x04seed\"\xcc\x01\n" +
+	"\x04seed\x18\x04 \x01(\x04R\x04seed\x12<\n" +
+	"\x06params\x18\x05 \x03(\v2$.optd.v1.PlacementPolicy.ParamsEntryR\x06params\x12-\n" +
+	"\x05model\x18\x06 \x01(\v2\x17.optd.v1.PlacementModelR\x05model\x1a9\n" +
+	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf4\x01\n" +
+	"\x0ePlacementModel\x12!\n" +
+	"\farrival_rate\x18\x01 \x01(\x01R\varrivalRate\x12!\n" +
+	"\fservice_rate\x18\x02 \x01(\x01R\vserviceRate\x12-\n" +
+	"\x13max_jobs_in_service\x18\x03 \x01(\x05R\x10maxJobsInService\x12$\n" +
+	"\vmax_waiting\x18\x04 \x01(\x05H\x00R\n" +
+	"maxWaiting\x88\x01\x01\x12#\n" +
+	"\rworkload_json\x18\x05 \x01(\tR\fworkloadJson\x12\x12\n" +
+	"\x04seed\x18\x06 \x01(\x04R\x04seedB\x0e\n" +
+	"\f_max_waiting\"\xcc\x01\n" +
 	"\x0fHeartbeatPolicy\x12\x12\n" +
 	"\x04spec\x18\x01 \x01(\tR\x04spec\x12\x1c\n" +
 	"\tresources\x18\x02 \x03(\tR\tresources\x12\"\n" +
@@ -4068,7 +4200,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 }
 
 var file_optd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_optd_proto_goTypes = []any{
 	(ActionKind)(0),                        // 0: optd.v1.ActionKind
 	(TaskType)(0),                          // 1: optd.v1.TaskType
@@ -4078,123 +4210,127 @@ var file_optd_proto_goTypes = []any{
 	(*ReduceSlot)(nil),                     // 5: optd.v1.ReduceSlot
 	(*Topology)(nil),                       // 6: optd.v1.Topology
 	(*PlacementPolicy)(nil),                // 7: optd.v1.PlacementPolicy
-	(*HeartbeatPolicy)(nil),                // 8: optd.v1.HeartbeatPolicy
-	(*RegisterClusterRequest)(nil),         // 9: optd.v1.RegisterClusterRequest
-	(*RegisterClusterResponse)(nil),        // 10: optd.v1.RegisterClusterResponse
-	(*DeleteClusterRequest)(nil),           // 11: optd.v1.DeleteClusterRequest
-	(*DeleteClusterResponse)(nil),          // 12: optd.v1.DeleteClusterResponse
-	(*ListClustersRequest)(nil),            // 13: optd.v1.ListClustersRequest
-	(*ClusterSummary)(nil),                 // 14: optd.v1.ClusterSummary
-	(*ListClustersResponse)(nil),           // 15: optd.v1.ListClustersResponse
-	(*SubmitJobRequest)(nil),               // 16: optd.v1.SubmitJobRequest
-	(*JobStage)(nil),                       // 17: optd.v1.JobStage
-	(*MapInput)(nil),                       // 18: optd.v1.MapInput
-	(*SubmitJobResponse)(nil),              // 19: optd.v1.SubmitJobResponse
-	(*PlaceReducesRequest)(nil),            // 20: optd.v1.PlaceReducesRequest
-	(*PlacedSlot)(nil),                     // 21: optd.v1.PlacedSlot
-	(*PlaceReducesResponse)(nil),           // 22: optd.v1.PlaceReducesResponse
-	(*JobFinishedRequest)(nil),             // 23: optd.v1.JobFinishedRequest
-	(*JobFinishedResponse)(nil),            // 24: optd.v1.JobFinishedResponse
-	(*AttemptStatus)(nil),                  // 25: optd.v1.AttemptStatus
-	(*HeartbeatRequest)(nil),               // 26: optd.v1.HeartbeatRequest
-	(*Action)(nil),                         // 27: optd.v1.Action
-	(*HeartbeatResponse)(nil),              // 28: optd.v1.HeartbeatResponse
-	(*Veto)(nil),                           // 29: optd.v1.Veto
-	(*JobState)(nil),                       // 30: optd.v1.JobState
-	(*EstimatorState)(nil),                 // 31: optd.v1.EstimatorState
-	(*ClusterState)(nil),                   // 32: optd.v1.ClusterState
-	(*GetClusterStateRequest)(nil),         // 33: optd.v1.GetClusterStateRequest
-	(*GetClusterStateResponse)(nil),        // 34: optd.v1.GetClusterStateResponse
-	(*ComputeThresholdsRequest)(nil),       // 35: optd.v1.ComputeThresholdsRequest
-	(*ThresholdStage)(nil),                 // 36: optd.v1.ThresholdStage
-	(*ComputeThresholdsResponse)(nil),      // 37: optd.v1.ComputeThresholdsResponse
-	(*SolveInitialAssignmentRequest)(nil),  // 38: optd.v1.SolveInitialAssignmentRequest
-	(*SolveInitialAssignmentResponse)(nil), // 39: optd.v1.SolveInitialAssignmentResponse
-	(*BoundRequest)(nil),                   // 40: optd.v1.BoundRequest
-	(*BoundProgress)(nil),                  // 41: optd.v1.BoundProgress
-	(*BoundResponse)(nil),                  // 42: optd.v1.BoundResponse
-	(*SimulateRequest)(nil),                // 43: optd.v1.SimulateRequest
-	(*PolicyCost)(nil),                     // 44: optd.v1.PolicyCost
-	(*SimulateResponse)(nil),               // 45: optd.v1.SimulateResponse
-	(*SimulateClusterRequest)(nil),         // 46: optd.v1.SimulateClusterRequest
-	(*SimulateClusterProgress)(nil),        // 47: optd.v1.SimulateClusterProgress
-	(*SimulateClusterResponse)(nil),        // 48: optd.v1.SimulateClusterResponse
-	nil,                                    // 49: optd.v1.Node.CapacityEntry
-	nil,                                    // 50: optd.v1.SubmitJobRequest.MapDemandEntry
-	nil,                                    // 51: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 52: optd.v1.HeartbeatRequest.OutputMbEntry
-	nil,                                    // 53: optd.v1.Action.ResourcesEntry
+	(*PlacementModel)(nil),                 // 8: optd.v1.PlacementModel
+	(*HeartbeatPolicy)(nil),                // 9: optd.v1.HeartbeatPolicy
+	(*RegisterClusterRequest)(nil),         // 10: optd.v1.RegisterClusterRequest
+	(*RegisterClusterResponse)(nil),        // 11: optd.v1.RegisterClusterResponse
+	(*DeleteClusterRequest)(nil),           // 12: optd.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil),          // 13: optd.v1.DeleteClusterResponse
+	(*ListClustersRequest)(nil),            // 14: optd.v1.ListClustersRequest
+	(*ClusterSummary)(nil),                 // 15: optd.v1.ClusterSummary
+	(*ListClustersResponse)(nil),           // 16: optd.v1.ListClustersResponse
+	(*SubmitJobRequest)(nil),               // 17: optd.v1.SubmitJobRequest
+	(*JobStage)(nil),                       // 18: optd.v1.JobStage
+	(*MapInput)(nil),                       // 19: optd.v1.MapInput
+	(*SubmitJobResponse)(nil),              // 20: optd.v1.SubmitJobResponse
+	(*PlaceReducesRequest)(nil),            // 21: optd.v1.PlaceReducesRequest
+	(*PlacedSlot)(nil),                     // 22: optd.v1.PlacedSlot
+	(*PlaceReducesResponse)(nil),           // 23: optd.v1.PlaceReducesResponse
+	(*JobFinishedRequest)(nil),             // 24: optd.v1.JobFinishedRequest
+	(*JobFinishedResponse)(nil),            // 25: optd.v1.JobFinishedResponse
+	(*AttemptStatus)(nil),                  // 26: optd.v1.AttemptStatus
+	(*HeartbeatRequest)(nil),               // 27: optd.v1.HeartbeatRequest
+	(*Action)(nil),                         // 28: optd.v1.Action
+	(*HeartbeatResponse)(nil),              // 29: optd.v1.HeartbeatResponse
+	(*Veto)(nil),                           // 30: optd.v1.Veto
+	(*JobState)(nil),                       // 31: optd.v1.JobState
+	(*EstimatorState)(nil),                 // 32: optd.v1.EstimatorState
+	(*ClusterState)(nil),                   // 33: optd.v1.ClusterState
+	(*GetClusterStateRequest)(nil),         // 34: optd.v1.GetClusterStateRequest
+	(*GetClusterStateResponse)(nil),        // 35: optd.v1.GetClusterStateResponse
+	(*ComputeThresholdsRequest)(nil),       // 36: optd.v1.ComputeThresholdsRequest
+	(*ThresholdStage)(nil),                 // 37: optd.v1.ThresholdStage
+	(*ComputeThresholdsResponse)(nil),      // 38: optd.v1.ComputeThresholdsResponse
+	(*SolveInitialAssignmentRequest)(nil),  // 39: optd.v1.SolveInitialAssignmentRequest
+	(*SolveInitialAssignmentResponse)(nil), // 40: optd.v1.SolveInitialAssignmentResponse
+	(*BoundRequest)(nil),                   // 41: optd.v1.BoundRequest
+	(*BoundProgress)(nil),                  // 42: optd.v1.BoundProgress
+	(*BoundResponse)(nil),                  // 43: optd.v1.BoundResponse
+	(*SimulateRequest)(nil),                // 44: optd.v1.SimulateRequest
+	(*PolicyCost)(nil),                     // 45: optd.v1.PolicyCost
+	(*SimulateResponse)(nil),               // 46: optd.v1.SimulateResponse
+	(*SimulateClusterRequest)(nil),         // 47: optd.v1.SimulateClusterRequest
+	(*SimulateClusterProgress)(nil),        // 48: optd.v1.SimulateClusterProgress
+	(*SimulateClusterResponse)(nil),        // 49: optd.v1.SimulateClusterResponse
+	nil,                                    // 50: optd.v1.Node.CapacityEntry
+	nil,                                    // 51: optd.v1.PlacementPolicy.ParamsEntry
+	nil,                                    // 52: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 53: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 54: optd.v1.HeartbeatRequest.OutputMbEntry
+	nil,                                    // 55: optd.v1.Action.ResourcesEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	49, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
-	4,  // 1: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
-	5,  // 2: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
-	6,  // 3: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
-	7,  // 4: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
-	8,  // 5: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	32, // 6: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
-	14, // 7: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
-	50, // 8: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
-	51, // 9: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
-	17, // 10: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
-	18, // 11: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
-	21, // 12: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
-	3,  // 13: optd.v1.AttemptStatus.phase_type:type_name -> optd.v1.Phase
-	25, // 14: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	52, // 15: optd.v1.HeartbeatRequest.output_mb:type_name -> optd.v1.HeartbeatRequest.OutputMbEntry
-	53, // 16: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
-	0,  // 17: optd.v1.Action.action_kind:type_name -> optd.v1.ActionKind
-	1,  // 18: optd.v1.Action.task_type_enum:type_name -> optd.v1.TaskType
-	1,  // 19: optd.v1.Action.slot_type:type_name -> optd.v1.TaskType
-	2,  // 20: optd.v1.Action.locality_type:type_name -> optd.v1.Locality
-	27, // 21: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	29, // 22: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
-	0,  // 23: optd.v1.Veto.action_kind:type_name -> optd.v1.ActionKind
-	1,  // 24: optd.v1.Veto.task_type_enum:type_name -> optd.v1.TaskType
-	4,  // 25: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	5,  // 26: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	7,  // 27: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	30, // 28: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	31, // 29: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	8,  // 30: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	32, // 31: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	36, // 32: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	41, // 33: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	44, // 34: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	47, // 35: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
-	9,  // 36: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	11, // 37: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
-	13, // 38: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
-	16, // 39: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	26, // 40: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	20, // 41: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	23, // 42: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	33, // 43: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	35, // 44: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	38, // 45: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	40, // 46: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	43, // 47: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	43, // 48: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
-	46, // 49: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
-	10, // 50: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	12, // 51: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
-	15, // 52: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
-	19, // 53: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	28, // 54: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	22, // 55: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	24, // 56: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	34, // 57: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	37, // 58: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	39, // 59: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	42, // 60: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	45, // 61: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	45, // 62: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
-	48, // 63: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
-	50, // [50:64] is the sub-list for method output_type
-	36, // [36:50] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	50, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	51, // 1: optd.v1.PlacementPolicy.params:type_name -> optd.v1.PlacementPolicy.ParamsEntry
+	8,  // 2: optd.v1.PlacementPolicy.model:type_name -> optd.v1.PlacementModel
+	4,  // 3: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
+	5,  // 4: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
+	6,  // 5: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
+	7,  // 6: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
+	9,  // 7: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	33, // 8: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
+	15, // 9: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
+	52, // 10: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	53, // 11: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	18, // 12: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
+	19, // 13: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
+	22, // 14: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
+	3,  // 15: optd.v1.AttemptStatus.phase_type:type_name -> optd.v1.Phase
+	26, // 16: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
+	54, // 17: optd.v1.HeartbeatRequest.output_mb:type_name -> optd.v1.HeartbeatRequest.OutputMbEntry
+	55, // 18: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	0,  // 19: optd.v1.Action.action_kind:type_name -> optd.v1.ActionKind
+	1,  // 20: optd.v1.Action.task_type_enum:type_name -> optd.v1.TaskType
+	1,  // 21: optd.v1.Action.slot_type:type_name -> optd.v1.TaskType
+	2,  // 22: optd.v1.Action.locality_type:type_name -> optd.v1.Locality
+	28, // 23: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
+	30, // 24: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
+	0,  // 25: optd.v1.Veto.action_kind:type_name -> optd.v1.ActionKind
+	1,  // 26: optd.v1.Veto.task_type_enum:type_name -> optd.v1.TaskType
+	4,  // 27: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	5,  // 28: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	7,  // 29: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	31, // 30: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	32, // 31: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	9,  // 32: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	33, // 33: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	37, // 34: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	42, // 35: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	45, // 36: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	48, // 37: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
+	10, // 38: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	12, // 39: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	14, // 40: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	17, // 41: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	27, // 42: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	21, // 43: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	24, // 44: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	34, // 45: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	36, // 46: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	39, // 47: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	41, // 48: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	44, // 49: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	44, // 50: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
+	47, // 51: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
+	11, // 52: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	13, // 53: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	16, // 54: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	20, // 55: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	29, // 56: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	23, // 57: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	25, // 58: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	35, // 59: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	38, // 60: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	40, // 61: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	43, // 62: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	46, // 63: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	46, // 64: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
+	49, // 65: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
+	52, // [52:66] is the sub-list for method output_type
+	38, // [38:52] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -4203,17 +4339,18 @@ func file_optd_proto_init() {
 		return
 	}
 	file_optd_proto_msgTypes[4].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[12].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[18].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[22].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[27].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[33].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[38].OneofWrappers = []any{
+	file_optd_proto_msgTypes[5].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[13].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[19].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[23].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[28].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[34].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[39].OneofWrappers = []any{
 		(*BoundResponse_Progress)(nil),
 		(*BoundResponse_ResultJson)(nil),
 	}
-	file_optd_proto_msgTypes[40].OneofWrappers = []any{}
-	file_optd_proto_msgTypes[44].OneofWrappers = []any{
+	file_optd_proto_msgTypes[41].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[45].OneofWrappers = []any{
 		(*SimulateClusterResponse_Progress)(nil),
 		(*SimulateClusterResponse_ResultJson)(nil),
 	}
@@ -4223,7 +4360,7 @@ func file_optd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

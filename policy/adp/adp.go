@@ -1,0 +1,254 @@
+// Package adp registers the reduce-placement policies that look one step
+// ahead on a value function fitted to the cluster's queueing model, once,
+// when the policy is built, on the model's own training runs:
+//
+//   - "adp-penalty": the value function of the information-relaxation
+//     penalty of package mdp (Brown, Smith and Sun, Operations Research
+//     58(4), 2010); a job entering service in queue state x takes its R
+//     free slots of least Y·H − s·V(H, x) (mdp's adp.go).
+//   - "adp-bid-price": the hindsight LP's bid prices averaged over training
+//     runs by queue state (Talluri and van Ryzin's randomized LP,
+//     Transportation Science 33(2), 1999); the job takes its R free slots
+//     of least Y·H + s·p(H, x) (mdp's adp_prices.go).
+//
+// It registers from its own package, not from policy/builtin: the fit
+// simulates the model (package sim), and sim's tests build policies through
+// policy/builtin, so builtin cannot import sim's importers. The commands
+// that build placement policies by name (bound, search, server, simulate,
+// benchmarks) import this package beside builtin.
+package adp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
+	"github.com/optd/optd/sim"
+)
+
+// Names of the policies.
+const (
+	Name         = mdp.PenaltyPolicyName
+	NameBidPrice = "adp-bid-price"
+)
+
+// The parameters. A fit's work is fit_steps training runs of fit_jobs
+// arrivals, each a hindsight LP of fit_jobs × classes columns (MaxFitWork
+// bounds their product).
+var (
+	valueScale = policy.Param{Name: "value_scale", Min: 0, Max: 4, Default: 1,
+		Doc: "s: weight of the fitted value of a slot against its fetching cost (1: the fit's; 0: greedy)"}
+	fitJobs = policy.Param{Name: "fit_jobs", Min: 50, Max: 4000, Default: 400, Integer: true, Log: true,
+		Doc: "arrivals per training run"}
+	penaltyParams = []policy.Param{
+		{Name: "classes", Min: 2, Max: 24, Default: 16, Integer: true,
+			Doc: "G: classes of slots the value function is fitted on: the contended (cheapest) slots in G − 1 groups of equal size, the others in one, each slot at its group's mean cost (the decisions use the exact costs)"},
+		{Name: "fit_steps", Min: 20, Max: 2000, Default: 300, Integer: true, Log: true,
+			Doc: "training runs (supergradient steps) of the value function's fit"},
+		fitJobs, valueScale,
+	}
+	bidParams = []policy.Param{
+		{Name: "classes", Min: 2, Max: 200, Default: 50, Integer: true, Log: true,
+			Doc: "G: groups the contended (cheapest) slots are priced in, each at its mean cost (the decisions use the exact costs)"},
+		{Name: "fit_steps", Min: 5, Max: 2000, Default: 40, Integer: true, Log: true,
+			Doc: "training runs whose hindsight LPs' prices are averaged"},
+		fitJobs, valueScale,
+	}
+)
+
+// MaxFitWork bounds fit_steps·fit_jobs·classes, the fit's work in LP
+// columns summed over its training runs (adp-penalty's defaults use
+// 1,920,000, adp-bid-price's 800,000; on two cores a default fit takes
+// seconds to tens of seconds, the bound minutes).
+const MaxFitWork = 8_000_000
+
+// MaxFitColumns bounds fit_jobs·classes, the columns of one training run's
+// LP, which bounds the fit's memory (one run and its LP at a time: tens of
+// MB at the bound).
+const MaxFitColumns = 200_000
+
+func init() {
+	policy.Must(policy.RegisterPlacement(Name, func(cfg policy.PlacementConfig) (policy.Placement, error) {
+		return build(Name, penaltyParams, cfg)
+	}, penaltyParams...))
+	policy.Must(policy.RegisterPlacement(NameBidPrice, func(cfg policy.PlacementConfig) (policy.Placement, error) {
+		return build(NameBidPrice, bidParams, cfg)
+	}, bidParams...))
+}
+
+// build builds the policy name for cfg: cfg.Model is required; the fit
+// runs once per distinct policy, model, seed and fit parameters in the
+// process (later builds reuse it, see the cache) and is deterministic.
+func build(name string, declared []policy.Param, cfg policy.PlacementConfig) (policy.Placement, error) {
+	v, err := policy.ResolveParams(name, declared, cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkModel(name, cfg.Model); err != nil {
+		return nil, err
+	}
+	f := fitKey{Policy: name, Model: cfg.Model, Classes: int(v["classes"]), Steps: int(v["fit_steps"]), Jobs: int(v["fit_jobs"])}
+	if w := f.Steps * f.Jobs * f.Classes; w > MaxFitWork {
+		return nil, fmt.Errorf("%w: %s: fit_steps·fit_jobs·classes = %d·%d·%d = %d, must be ≤ %d (the fit's work bound)",
+			policy.ErrInvalidConfig, name, f.Steps, f.Jobs, f.Classes, w, MaxFitWork)
+	}
+	if c := f.Jobs * f.Classes; c > MaxFitColumns {
+		return nil, fmt.Errorf("%w: %s: fit_jobs·classes = %d·%d = %d, must be ≤ %d (the fit's memory bound)",
+			policy.ErrInvalidConfig, name, f.Jobs, f.Classes, c, MaxFitColumns)
+	}
+	mk, err := fits.get(f)
+	if err != nil {
+		return nil, err
+	}
+	return mk(v["value_scale"]), nil
+}
+
+// checkModel validates the model the fit needs, naming the field.
+func checkModel(name string, m *policy.PlacementModel) error {
+	bad := func(field string, value any, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: model.%s = %v: %s", policy.ErrInvalidConfig, name, field, value, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case m == nil:
+		return fmt.Errorf("%w: %s needs the cluster's queueing model to fit its value function "+
+			"(model: arrival_rate, service_rate, max_jobs_in_service, max_waiting, workload, slot costs); none was given", policy.ErrInvalidConfig, name)
+	case !(m.ArrivalRate > 0) || math.IsInf(m.ArrivalRate, 0):
+		return bad("arrival_rate", m.ArrivalRate, "must be finite and > 0")
+	case !(m.ServiceRate > 0) || math.IsInf(m.ServiceRate, 0):
+		return bad("service_rate", m.ServiceRate, "must be finite and > 0")
+	case m.MaxJobsInService < 1 || m.MaxJobsInService > sim.MaxSlots:
+		return bad("max_jobs_in_service", m.MaxJobsInService, "must be an integer in [1, %d]", sim.MaxSlots)
+	case m.MaxWaiting < -1:
+		return bad("max_waiting", m.MaxWaiting, "must be ≥ 0, or −1 for unlimited")
+	case m.MaxWaiting == -1 && m.ArrivalRate >= m.ServiceRate:
+		return bad("arrival_rate", m.ArrivalRate, "the queue is unstable: arrival_rate/service_rate = %g ≥ 1 with unlimited max_waiting", m.ArrivalRate/m.ServiceRate)
+	case m.Workload == nil:
+		return bad("workload", nil, "missing: the law of (X, R)")
+	case len(m.SlotCosts) > sim.MaxSlots:
+		return bad("slot_costs", fmt.Sprintf("%d slots", len(m.SlotCosts)), "at most %d", sim.MaxSlots)
+	}
+	for i, c := range m.SlotCosts {
+		if !(c >= 0) || math.IsInf(c, 0) {
+			return bad(fmt.Sprintf("slot_costs[%d]", i), c, "must be finite and ≥ 0")
+		}
+	}
+	if need := m.MaxJobsInService * m.Workload.MaxReduces(); need > len(m.SlotCosts) {
+		return bad("slot_costs", fmt.Sprintf("%d slots", len(m.SlotCosts)),
+			"need at least max_jobs_in_service·max_reduces = %d·%d = %d slots", m.MaxJobsInService, m.Workload.MaxReduces(), need)
+	}
+	return nil
+}
+
+// fitKey is what a fit depends on.
+type fitKey struct {
+	Policy               string
+	Model                *policy.PlacementModel
+	Classes, Steps, Jobs int
+}
+
+// id is the key's digest (the workload by its JSON form).
+func (k fitKey) id() (string, error) {
+	data, err := json.Marshal(k)
+	if err != nil {
+		return "", fmt.Errorf("%s: model: %w", Name, err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(data)), nil
+}
+
+// fitSeedSalt separates the fit's training runs from the replications of
+// a scenario with the model's seed.
+const fitSeedSalt = 0x0adb_f17_5eed
+
+// maker builds a fitted policy with a value scale.
+type maker func(scale float64) policy.Placement
+
+// fit fits the policy's value function on fresh training runs of the
+// model under greedy placement (the queue, which the value functions
+// read, does not depend on the placement): adp-penalty by
+// mdp.FitPenaltyStochastic on the model with its slots grouped, keeping
+// the fitted θ even where θ = 0 gives the higher bound (mdp.FitPenalty's
+// check, made for the bound: a bound the fit barely lifts can still carry
+// a useful value function); adp-bid-price by mdp.FitBidPrices.
+func (k fitKey) fit(ctx context.Context) (maker, error) {
+	m := k.Model
+	s := &sim.Scenario{
+		SlotCosts: m.SlotCosts, K: m.MaxJobsInService,
+		ArrivalRate: m.ArrivalRate, ServiceRate: m.ServiceRate, MaxWaiting: m.MaxWaiting,
+		Workload: m.Workload, Jobs: k.Jobs, Replications: k.Steps, Seed: m.Seed ^ fitSeedSalt,
+	}
+	greedy := []sim.NamedFactory{{Name: placement.NameGreedy, New: func(uint64) (policy.Placement, error) { return placement.Greedy{}, nil }}}
+	run := func(t int) ([]sim.JobRecord, error) {
+		r, err := s.RunReplication(ctx, t, greedy, true)
+		if err != nil {
+			return nil, err
+		}
+		return r.Records, nil
+	}
+	if k.Policy == NameBidPrice {
+		b, err := mdp.FitBidPrices(ctx, s, k.Classes, k.Steps, run)
+		if err != nil {
+			return nil, fmt.Errorf("%s: fitting the bid prices: %w", k.Policy, err)
+		}
+		return func(scale float64) policy.Placement { return b.Policy(k.Policy, scale) }, nil
+	}
+	// Grouped as the bid prices are: the contended (cheapest) slots in
+	// classes-1 classes, the others in one, so that the value function
+	// tells the slots apart where jobs compete for them.
+	first, err := run(0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: fitting the value function: %w", k.Policy, err)
+	}
+	grouped := *s
+	grouped.SlotCosts = mdp.GroupCheapest(m.SlotCosts, mdp.ContendedSlots(first, m.Workload.MaxReduces()), k.Classes-1)
+	pen, err := mdp.FitPenaltyStochastic(ctx, &grouped, k.Steps, run)
+	if err != nil {
+		return nil, fmt.Errorf("%s: fitting the value function: %w", k.Policy, err)
+	}
+	return func(scale float64) policy.Placement { return pen.Lookahead(k.Policy, scale) }, nil
+}
+
+// cache holds the fits of the process, so that a policy built once per
+// replication (bound, search) or per cluster load (the server, after a
+// restart) fits once; at most cacheSize of them, the oldest dropped first.
+type cache struct {
+	mu    sync.Mutex
+	m     map[string]*cached
+	order []string
+}
+
+type cached struct {
+	once sync.Once
+	mk   maker
+	err  error
+}
+
+const cacheSize = 16
+
+var fits = &cache{m: map[string]*cached{}}
+
+func (c *cache) get(k fitKey) (maker, error) {
+	id, err := k.id()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	e, ok := c.m[id]
+	if !ok {
+		e = &cached{}
+		c.m[id] = e
+		c.order = append(c.order, id)
+		if len(c.order) > cacheSize {
+			delete(c.m, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.mk, e.err = k.fit(context.Background()) })
+	return e.mk, e.err
+}

@@ -1,0 +1,193 @@
+package adp
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+// scenario loads one of the repository's MDP-solvable scenarios.
+func scenario(t *testing.T, path string) *sim.Scenario {
+	t.Helper()
+	s, err := sim.LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// light are fit parameters small enough for -race.
+var light = map[string]map[string]float64{
+	Name:         {"fit_steps": 40, "fit_jobs": 200},
+	NameBidPrice: {"fit_steps": 10, "fit_jobs": 300},
+}
+
+// TestFittedPoliciesOnSolvableScenarios: on the three scenarios whose MDP
+// optimum is known, each fitted policy, evaluated exactly on the MDP, costs
+// at least the optimum (a check of the evaluation and of the decisions'
+// validity) and less than greedy, the policy it starts from.
+func TestFittedPoliciesOnSolvableScenarios(t *testing.T) {
+	ctx := context.Background()
+	for _, path := range []string{"../../search/testdata/mdp-small.json", "../../search/testdata/mdp-8slots.json", "../../examples/placement-scenario.json"} {
+		s := scenario(t, path)
+		m, err := mdp.ModelOf(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		greedy := sol.PolicyCosts["greedy"]
+		for _, name := range []string{Name, NameBidPrice} {
+			pol, err := policy.NewPlacement(name, policy.PlacementConfig{Params: light[name], Model: s.PlacementModel()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := mdp.EvaluatePolicy(ctx, m, pol, mdp.SolveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %s %.4g = optimum × %.4f (greedy × %.4f)", path, name, c, c/sol.Optimal, greedy/sol.Optimal)
+			if c < sol.Optimal*(1-1e-9) {
+				t.Errorf("%s: %s costs %.9g, below the optimum %.9g", path, name, c, sol.Optimal)
+			}
+			if !(c < greedy) {
+				t.Errorf("%s: %s costs %.6g, not below greedy's %.6g", path, name, c, greedy)
+			}
+		}
+	}
+}
+
+// TestFitDeterministic: two fits of the same model, seed and parameters
+// (apart from the process cache, as after a server restart) decide the
+// same on random requests; another seed fits another value function.
+func TestFitDeterministic(t *testing.T) {
+	s := scenario(t, "../../search/testdata/mdp-small.json")
+	rng := rand.New(rand.NewPCG(7, 9))
+	reqs := make([]*policy.PlacementRequest, 200)
+	for k := range reqs {
+		free := rng.IntN(len(s.SlotCosts)) + 1
+		req := &policy.PlacementRequest{X: rng.Float64() * 100, R: rng.IntN(min(free, 2)) + 1, Waiting: rng.IntN(3)}
+		for _, v := range rng.Perm(len(s.SlotCosts))[:free] {
+			req.Free = append(req.Free, policy.Slot{Index: v, Cost: s.SlotCosts[v]})
+		}
+		slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
+		req.Held = make([][]int, rng.IntN(s.K))
+		reqs[k] = req
+	}
+	for _, name := range []string{Name, NameBidPrice} {
+		key := func(seed uint64) fitKey {
+			m := s.PlacementModel()
+			m.Seed = seed
+			return fitKey{Policy: name, Model: m, Classes: 6, Steps: 8, Jobs: 150}
+		}
+		decide := func(k fitKey) []string {
+			mk, err := k.fit(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			pol := mk(1)
+			var out []string
+			for _, req := range reqs {
+				d, err := pol.Place(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, fmt.Sprint(d.Positions))
+			}
+			return out
+		}
+		a, b, other := decide(key(1)), decide(key(1)), decide(key(2))
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: two fits of one model and seed decide differently", name)
+		}
+		if slices.Equal(a, other) {
+			t.Logf("%s: seeds 1 and 2 decide the same on every request (possible, but the fits differ)", name)
+		}
+	}
+}
+
+// TestBadConfiguration: every refused configuration names the field, its
+// value and the limit, with no Go type name or package prefix, and builds
+// nothing (no fit starts).
+func TestBadConfiguration(t *testing.T) {
+	s := scenario(t, "../../search/testdata/mdp-small.json")
+	good := s.PlacementModel()
+	with := func(f func(m *policy.PlacementModel)) *policy.PlacementModel {
+		m := *good
+		f(&m)
+		return &m
+	}
+	for _, c := range []struct {
+		model  *policy.PlacementModel
+		params map[string]float64
+		want   string
+	}{
+		{nil, nil, "needs the cluster's queueing model"},
+		{with(func(m *policy.PlacementModel) { m.ArrivalRate = 0 }), nil, "model.arrival_rate = 0: must be finite and > 0"},
+		{with(func(m *policy.PlacementModel) { m.ArrivalRate = math.Inf(1) }), nil, "model.arrival_rate = +Inf"},
+		{with(func(m *policy.PlacementModel) { m.ServiceRate = math.NaN() }), nil, "model.service_rate = NaN"},
+		{with(func(m *policy.PlacementModel) { m.MaxJobsInService = 0 }), nil, "model.max_jobs_in_service = 0"},
+		{with(func(m *policy.PlacementModel) { m.MaxWaiting = -2 }), nil, "model.max_waiting = -2"},
+		{with(func(m *policy.PlacementModel) { m.MaxWaiting, m.ArrivalRate = -1, 2 }), nil, "the queue is unstable"},
+		{with(func(m *policy.PlacementModel) { m.Workload = nil }), nil, "model.workload"},
+		{with(func(m *policy.PlacementModel) { m.SlotCosts = []float64{1, -1, 2, 3, 4, 5} }), nil, "model.slot_costs[1] = -1"},
+		{with(func(m *policy.PlacementModel) { m.SlotCosts = m.SlotCosts[:3] }), nil, "need at least max_jobs_in_service·max_reduces = 3·2 = 6 slots"},
+		{good, map[string]float64{"classes": 1}, "parameter classes = 1, must be in [2, 24]"},
+		{good, map[string]float64{"speed": 1}, "speed"},
+		{good, map[string]float64{"fit_steps": 2000, "fit_jobs": 4000}, "must be ≤ 8000000 (the fit's work bound)"},
+	} {
+		_, err := policy.NewPlacement(Name, policy.PlacementConfig{Model: c.model, Params: c.params})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v %v: error %v, want %q", c.model, c.params, err, c.want)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "*policy.") || strings.Contains(msg, "adp.") || strings.Contains(msg, "float64") {
+			t.Errorf("error %q names Go types or packages", msg)
+		}
+	}
+	_, err := policy.NewPlacement(NameBidPrice, policy.PlacementConfig{Model: good, Params: map[string]float64{"fit_steps": 5, "fit_jobs": 4000, "classes": 200}})
+	if want := "fit_jobs·classes = 4000·200 = 800000, must be ≤ 200000 (the fit's memory bound)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// FuzzCheckModel: the model's validation never panics, and a model it
+// accepts has what the fit needs.
+func FuzzCheckModel(f *testing.F) {
+	f.Add(0.6, 1.0, 3, 2, 8, 1.0, 4)
+	f.Add(-1.0, 0.0, 0, -3, 0, math.NaN(), 0)
+	f.Add(2.0, 1.0, 1, -1, 1, 0.0, 1)
+	f.Fuzz(func(t *testing.T, lambda, mu float64, k, waiting, slots int, cost float64, maxR int) {
+		if slots < 0 || slots > 1<<12 || maxR < 1 || maxR > 64 {
+			return
+		}
+		data, _ := models.NewUniform(1, 100)
+		reduces, _ := models.NewUniformInt(1, maxR)
+		w, err := models.NewIndependentWorkload(data, reduces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs := make([]float64, slots)
+		for i := range costs {
+			costs[i] = cost * float64(i)
+		}
+		m := &policy.PlacementModel{ArrivalRate: lambda, ServiceRate: mu, MaxJobsInService: k, MaxWaiting: waiting, Workload: w, SlotCosts: costs}
+		if err := checkModel(Name, m); err == nil {
+			if !(lambda > 0 && mu > 0) || k < 1 || waiting < -1 || len(costs) < k*maxR {
+				t.Errorf("accepted %+v", m)
+			}
+		}
+	})
+}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 )
@@ -142,4 +144,99 @@ func TestJavaClient(t *testing.T) {
 // withBearer adds the bearer token to a call's metadata.
 func withBearer(ctx context.Context, tok string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+}
+
+// postStream calls a server-streaming METHOD of OptimizeService through the
+// gateway and returns the HTTP status and the newline-delimited JSON lines.
+func postStream(t *testing.T, ts *testServer, method, auth, body string) (int, []map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest("POST", "http://"+ts.gateway+"/optd.v1.OptimizeService/"+method, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var lines []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var v map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: line %q is not JSON: %v", method, sc.Text(), err)
+		}
+		lines = append(lines, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, lines
+}
+
+// TestGatewayStreams: the streaming methods answer over HTTP as
+// newline-delimited JSON, one {"result": …} line per message: the same
+// progress and result as over gRPC (the second method), with the token
+// required and errors as an {"error": …} line with the code's HTTP status.
+func TestGatewayStreams(t *testing.T) {
+	ts := startServer(t, "", Options{Token: "tok", GatewayListen: "127.0.0.1:0"}, nil)
+	ctx := withBearer(ctxT(t), "tok")
+
+	body := `{"builtin":"haste-table2","policy":"haste-a","seed":2}`
+	code, lines := postStream(t, ts, "SimulateCluster", "Bearer tok", body)
+	st, err := ts.optimize.SimulateCluster(ctx, &optdv1.SimulateClusterRequest{Builtin: "haste-table2", Policy: "haste-a", Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := recvAll(t, st)
+	if code != http.StatusOK || len(lines) != len(want) || len(want) < 3 {
+		t.Fatalf("SimulateCluster over HTTP: %d, %d lines; over gRPC %d messages", code, len(lines), len(want))
+	}
+	for i, line := range lines {
+		data, _ := json.Marshal(line["result"])
+		got := &optdv1.SimulateClusterResponse{}
+		if err := protojson.Unmarshal(data, got); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if !proto.Equal(got, want[i]) {
+			t.Errorf("line %d: %v, over gRPC %v", i, got, want[i])
+		}
+	}
+
+	code, lines = postStream(t, ts, "Search", "Bearer tok", `{"builtin":"haste-table2","policy":"haste-a","evaluations":4,"replications":1,"validation":-1}`)
+	if code != http.StatusOK || len(lines) < 2 {
+		t.Fatalf("Search over HTTP: %d %v", code, lines)
+	}
+	last, _ := lines[len(lines)-1]["result"].(map[string]any)
+	if res, _ := last["result"].(map[string]any); res == nil || res["bestPolicy"] == nil {
+		t.Errorf("Search over HTTP: last line %v, want the result", lines[len(lines)-1])
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if p, _ := l["result"].(map[string]any); p["progress"] == nil {
+			t.Errorf("Search over HTTP: line %v before the result is not progress", l)
+		}
+	}
+
+	for _, c := range []struct {
+		auth, body string
+		code       int
+		want       string
+	}{
+		{"", body, http.StatusUnauthorized, ""},
+		{"Bearer tok", `{"policy":"haste-a"}`, http.StatusBadRequest, "give exactly one of scenario and builtin"},
+		{"Bearer tok", `{"builtin":"haste-table2","policy":"magic"}`, http.StatusBadRequest, "policy = magic"},
+	} {
+		code, lines := postStream(t, ts, "SimulateCluster", c.auth, c.body)
+		if code != c.code || len(lines) != 1 || lines[0]["error"] == nil {
+			t.Errorf("%q: %d %v, want %d and one error line", c.body, code, lines, c.code)
+			continue
+		}
+		if msg, _ := lines[0]["error"].(map[string]any)["message"].(string); !strings.Contains(msg, c.want) {
+			t.Errorf("%q: error %q, want it to contain %q", c.body, msg, c.want)
+		}
+	}
 }

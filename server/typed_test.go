@@ -315,3 +315,71 @@ func TestTypedErrorsAreTheJSONErrors(t *testing.T) {
 			Tasks: []*optdv1.ItaTask{{Id: proto.String("t"), Demand: []int64{1}, Count: proto.Int32(1)}}}})
 	wantCode(t, err, codes.InvalidArgument, "nodes[0].capacity")
 }
+
+// FuzzTypedInputs feeds arbitrary typed inputs (bytes decoded as one of
+// the four messages) through the server's path: written as JSON, decoded
+// by the CLI's decoder. It never panics, and every refusal is a validation
+// error in the user's terms (no Go type or package name).
+func FuzzTypedInputs(f *testing.F) {
+	names := []string{"workload", "ita-instance", "placement-scenario", "cluster-scenario"}
+	for k, name := range names {
+		data, err := os.ReadFile(filepath.Join("..", "examples", name+".json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		m := typedFormats[name].message()
+		if err := protojson.Unmarshal(data, m); err != nil {
+			f.Fatal(err)
+		}
+		b, _ := proto.Marshal(m)
+		f.Add(append([]byte{byte(k)}, b...))
+	}
+	// The cases as seeds: a huge data law, negative costs.
+	for k, m := range []proto.Message{
+		&optdv1.Workload{Data: &optdv1.Law{Kind: proto.String("uniform"), Min: proto.Float64(0), Max: proto.Float64(1.7e308)},
+			Reduces: &optdv1.Law{Kind: proto.String("uniform-int"), Min: proto.Float64(1), Max: proto.Float64(2)}},
+		&optdv1.ItaInstance{Nodes: []*optdv1.ItaNode{{Id: proto.String("n"), Capacity: []int64{-5}}}},
+		&optdv1.PlacementScenario{Slots: &optdv1.ScenarioSlots{Costs: []float64{-1}}, MaxJobsInService: proto.Int32(1 << 30)},
+		&optdv1.ClusterScenario{Cluster: &optdv1.ScenarioCluster{Nodes: []*optdv1.ScenarioNode{{Id: proto.String("n")}}},
+			Jobs: []*optdv1.ScenarioJob{{Id: proto.String("j"), Maps: proto.Int32(-1), MapWork: &optdv1.Law{Kind: proto.String("pareto")}}}},
+	} {
+		b, _ := proto.Marshal(m)
+		f.Add(append([]byte{byte(k)}, b...))
+	}
+	s := NewOptimizeService(Limits{}, nil)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		name := names[int(data[0])%len(names)]
+		m := typedFormats[name].message()
+		if proto.Unmarshal(data[1:], m) != nil {
+			return
+		}
+		text, err := formatJSON(m)
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		switch name {
+		case "workload":
+			_, err = decodeWorkload(string(text))
+		case "ita-instance":
+			_, err = solver.DecodeInstance(bytes.NewReader(text))
+		case "placement-scenario":
+			_, err = s.decodeScenario(string(text))
+		case "cluster-scenario":
+			_, err = s.decodeClusterScenario("scenario", string(text), "")
+		}
+		if err == nil {
+			return
+		}
+		if code := codeOf(t.Context(), err); code != codes.InvalidArgument {
+			t.Fatalf("%s %s: %v is %v, not a validation error", name, text, err, code)
+		}
+		for _, leak := range []string{"optdv1", "Go struct", "Go value", "main.", "sim.", "models.", "solver."} {
+			if strings.Contains(err.Error(), leak) {
+				t.Fatalf("%s %s: error %q names %q", name, text, err, leak)
+			}
+		}
+	})
+}

@@ -1772,10 +1772,12 @@ type HeartbeatRequest struct {
 	// seq (optional, 0: none) numbers the node's heartbeats, increasing.
 	// A heartbeat with the seq of the node's last applied one is a retry: it
 	// gets that heartbeat's answer again and changes nothing. A lower seq is
-	// refused (FAILED_PRECONDITION). The last answer is kept in memory: after
-	// a server restart a retry is applied as a new heartbeat, and its
-	// finished or failed attempts, already recorded, refuse it with
-	// FAILED_PRECONDITION; the executor then resends without them.
+	// refused (FAILED_PRECONDITION). The node's last seq, its answer and its
+	// now_s are stored with every heartbeat that changes the cluster, in the
+	// same durable write, so a retry after a server restart is answered the
+	// same way. (The retry of a heartbeat that changed nothing durable may be
+	// decided again after a restart; it then applies nothing that was not
+	// applied.)
 	Seq           uint64 `protobuf:"varint,12,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

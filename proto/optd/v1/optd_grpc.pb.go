@@ -89,7 +89,7 @@ type ClusterServiceClient interface {
 	// node out (tasks to start, speculative copies, kills, resource
 	// adjustments), each with its reason. Retry: a request with the seq of
 	// the node's last applied heartbeat returns that heartbeat's answer with
-	// retried set and changes nothing (while the server runs; see
+	// retried set and changes nothing, also after a server restart (see
 	// HeartbeatRequest.seq).
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the
@@ -221,7 +221,7 @@ type ClusterServiceServer interface {
 	// node out (tasks to start, speculative copies, kills, resource
 	// adjustments), each with its reason. Retry: a request with the seq of
 	// the node's last applied heartbeat returns that heartbeat's answer with
-	// retried set and changes nothing (while the server runs; see
+	// retried set and changes nothing, also after a server restart (see
 	// HeartbeatRequest.seq).
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the

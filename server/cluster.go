@@ -382,12 +382,15 @@ func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceRedu
 		return nil, err
 	}
 	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.PlaceReducesResponse, *store.Change, error) {
-		return s.place(e, req)
+		return s.place(ctx, e, req)
 	})
 }
 
-// place decides a PlaceReduces call on the locked cluster.
-func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, *store.Change, error) {
+// place decides a PlaceReduces call on the locked cluster. ctx bounds the
+// policy's computation (rolling-horizon's table): a call whose deadline
+// passes while it builds fails with nothing applied (the cluster, whose
+// policy may have observed the job, is reloaded from its durable state).
+func (s *ClusterService) place(ctx context.Context, e *clusterEntry, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, *store.Change, error) {
 	c := e.c
 	i, ok := c.jobs[req.GetJobId()]
 	if !ok {
@@ -405,7 +408,7 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 		return nil, nil, fmt.Errorf("%w: job %q needs %d reduce slots, %d are free (retry after a job finishes)",
 			ErrPrecondition, job.ID, job.Reduces, len(free))
 	}
-	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem, Held: c.heldBuf[:0]}
+	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem, Held: c.heldBuf[:0], Ctx: ctx}
 	defer func() { clear(preq.Held); c.heldBuf = preq.Held[:0] }() // policies do not keep Held
 	for _, j := range c.st.Jobs {
 		switch {

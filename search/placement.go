@@ -46,6 +46,18 @@ type PlacementProblem struct {
 	HindsightClasses int
 }
 
+// Families are the placement families with parameters to search, in the
+// order of policy.PlacementNames.
+func Families() []string {
+	var out []string
+	for _, n := range policy.PlacementNames() {
+		if len(policy.PlacementParams(n)) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // SpaceOf converts a placement family's declared parameters.
 func SpaceOf(family string) (Space, error) {
 	if !slices.Contains(policy.PlacementNames(), family) {

@@ -18,10 +18,11 @@ import (
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 )
 
-// post calls METHOD of ClusterService through the gateway.
-func post(t *testing.T, ts *testServer, method, auth, body string) (int, map[string]any) {
+// gatewayPost posts body to the gateway's path with the Authorization
+// header auth ("" : none).
+func gatewayPost(t *testing.T, ts *testServer, path, auth, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest("POST", "http://"+ts.gateway+"/optd.v1.ClusterService/"+method, strings.NewReader(body))
+	req, err := http.NewRequest("POST", "http://"+ts.gateway+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +33,13 @@ func post(t *testing.T, ts *testServer, method, auth, body string) (int, map[str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// post calls METHOD of ClusterService through the gateway.
+func post(t *testing.T, ts *testServer, method, auth, body string) (int, map[string]any) {
+	t.Helper()
+	resp := gatewayPost(t, ts, "/optd.v1.ClusterService/"+method, auth, body)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	var out map[string]any
@@ -150,17 +158,7 @@ func withBearer(ctx context.Context, tok string) context.Context {
 // gateway and returns the HTTP status and the newline-delimited JSON lines.
 func postStream(t *testing.T, ts *testServer, method, auth, body string) (int, []map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest("POST", "http://"+ts.gateway+"/optd.v1.OptimizeService/"+method, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := gatewayPost(t, ts, "/optd.v1.OptimizeService/"+method, auth, body)
 	defer resp.Body.Close()
 	var lines []map[string]any
 	sc := bufio.NewScanner(resp.Body)

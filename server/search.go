@@ -180,7 +180,7 @@ func (s *OptimizeService) placementSearch(req *optdv1.SearchRequest) (*searchTar
 	}
 	sp, err := search.SpaceOf(req.GetPolicy())
 	if err != nil {
-		return nil, invalid("policy", req.GetPolicy(), "not a placement family with parameters (%s)", strings.Join(searchableFamilies(), ", "))
+		return nil, invalid("policy", req.GetPolicy(), "not a placement family with parameters (%s)", strings.Join(search.Families(), ", "))
 	}
 	if sp, err = sp.Restrict(req.GetParams()); err != nil {
 		return nil, invalid("params", req.GetParams(), "%v", err)
@@ -243,15 +243,4 @@ func (s *OptimizeService) clusterSearch(req *optdv1.SearchRequest) (*searchTarge
 		return nil, invalid("references", strings.Join(prob.Refs, ","), "%v", err)
 	}
 	return &searchTarget{kind: kindCluster, objective: objective, prob: prob, replications: search.DefaultReplications, jobs: len(sc.Jobs)}, nil
-}
-
-// searchableFamilies are the placement families with parameters.
-func searchableFamilies() []string {
-	var out []string
-	for _, n := range policy.PlacementNames() {
-		if len(policy.PlacementParams(n)) > 0 {
-			out = append(out, n)
-		}
-	}
-	return out
 }

@@ -83,7 +83,7 @@ func TestSearch(t *testing.T) {
 	ctx := ctxT(t)
 	sc, _ := typedOf(t, "../cmd/search/testdata/tiny.json", &optdv1.PlacementScenario{})
 	sc.Jobs = proto.Int32(200)
-	family := searchableFamilies()[0]
+	family := search.Families()[0]
 	cases := []struct {
 		name string
 		req  *optdv1.SearchRequest
@@ -153,7 +153,7 @@ func TestSearchBounded(t *testing.T) {
 	_, _, err := searchEvents(t, ctx, ts.optimize, &optdv1.SearchRequest{Builtin: "haste-table2", Policy: "haste-a", Evaluations: maxSearchEvaluations})
 	wantCode(t, err, codes.DeadlineExceeded, "")
 
-	family := searchableFamilies()[0]
+	family := search.Families()[0]
 	for _, c := range []struct {
 		req  *optdv1.SearchRequest
 		code codes.Code

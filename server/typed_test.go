@@ -175,6 +175,17 @@ func recvAll[T any](t *testing.T, st grpc.ServerStreamingClient[T]) []*T {
 	}
 }
 
+// lastTwo returns the typed result and the result_json of a stream's last
+// two messages, which must be those, in that order.
+func lastTwo[T any, R proto.Message](t *testing.T, what string, msgs []*T, result func(*T) R, text func(*T) string) (R, string) {
+	t.Helper()
+	n := len(msgs)
+	if n < 2 || !result(msgs[n-2]).ProtoReflect().IsValid() || text(msgs[n-1]) == "" {
+		t.Fatalf("%s: the last two events are not the result and result_json: %v", what, msgs)
+	}
+	return result(msgs[n-2]), text(msgs[n-1])
+}
+
 // checkResult: a typed result written back is the result_json beside it
 // (nulls and zeros being absent), so the message holds every field the CLI
 // prints, with its value.
@@ -253,11 +264,7 @@ func TestTypedAndJSONRequestsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs := recvAll(t, st)
-		if len(msgs) < 2 || msgs[len(msgs)-2].GetResult() == nil || msgs[len(msgs)-1].GetResultJson() == "" {
-			t.Fatalf("Bound: the last two events are not the result and result_json: %v", msgs)
-		}
-		return msgs[len(msgs)-2].GetResult(), msgs[len(msgs)-1].GetResultJson()
+		return lastTwo(t, "Bound", recvAll(t, st), (*optdv1.BoundResponse).GetResult, (*optdv1.BoundResponse).GetResultJson)
 	}
 	ba, baJSON := bound(&optdv1.BoundRequest{Scenario: sc, Policies: []string{"greedy", "receding-horizon"}})
 	bb, bbJSON := bound(&optdv1.BoundRequest{ScenarioJson: string(scJSON), Policies: []string{"greedy", "receding-horizon"}})
@@ -272,11 +279,7 @@ func TestTypedAndJSONRequestsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs := recvAll(t, st)
-		if len(msgs) < 2 || msgs[len(msgs)-2].GetResult() == nil || msgs[len(msgs)-1].GetResultJson() == "" {
-			t.Fatalf("SimulateCluster: the last two events are not the result and result_json: %v", msgs)
-		}
-		return msgs[len(msgs)-2].GetResult(), msgs[len(msgs)-1].GetResultJson()
+		return lastTwo(t, "SimulateCluster", recvAll(t, st), (*optdv1.SimulateClusterResponse).GetResult, (*optdv1.SimulateClusterResponse).GetResultJson)
 	}
 	ca, caJSON := simulate(&optdv1.SimulateClusterRequest{Scenario: cs, Policy: "fair+late", Explain: true})
 	cb, cbJSON := simulate(&optdv1.SimulateClusterRequest{ScenarioJson: csJSON, Policy: "fair+late", Explain: true})

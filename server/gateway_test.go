@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -203,6 +204,27 @@ func TestGatewayStreams(t *testing.T) {
 		if !proto.Equal(got, want[i]) {
 			t.Errorf("line %d: %v, over gRPC %v", i, got, want[i])
 		}
+	}
+
+	// A file of the CLI is the typed field's JSON as it is.
+	file, err := os.ReadFile("../examples/cluster-scenario.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, lines = postStream(t, ts, "SimulateCluster", "Bearer tok", `{"policy":"fair+late","scenario":`+string(file)+`}`)
+	typed, _ := typedOf(t, "../examples/cluster-scenario.json", &optdv1.ClusterScenario{})
+	st, err = ts.optimize.SimulateCluster(ctx, &optdv1.SimulateClusterRequest{Scenario: typed, Policy: "fair+late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = recvAll(t, st)
+	if code != http.StatusOK || len(lines) != len(want) {
+		t.Fatalf("SimulateCluster of a file over HTTP: %d, %d lines; over gRPC %d messages", code, len(lines), len(want))
+	}
+	data, _ := json.Marshal(lines[len(lines)-2]["result"])
+	got := &optdv1.SimulateClusterResponse{}
+	if err := protojson.Unmarshal(data, got); err != nil || !proto.Equal(got, want[len(want)-2]) {
+		t.Errorf("SimulateCluster of a file over HTTP: %v (%v), over gRPC %v", got, err, want[len(want)-2])
 	}
 
 	code, lines = postStream(t, ts, "Search", "Bearer tok", `{"builtin":"haste-table2","policy":"haste-a","evaluations":4,"replications":1,"validation":-1}`)

@@ -185,8 +185,13 @@ func (s *OptimizeService) placementSearch(req *optdv1.SearchRequest) (*searchTar
 	if sp, err = sp.Restrict(req.GetParams()); err != nil {
 		return nil, invalid("params", req.GetParams(), "%v", err)
 	}
-	if req.GetWindow() < 0 || req.GetHorizon() < 0 || req.GetHindsightClasses() < 0 {
-		return nil, invalid("window", fmt.Sprintf("window %d, horizon %d, hindsight_classes %d", req.GetWindow(), req.GetHorizon(), req.GetHindsightClasses()), "must be ≥ 0")
+	for _, f := range []struct {
+		name  string
+		value int32
+	}{{"window", req.GetWindow()}, {"horizon", req.GetHorizon()}, {"hindsight_classes", req.GetHindsightClasses()}} {
+		if f.value < 0 {
+			return nil, invalid(f.name, f.value, "must be ≥ 0 (0: the default)")
+		}
 	}
 	refs := req.GetReferences()
 	if refs == nil {
@@ -206,10 +211,12 @@ func (s *OptimizeService) placementSearch(req *optdv1.SearchRequest) (*searchTar
 }
 
 func (s *OptimizeService) clusterSearch(req *optdv1.SearchRequest) (*searchTarget, error) {
-	for field, set := range map[string]bool{"bounds": req.Bounds != nil, "hindsight_classes": req.HindsightClasses != nil,
-		"window": req.GetWindow() != 0, "horizon": req.GetHorizon() != 0} {
-		if set {
-			return nil, invalid(field, "<set>", "applies to placement scenarios only; this is a cluster scenario")
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"bounds", req.Bounds != nil}, {"hindsight_classes", req.HindsightClasses != nil}, {"window", req.GetWindow() != 0}, {"horizon", req.GetHorizon() != 0}} {
+		if f.set {
+			return nil, invalid(f.name, "<set>", "applies to placement scenarios only; this is a cluster scenario")
 		}
 	}
 	var text string

@@ -6409,8 +6409,9 @@ type SearchRequest struct {
 	Validation   int32 `protobuf:"varint,11,opt,name=validation,proto3" json:"validation,omitempty"`
 	// seed seeds the optimizer (0: 1, `optd search`'s default).
 	Seed uint64 `protobuf:"varint,12,opt,name=seed,proto3" json:"seed,omitempty"`
-	// references are compared with the best in the validation (placement
-	// default: receding-horizon, greedy; cluster: none).
+	// references are compared with the best in the validation (none
+	// given: on a placement scenario receding-horizon and greedy, on a
+	// cluster scenario none).
 	References []string `protobuf:"bytes,13,rep,name=references,proto3" json:"references,omitempty"`
 	// Placement scenarios only: bounds (absent: true) computes the
 	// hindsight-LP and empty-cluster lower bounds in the validation, with

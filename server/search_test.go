@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"testing"
@@ -131,6 +132,11 @@ func TestSearch(t *testing.T) {
 		if err := resultMessage(want, wantMsg); err != nil {
 			t.Fatal(err)
 		}
+		wantJSON, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkResult(t, tc.name, wantMsg, string(wantJSON))
 		got := res.GetResult()
 		got.SearchMs, got.TotalMs = 0, 0
 		if !proto.Equal(got, wantMsg) {

@@ -273,7 +273,6 @@ func TestTypedAndJSONRequestsAgree(t *testing.T) {
 		t.Errorf("Bound: typed %v, JSON %v", ba, bb)
 	}
 
-	cs, csJSON := typedOf(t, "../examples/cluster-scenario.json", &optdv1.ClusterScenario{})
 	simulate := func(req *optdv1.SimulateClusterRequest) (*optdv1.ClusterSimResult, string) {
 		st, err := ts.optimize.SimulateCluster(ctx, req)
 		if err != nil {
@@ -281,11 +280,35 @@ func TestTypedAndJSONRequestsAgree(t *testing.T) {
 		}
 		return lastTwo(t, "SimulateCluster", recvAll(t, st), (*optdv1.SimulateClusterResponse).GetResult, (*optdv1.SimulateClusterResponse).GetResultJson)
 	}
-	ca, caJSON := simulate(&optdv1.SimulateClusterRequest{Scenario: cs, Policy: "fair+late", Explain: true})
-	cb, cbJSON := simulate(&optdv1.SimulateClusterRequest{ScenarioJson: csJSON, Policy: "fair+late", Explain: true})
-	checkResult(t, "SimulateCluster", ca, caJSON)
-	if !proto.Equal(ca, cb) || caJSON != cbJSON {
-		t.Errorf("SimulateCluster: typed %v, JSON %v", ca, cb)
+	// The example with vetoes (explain), with the shuffle network on (the
+	// result's shuffle), and early reducers (preempted reducers).
+	example, _ := typedOf(t, "../examples/cluster-scenario.json", &optdv1.ClusterScenario{})
+	networked := proto.Clone(example).(*optdv1.ClusterScenario)
+	networked.Network = &optdv1.ScenarioNetwork{Oversubscription: proto.Float64(4)}
+	early, _ := typedOf(t, "../cmd/simulate/testdata/early-reducers.json", &optdv1.ClusterScenario{})
+	covered := map[string]bool{}
+	for _, c := range []struct {
+		name   string
+		sc     *optdv1.ClusterScenario
+		policy string
+	}{{"example", example, "fair+delay-scheduling+late"}, {"network", networked, "fair+late"}, {"early-reducers", early, "fifo"}} {
+		text, err := formatJSON(c.sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, aJSON := simulate(&optdv1.SimulateClusterRequest{Scenario: c.sc, Policy: c.policy, Explain: true})
+		b, bJSON := simulate(&optdv1.SimulateClusterRequest{ScenarioJson: string(text), Policy: c.policy, Explain: true})
+		checkResult(t, "SimulateCluster "+c.name, a, aJSON)
+		if !proto.Equal(a, b) || aJSON != bJSON {
+			t.Errorf("SimulateCluster %s: typed %v, JSON %v", c.name, a, b)
+		}
+		covered[c.name] = len(a.GetVetoes()) > 0 || a.GetShuffle() != nil || a.GetPreemptedReducers() > 0
+	}
+	// Each case fills the optional part of the result it is there for.
+	for name, ok := range covered {
+		if !ok {
+			t.Errorf("SimulateCluster %s: no vetoes, shuffle or preempted reducers to compare", name)
+		}
 	}
 }
 

@@ -221,13 +221,25 @@ func TestTypedAndJSONRequestsAgree(t *testing.T) {
 		t.Errorf("ComputeThresholds: typed %v, JSON %v", a, b)
 	}
 
+	// The instance files, and one with a task that fits no node (the
+	// result's unplaced).
+	instances := map[string]*optdv1.ItaInstance{"unplaceable": {
+		Nodes: []*optdv1.ItaNode{{Id: proto.String("n"), Capacity: []int64{4, 2}}},
+		Tasks: []*optdv1.ItaTask{{Id: proto.String("huge"), Demand: []int64{8, 1}, Count: proto.Int32(1)},
+			{Id: proto.String("small"), Demand: []int64{1, 1}, Count: proto.Int32(3)}}}}
 	for _, path := range formatFiles(t, "ita-instance") {
-		in, inJSON := typedOf(t, path, &optdv1.ItaInstance{})
+		instances[path], _ = typedOf(t, path, &optdv1.ItaInstance{})
+	}
+	for path, in := range instances {
+		inJSON, err := formatJSON(in)
+		if err != nil {
+			t.Fatal(err)
+		}
 		a, err := ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Instance: in, Method: "per-node"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{InstanceJson: inJSON, Method: "per-node"})
+		b, err := ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{InstanceJson: string(inJSON), Method: "per-node"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,6 +249,9 @@ func TestTypedAndJSONRequestsAgree(t *testing.T) {
 		}
 		if !proto.Equal(a, b) {
 			t.Errorf("%s: typed %v, JSON %v", path, a, b)
+		}
+		if path == "unplaceable" && len(a.GetResult().GetUnplaced()) != 1 {
+			t.Errorf("unplaceable: unplaced %v, want the huge task", a.GetResult().GetUnplaced())
 		}
 	}
 

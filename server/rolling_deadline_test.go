@@ -19,7 +19,8 @@ import (
 // fails with DEADLINE_EXCEEDED and applies nothing, and the cluster stays
 // usable: its state reads at once, and a job placed afterwards is placed.
 // H doubles from a small table until one outlasts the deadline (a machine
-// fast enough to build the largest allowed table in time skips).
+// fast enough to build the largest allowed table in time skips), so that
+// the test never depends on the machine's speed.
 func TestRollingTableHonoursDeadline(t *testing.T) {
 	ts := startServer(t, "", Options{}, nil)
 	ctx := ctxT(t)
@@ -50,10 +51,13 @@ func TestRollingTableHonoursDeadline(t *testing.T) {
 		short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 		_, err := ts.cluster.PlaceReduces(short, &optdv1.PlaceReducesRequest{ClusterId: id, JobId: "big", DataMb: 1000})
 		cancel()
-		if err == nil {
-			continue // built in time: try a larger table
+		st, _ := status.FromError(err)
+		if err == nil || st.Code() == codes.DeadlineExceeded && strings.Contains(st.Message(), "not started") {
+			// Built in time, or (on a loaded machine) the deadline passed
+			// before the call held the lock: try a larger table.
+			continue
 		}
-		if st, _ := status.FromError(err); st.Code() != codes.DeadlineExceeded || strings.Contains(st.Message(), "not started") {
+		if st.Code() != codes.DeadlineExceeded {
 			t.Fatalf("H = %d: %v, want DEADLINE_EXCEEDED while the table was built", h, err)
 		}
 		got, err := ts.cluster.GetClusterState(ctx, &optdv1.GetClusterStateRequest{ClusterId: id})

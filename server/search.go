@@ -72,33 +72,21 @@ func (s *OptimizeService) Search(req *optdv1.SearchRequest, stream grpc.ServerSt
 	}
 	ctx, cancel := context.WithTimeout(stream.Context(), s.limits.MaxSolveTime)
 	defer cancel()
-	var sendErr error
-	last := optdv1.SearchProgress{Evaluations: -1}
-	opts.Progress = func(st search.Status) {
-		p := &optdv1.SearchProgress{Phase: st.Phase, Evaluations: int32(st.Evaluations), Budget: int32(st.Budget)}
-		if !math.IsInf(st.Best, 0) {
-			p.Best = &st.Best
-		}
-		if st.Phase == search.PhaseValidation {
-			p.Simulations, p.SimulationsTotal = int32(st.Simulations), int32(st.SimulationsTotal)
-		}
-		// One event per evaluation (per simulation in the validation), not
-		// per replication of the search.
-		if sendErr != nil || p.Phase == last.Phase && p.Evaluations == last.Evaluations && p.Simulations == last.Simulations {
-			return
-		}
-		last.Phase, last.Evaluations, last.Simulations = p.Phase, p.Evaluations, p.Simulations
-		if sendErr = stream.Send(&optdv1.SearchResponse{Event: &optdv1.SearchResponse_Progress{Progress: p}}); sendErr != nil {
-			cancel()
-		}
-	}
+	prog := &searchProgress{stream: stream, cancel: cancel}
+	opts.Progress = prog.report
 	start := time.Now()
 	res, err := search.Run(ctx, t.prob, opts)
-	if sendErr != nil {
-		return sendErr
+	if prog.err != nil {
+		return prog.err
 	}
 	if err != nil {
 		return err
+	}
+	if !prog.closed {
+		prog.closeSearch(res.Evaluations, opts.Evaluations, res.Search.Best.Mean)
+		if prog.err != nil {
+			return prog.err
+		}
 	}
 	s.metrics.solverTime("search", start)
 	out := &optdv1.SearchResult{Kind: t.kind, Policy: req.GetPolicy(), Objective: t.objective,
@@ -114,6 +102,59 @@ func (s *OptimizeService) Search(req *optdv1.SearchRequest, stream grpc.ServerSt
 		return err
 	}
 	return stream.Send(&optdv1.SearchResponse{Event: &optdv1.SearchResponse_Result{Result: out}})
+}
+
+// searchProgress streams a search's progress: one event per evaluation
+// (per simulation in the validation), not per replication. Package search
+// reports after each simulation, before the evaluation it completes
+// updates the best, so the search phase is closed by one more event with
+// the final evaluations and best: at the first validation event, or at
+// the end. A failed send cancels the search.
+type searchProgress struct {
+	stream grpc.ServerStreamingServer[optdv1.SearchResponse]
+	cancel context.CancelFunc
+	last   *optdv1.SearchProgress
+	closed bool
+	err    error
+}
+
+func (sp *searchProgress) send(p *optdv1.SearchProgress) {
+	if sp.err != nil {
+		return
+	}
+	sp.last = p
+	if sp.err = sp.stream.Send(&optdv1.SearchResponse{Event: &optdv1.SearchResponse_Progress{Progress: p}}); sp.err != nil {
+		sp.cancel()
+	}
+}
+
+// report is search.Options.Progress.
+func (sp *searchProgress) report(st search.Status) {
+	if st.Phase == search.PhaseValidation && !sp.closed {
+		sp.closeSearch(st.Evaluations, st.Budget, st.Best)
+	}
+	p := &optdv1.SearchProgress{Phase: st.Phase, Evaluations: int32(st.Evaluations), Budget: int32(st.Budget), Best: finite(st.Best)}
+	if st.Phase == search.PhaseValidation {
+		p.Simulations, p.SimulationsTotal = int32(st.Simulations), int32(st.SimulationsTotal)
+	}
+	if l := sp.last; l != nil && p.Phase == l.Phase && p.Evaluations == l.Evaluations && p.Simulations == l.Simulations {
+		return
+	}
+	sp.send(p)
+}
+
+// closeSearch sends the search phase's last event.
+func (sp *searchProgress) closeSearch(evaluations, budget int, best float64) {
+	sp.closed = true
+	sp.send(&optdv1.SearchProgress{Phase: search.PhaseSearch, Evaluations: int32(min(evaluations, budget)), Budget: int32(budget), Best: finite(best)})
+}
+
+// finite is &x, or nil when x is infinite (no best yet).
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 // searchOptions checks the request's search settings and bounds the work.
@@ -134,6 +175,9 @@ func (s *OptimizeService) searchOptions(req *optdv1.SearchRequest, t *searchTarg
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.Evaluations == 0 {
+		o.Evaluations = search.DefaultEvaluations
 	}
 	if o.Replications == 0 {
 		o.Replications = t.replications

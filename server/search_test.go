@@ -44,21 +44,19 @@ func searchEvents(t *testing.T, ctx context.Context, c optdv1.OptimizeServiceCli
 }
 
 // checkSearchProgress: the search phase's evaluations count up to at most
-// the budget with the best objective never rising, then the validation's
-// simulations count up to their total. Progress is sent per simulation:
-// the last evaluations may be answered from the cache without one, so the
-// count may end below the result's, the best not (a cached candidate was
-// seen before).
+// the budget with the best objective never rising, ending at the result's
+// evaluations and best, then the validation's simulations count up to
+// their total.
 func checkSearchProgress(t *testing.T, what string, progress []*optdv1.SearchProgress, res *optdv1.SearchResult) {
 	t.Helper()
-	evals, best, validating := int32(0), math.Inf(1), false
+	evals, budget, best, validating := int32(0), int32(0), math.Inf(1), false
 	for _, p := range progress {
 		switch p.GetPhase() {
 		case search.PhaseSearch:
 			if validating || p.GetEvaluations() < evals || p.GetEvaluations() > p.GetBudget() || p.Best != nil && p.GetBest() > best {
 				t.Fatalf("%s: search progress %v after %d evaluations, best %v", what, p, evals, best)
 			}
-			evals = p.GetEvaluations()
+			evals, budget = p.GetEvaluations(), p.GetBudget()
 			if p.Best != nil {
 				best = p.GetBest()
 			}
@@ -71,7 +69,7 @@ func checkSearchProgress(t *testing.T, what string, progress []*optdv1.SearchPro
 			t.Fatalf("%s: phase %q", what, p.GetPhase())
 		}
 	}
-	if evals == 0 || res == nil || evals > res.GetResult().GetEvaluations() || best != res.GetResult().GetSearch().GetBest().GetMean() {
+	if res == nil || evals != min(res.GetResult().GetEvaluations(), budget) || best != res.GetResult().GetSearch().GetBest().GetMean() {
 		t.Errorf("%s: progress ended at %d evaluations, best %v; result %v", what, evals, best, res.GetResult())
 	}
 }

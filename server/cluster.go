@@ -386,10 +386,11 @@ func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceRedu
 	})
 }
 
-// place decides a PlaceReduces call on the locked cluster. ctx bounds the
-// policy's computation (rolling-horizon's table): a call whose deadline
-// passes while it builds fails with nothing applied (the cluster, whose
-// policy may have observed the job, is reloaded from its durable state).
+// place decides a PlaceReduces call on the locked cluster. ctx and
+// limits.max_solve_time bound the policy's computation (rolling-horizon's
+// table), so that no call holds the cluster's lock longer: a call stopped
+// while it builds fails with nothing applied (the cluster, whose policy may
+// have observed the job, is reloaded from its durable state).
 func (s *ClusterService) place(ctx context.Context, e *clusterEntry, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, *store.Change, error) {
 	c := e.c
 	i, ok := c.jobs[req.GetJobId()]
@@ -408,7 +409,7 @@ func (s *ClusterService) place(ctx context.Context, e *clusterEntry, req *optdv1
 		return nil, nil, fmt.Errorf("%w: job %q needs %d reduce slots, %d are free (retry after a job finishes)",
 			ErrPrecondition, job.ID, job.Reduces, len(free))
 	}
-	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem, Held: c.heldBuf[:0], Ctx: ctx}
+	preq := &policy.PlacementRequest{Free: free, X: req.GetDataMb(), R: job.Reduces, JobsInSystem: job.JobsInSystem, Held: c.heldBuf[:0]}
 	defer func() { clear(preq.Held); c.heldBuf = preq.Held[:0] }() // policies do not keep Held
 	for _, j := range c.st.Jobs {
 		switch {
@@ -420,8 +421,15 @@ func (s *ClusterService) place(ctx context.Context, e *clusterEntry, req *optdv1
 	}
 	seen := estimatorSeen(c.policy)
 	start := time.Now()
+	bounded, cancel := context.WithTimeout(ctx, s.limits.MaxSolveTime)
+	preq.Ctx = bounded
 	d, err := c.policy.Place(preq)
+	cancel()
 	s.metrics.solverTime("placement", start)
+	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
+		err = fmt.Errorf("%w: placing job %q took longer than limits.max_solve_time = %v (a rolling-horizon table too large for it; a smaller policy.horizon builds faster)",
+			ErrExhausted, job.ID, s.limits.MaxSolveTime)
+	}
 	if err != nil {
 		return nil, dirty, err // the policy may have observed the job
 	}

@@ -95,8 +95,11 @@ type ClusterServiceClient interface {
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the
 	// threshold used out. The slots are held until JobFinished.
 	// FAILED_PRECONDITION if the job already holds slots placed for another
-	// data_mb or reduces. Retry: the same request returns the slots the job
-	// holds, with retried set.
+	// data_mb or reduces. The policy's computation (rolling-horizon's table)
+	// stops at the call's deadline (DEADLINE_EXCEEDED) or after
+	// limits.max_solve_time (RESOURCE_EXHAUSTED), with nothing applied.
+	// Retry: the same request returns the slots the job holds, with retried
+	// set.
 	PlaceReduces(ctx context.Context, in *PlaceReducesRequest, opts ...grpc.CallOption) (*PlaceReducesResponse, error)
 	// JobFinished frees the job's slots and forgets the job. Retry: a job
 	// the cluster does not know (finished already) succeeds with found false.
@@ -227,8 +230,11 @@ type ClusterServiceServer interface {
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the
 	// threshold used out. The slots are held until JobFinished.
 	// FAILED_PRECONDITION if the job already holds slots placed for another
-	// data_mb or reduces. Retry: the same request returns the slots the job
-	// holds, with retried set.
+	// data_mb or reduces. The policy's computation (rolling-horizon's table)
+	// stops at the call's deadline (DEADLINE_EXCEEDED) or after
+	// limits.max_solve_time (RESOURCE_EXHAUSTED), with nothing applied.
+	// Retry: the same request returns the slots the job holds, with retried
+	// set.
 	PlaceReduces(context.Context, *PlaceReducesRequest) (*PlaceReducesResponse, error)
 	// JobFinished frees the job's slots and forgets the job. Retry: a job
 	// the cluster does not know (finished already) succeeds with found false.

@@ -24,6 +24,11 @@ type Param struct {
 	Integer bool
 	// Doc says what the parameter does, in one line.
 	Doc string
+	// Fixed marks a setting of the policy's construction rather than of
+	// its decisions (the size of a fit): given like any parameter, but not
+	// searched, since its range's corners need more work than a search
+	// evaluation may take.
+	Fixed bool
 }
 
 // Validate checks one value of the parameter.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -34,6 +35,12 @@ type PlacementRequest struct {
 	// Held lists, for each job in service, the slot indices it holds (a
 	// state-based policy such as the MDP table reads it; others ignore it).
 	Held [][]int
+	// Ctx, if not nil, is the context of the call the decision serves: a
+	// policy that computes at length (rolling-horizon's table) stops with
+	// its error once it is done. A field rather than a Place argument
+	// because only such policies need it and Place has many callers
+	// without one (the simulator's).
+	Ctx context.Context
 }
 
 // Check validates the parts of a request every policy relies on

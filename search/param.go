@@ -145,7 +145,10 @@ func (sp Space) Restrict(spec string) (Space, error) {
 			return nil, fmt.Errorf("%w: --params %s=%s: bounds must be finite numbers", ErrInvalid, name, rng)
 		case lo > hi:
 			return nil, fmt.Errorf("%w: --params %s=%s: lower bound %v > upper bound %v", ErrInvalid, name, rng, lo, hi)
-		case lo < p.Min || hi > p.Max:
+		case !p.Fixed && (lo < p.Min || hi > p.Max):
+			// (A fit setting is pinned at its default in the space; the
+			// policy checks a value given here against its declared range
+			// when built.)
 			return nil, fmt.Errorf("%w: --params %s=%s: outside the parameter's range [%v, %v]", ErrInvalid, name, rng, p.Min, p.Max)
 		case p.Integer && (lo != math.Round(lo) || hi != math.Round(hi)):
 			return nil, fmt.Errorf("%w: --params %s=%s: %s is an integer parameter", ErrInvalid, name, rng, name)

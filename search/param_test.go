@@ -3,7 +3,10 @@ package search
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/optd/optd/policy"
 )
 
 func TestSpaceMapping(t *testing.T) {
@@ -94,4 +97,32 @@ func FuzzRestrict(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSpaceOfLeavesFitSettings: a fitted policy's fit settings
+// (policy.Param.Fixed) are not searched, so no candidate asks for a fit past
+// the policy's work bound; its decision parameter is.
+func TestSpaceOfLeavesFitSettings(t *testing.T) {
+	for _, family := range []string{"adp-bid-price", "adp-penalty"} {
+		sp, err := SpaceOf(family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range sp {
+			if (p.Min < p.Max) != (p.Name == "value_scale") {
+				t.Errorf("%s: parameter %+v, want value_scale alone searched", family, p)
+			}
+		}
+		// Named in --params, a fit setting takes the value given.
+		r, err := sp.Restrict("fit_steps=7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := slices.IndexFunc(r, func(p policy.Param) bool { return p.Name == "fit_steps" }); k < 0 || r[k].Min != 7 || r[k].Max != 7 {
+			t.Errorf("%s: fit_steps=7 gave %v", family, r)
+		}
+		if !slices.Contains(Families(), family) {
+			t.Errorf("%s not among the searchable families %v", family, Families())
+		}
+	}
 }

@@ -47,13 +47,36 @@ type PlacementProblem struct {
 	HindsightClasses int
 }
 
+// Families are the placement families with parameters to search, in the
+// order of policy.PlacementNames.
+func Families() []string {
+	var out []string
+	for _, n := range policy.PlacementNames() {
+		if _, err := SpaceOf(n); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // SpaceOf converts a placement family's declared parameters.
 func SpaceOf(family string) (Space, error) {
 	if !slices.Contains(policy.PlacementNames(), family) {
 		return nil, fmt.Errorf("%w: unknown placement policy %q (known: %v)", ErrInvalid, family, policy.PlacementNames())
 	}
-	specs := policy.PlacementParams(family)
-	if len(specs) == 0 {
+	// A fit's size (policy.Param.Fixed) is pinned at its default: not
+	// searched unless --params names it.
+	var specs []policy.Param
+	searched := 0
+	for _, p := range policy.PlacementParams(family) {
+		if p.Fixed {
+			p.Min, p.Max = p.Default, p.Default
+		} else {
+			searched++
+		}
+		specs = append(specs, p)
+	}
+	if searched == 0 {
 		return nil, fmt.Errorf("%w: placement policy %q has no parameters to search", ErrInvalid, family)
 	}
 	return Space(specs), nil

@@ -382,12 +382,16 @@ func (s *ClusterService) PlaceReduces(ctx context.Context, req *optdv1.PlaceRedu
 		return nil, err
 	}
 	return change(ctx, s, req.GetClusterId(), func(e *clusterEntry) (*optdv1.PlaceReducesResponse, *store.Change, error) {
-		return s.place(e, req)
+		return s.place(ctx, e, req)
 	})
 }
 
-// place decides a PlaceReduces call on the locked cluster.
-func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, *store.Change, error) {
+// place decides a PlaceReduces call on the locked cluster. ctx and
+// limits.max_solve_time bound the policy's computation (rolling-horizon's
+// table), so that no call holds the cluster's lock longer: a call stopped
+// while it builds fails with nothing applied (the cluster, whose policy may
+// have observed the job, is reloaded from its durable state).
+func (s *ClusterService) place(ctx context.Context, e *clusterEntry, req *optdv1.PlaceReducesRequest) (*optdv1.PlaceReducesResponse, *store.Change, error) {
 	c := e.c
 	i, ok := c.jobs[req.GetJobId()]
 	if !ok {
@@ -417,8 +421,15 @@ func (s *ClusterService) place(e *clusterEntry, req *optdv1.PlaceReducesRequest)
 	}
 	seen := estimatorSeen(c.policy)
 	start := time.Now()
+	bounded, cancel := context.WithTimeout(ctx, s.limits.MaxSolveTime)
+	preq.Ctx = bounded
 	d, err := c.policy.Place(preq)
+	cancel()
 	s.metrics.solverTime("placement", start)
+	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
+		err = fmt.Errorf("%w: placing job %q took longer than limits.max_solve_time = %v (a rolling-horizon table too large for it; a smaller policy.horizon builds faster)",
+			ErrExhausted, job.ID, s.limits.MaxSolveTime)
+	}
 	if err != nil {
 		return nil, dirty, err // the policy may have observed the job
 	}

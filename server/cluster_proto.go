@@ -56,6 +56,12 @@ func policyProto(p store.Policy) *optdv1.PlacementPolicy {
 	if m := p.Model; m != nil {
 		out.Model = &optdv1.PlacementModel{ArrivalRate: m.ArrivalRate, ServiceRate: m.ServiceRate, MaxJobsInService: int32(m.MaxJobsInService),
 			WorkloadJson: string(m.Workload), Seed: m.Seed}
+		// The stored workload passed the decoder; should it not fit the
+		// message (a field the message lacks), the JSON text still says it.
+		var w optdv1.Workload
+		if err := resultMessage(m.Workload, &w); err == nil {
+			out.Model.Workload = &w
+		}
 		if m.MaxWaiting >= 0 {
 			w := int32(m.MaxWaiting)
 			out.Model.MaxWaiting = &w

@@ -115,10 +115,10 @@ type cluster struct {
 	// entries after it (see logChange).
 	checkpointBytes, logBytes int
 	// beats holds each node's last heartbeat with a seq and its answer,
-	// for retries (in memory only: see HeartbeatRequest.seq).
-	beats map[string]beatAnswer
-	// lastNowS is each node's clock at its last heartbeat served since the
-	// cluster was loaded (a heartbeat of the node before it is refused).
+	// for retries; lastNowS each node's clock at its last heartbeat (one
+	// before it is refused). Both are stored with each heartbeat that
+	// changes the cluster (see rememberBeat).
+	beats    map[string]beatAnswer
 	lastNowS map[string]float64
 	// capacities are the nodes' capacities over the heartbeat resources
 	// (built on first use by checkFits).
@@ -148,6 +148,10 @@ func loadCluster(st *store.State, lim Limits) (*cluster, error) {
 		}
 	}
 	st.Log, c.policyState, st.PolicyState = nil, st.PolicyState, nil // replayed into the ledger and the pipeline
+	if err := c.restoreBeats(st.Beats); err != nil {
+		return nil, err
+	}
+	st.Beats = nil
 	if e, ok := p.(estimated); ok && st.Estimator != nil {
 		if _, err := thresholds.RestoreEstimator(*st.Estimator); err != nil {
 			return nil, fmt.Errorf("cluster %q: stored estimator: %w", st.Cluster.ID, err)

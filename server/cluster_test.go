@@ -384,6 +384,14 @@ func TestFittedPolicySurvivesRestart(t *testing.T) {
 	}
 }
 
+// typedWorkload is TestFittedPolicyBadModel's workload as a message.
+func typedWorkload() *optdv1.Workload {
+	return &optdv1.Workload{
+		Data:    &optdv1.Law{Kind: proto.String("uniform"), Min: proto.Float64(1), Max: proto.Float64(10)},
+		Reduces: &optdv1.Law{Kind: proto.String("uniform-int"), Min: proto.Float64(1), Max: proto.Float64(2)},
+	}
+}
+
 // TestFittedPolicyBadModel: a fitted policy without a model, or with a bad
 // one, is refused at registration with the field's path.
 func TestFittedPolicyBadModel(t *testing.T) {
@@ -401,7 +409,12 @@ func TestFittedPolicyBadModel(t *testing.T) {
 		{func(p *optdv1.PlacementPolicy) { p.Model.ArrivalRate = -1 }, "policy.model.arrival_rate"},
 		{func(p *optdv1.PlacementPolicy) { p.Model.ArrivalRate = 2 }, "the queue is unstable"},
 		{func(p *optdv1.PlacementPolicy) { p.Model.MaxJobsInService = 0 }, "policy.model.max_jobs_in_service"},
-		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = "" }, "policy.model.workload_json"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = "" }, "policy.model.workload = absent"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.Workload = typedWorkload() }, "give policy.model.workload or policy.model.workload_json, not both"},
+		{func(p *optdv1.PlacementPolicy) {
+			p.Model.WorkloadJson, p.Model.Workload = "", typedWorkload()
+			p.Model.Workload.Data.Max = proto.Float64(-1)
+		}, "policy.model.workload.data.max = -1"},
 		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = `{"file": "w.json"}` }, "policy.model.workload_json"},
 		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = `{"data": 1}` }, "policy.model.workload_json"},
 		{func(p *optdv1.PlacementPolicy) { p.Params = map[string]float64{"classes": 500} }, "classes = 500"},
@@ -413,6 +426,10 @@ func TestFittedPolicyBadModel(t *testing.T) {
 		_, err := ts.cluster.RegisterCluster(ctx, req)
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("policy %v: error %v, want InvalidArgument with %q", req.Policy, err, c.want)
+		}
+		// A library's sentinel names its package for Go callers only.
+		if msg := status.Convert(err).Message(); strings.Contains(msg, "models: ") {
+			t.Errorf("policy %v: message %q names a Go package", req.Policy, msg)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func statusOf(ctx context.Context, log *slog.Logger, method string, err error) e
 		log.ErrorContext(ctx, "internal error", "method", method, "err", err)
 		return status.Error(codes.Internal, "internal error (the cause is in the server log)")
 	}
-	return status.Error(code, err.Error())
+	return status.Error(code, errkind.UserText(err.Error()))
 }
 
 func codeOf(ctx context.Context, err error) codes.Code {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -27,7 +28,10 @@ import (
 // call (authentication by the same bearer token, size limits, error codes,
 // logging and metrics), so nothing differs but the encoding; it serves TLS
 // with the gRPC server's configuration. Server-streaming methods (Bound,
-// SimulateCluster) are not served over it (HTTP 501).
+// SimulateCluster, Search) answer newline-delimited JSON: one
+// {"result": MESSAGE} line per message as the handler sends it (flushed),
+// and an {"error": STATUS} line if the call fails (with the HTTP status of
+// the error's code when it fails before its first message).
 
 // registrar captures the services Options.Register adds, for the gateway.
 type registrar struct {
@@ -79,8 +83,98 @@ func (c *inProcess) Invoke(ctx context.Context, method string, args, reply any, 
 	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
 }
 
-func (c *inProcess) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
-	return nil, status.Error(codes.Unimplemented, "server-streaming methods are served over gRPC only, not the HTTP/JSON gateway")
+// NewStream runs a server-streaming method's handler in process, through
+// the server's stream interceptor chain, once the client sent its request.
+func (c *inProcess) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
+	svc, name, ok := splitMethod(method)
+	reg, found := c.services[svc]
+	if !ok || !found || desc.ClientStreams {
+		return nil, status.Errorf(codes.Unimplemented, "unknown server-streaming method %s", method)
+	}
+	for _, sd := range reg.desc.Streams {
+		if sd.StreamName != name {
+			continue
+		}
+		md, _ := metadata.FromOutgoingContext(ctx)
+		ctx, cancel := context.WithCancel(metadata.NewIncomingContext(ctx, md))
+		return &pipeClient{ctx: ctx, cancel: cancel, out: make(chan proto.Message), run: func(ss grpc.ServerStream) error {
+			info := &grpc.StreamServerInfo{FullMethod: method, IsServerStream: true}
+			return c.s.streamChain(reg.impl, ss, info, sd.Handler)
+		}}, nil
+	}
+	return nil, status.Errorf(codes.Unimplemented, "unknown method %s", method)
+}
+
+// pipeClient is the client end of an in-process server-streaming call:
+// SendMsg starts the handler on the request; RecvMsg takes what it sends,
+// then its final error (io.EOF when none).
+type pipeClient struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	run    func(grpc.ServerStream) error
+	out    chan proto.Message
+	// err is the handler's error, set before out is closed.
+	err error
+}
+
+func (p *pipeClient) Header() (metadata.MD, error) { return metadata.MD{}, nil }
+func (p *pipeClient) Trailer() metadata.MD         { return nil }
+func (p *pipeClient) CloseSend() error             { return nil }
+func (p *pipeClient) Context() context.Context     { return p.ctx }
+
+func (p *pipeClient) SendMsg(m any) error {
+	ss := &pipeServer{ctx: p.ctx, req: proto.Clone(m.(proto.Message)), out: p.out}
+	go func() {
+		defer p.cancel()
+		p.err = p.run(ss)
+		close(p.out)
+	}()
+	return nil
+}
+
+func (p *pipeClient) RecvMsg(m any) error {
+	msg, ok := <-p.out
+	if !ok {
+		if p.err != nil {
+			return p.err
+		}
+		return io.EOF
+	}
+	proto.Reset(m.(proto.Message))
+	proto.Merge(m.(proto.Message), msg)
+	return nil
+}
+
+// pipeServer is the handler's end: one request, then messages to the
+// client until the call's context ends (the HTTP client went away).
+type pipeServer struct {
+	ctx  context.Context
+	req  proto.Message
+	out  chan<- proto.Message
+	read bool
+}
+
+func (p *pipeServer) SetHeader(metadata.MD) error  { return nil }
+func (p *pipeServer) SendHeader(metadata.MD) error { return nil }
+func (p *pipeServer) SetTrailer(metadata.MD)       {}
+func (p *pipeServer) Context() context.Context     { return p.ctx }
+
+func (p *pipeServer) SendMsg(m any) error {
+	select {
+	case p.out <- proto.Clone(m.(proto.Message)):
+		return nil
+	case <-p.ctx.Done():
+		return p.ctx.Err()
+	}
+}
+
+func (p *pipeServer) RecvMsg(m any) error {
+	if p.read {
+		return io.EOF
+	}
+	p.read = true
+	proto.Merge(m.(proto.Message), p.req)
+	return nil
 }
 
 // splitMethod splits "/pkg.Service/Method".
@@ -94,6 +188,19 @@ func splitMethod(m string) (svc, name string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// streamChain runs stream interceptors in order around a handler, as
+// grpc.ChainStreamInterceptor does.
+func streamChain(ics ...grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		h := handler
+		for i := len(ics) - 1; i >= 0; i-- {
+			ic, next := ics[i], h
+			h = func(srv any, ss grpc.ServerStream) error { return ic(srv, ss, info, next) }
+		}
+		return h(srv, ss)
+	}
 }
 
 // unaryChain runs interceptors in order around a handler, as

@@ -7,19 +7,23 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 )
 
-// post calls METHOD of ClusterService through the gateway.
-func post(t *testing.T, ts *testServer, method, auth, body string) (int, map[string]any) {
+// gatewayPost posts body to the gateway's path with the Authorization
+// header auth ("" : none).
+func gatewayPost(t *testing.T, ts *testServer, path, auth, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest("POST", "http://"+ts.gateway+"/optd.v1.ClusterService/"+method, strings.NewReader(body))
+	req, err := http.NewRequest("POST", "http://"+ts.gateway+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +34,13 @@ func post(t *testing.T, ts *testServer, method, auth, body string) (int, map[str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// post calls METHOD of ClusterService through the gateway.
+func post(t *testing.T, ts *testServer, method, auth, body string) (int, map[string]any) {
+	t.Helper()
+	resp := gatewayPost(t, ts, "/optd.v1.ClusterService/"+method, auth, body)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	var out map[string]any
@@ -142,4 +153,110 @@ func TestJavaClient(t *testing.T) {
 // withBearer adds the bearer token to a call's metadata.
 func withBearer(ctx context.Context, tok string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+}
+
+// postStream calls a server-streaming METHOD of OptimizeService through the
+// gateway and returns the HTTP status and the newline-delimited JSON lines.
+func postStream(t *testing.T, ts *testServer, method, auth, body string) (int, []map[string]any) {
+	t.Helper()
+	resp := gatewayPost(t, ts, "/optd.v1.OptimizeService/"+method, auth, body)
+	defer resp.Body.Close()
+	var lines []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var v map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: line %q is not JSON: %v", method, sc.Text(), err)
+		}
+		lines = append(lines, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, lines
+}
+
+// TestGatewayStreams: the streaming methods answer over HTTP as
+// newline-delimited JSON, one {"result": …} line per message: the same
+// progress and result as over gRPC (the second method), with the token
+// required and errors as an {"error": …} line with the code's HTTP status.
+func TestGatewayStreams(t *testing.T) {
+	ts := startServer(t, "", Options{Token: "tok", GatewayListen: "127.0.0.1:0"}, nil)
+	ctx := withBearer(ctxT(t), "tok")
+
+	body := `{"builtin":"haste-table2","policy":"haste-a","seed":2}`
+	code, lines := postStream(t, ts, "SimulateCluster", "Bearer tok", body)
+	st, err := ts.optimize.SimulateCluster(ctx, &optdv1.SimulateClusterRequest{Builtin: "haste-table2", Policy: "haste-a", Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := recvAll(t, st)
+	if code != http.StatusOK || len(lines) != len(want) || len(want) < 3 {
+		t.Fatalf("SimulateCluster over HTTP: %d, %d lines; over gRPC %d messages", code, len(lines), len(want))
+	}
+	for i, line := range lines {
+		data, _ := json.Marshal(line["result"])
+		got := &optdv1.SimulateClusterResponse{}
+		if err := protojson.Unmarshal(data, got); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if !proto.Equal(got, want[i]) {
+			t.Errorf("line %d: %v, over gRPC %v", i, got, want[i])
+		}
+	}
+
+	// A file of the CLI is the typed field's JSON as it is.
+	file, err := os.ReadFile("../examples/cluster-scenario.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, lines = postStream(t, ts, "SimulateCluster", "Bearer tok", `{"policy":"fair+late","scenario":`+string(file)+`}`)
+	typed, _ := typedOf(t, "../examples/cluster-scenario.json", &optdv1.ClusterScenario{})
+	st, err = ts.optimize.SimulateCluster(ctx, &optdv1.SimulateClusterRequest{Scenario: typed, Policy: "fair+late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = recvAll(t, st)
+	if code != http.StatusOK || len(lines) != len(want) {
+		t.Fatalf("SimulateCluster of a file over HTTP: %d, %d lines; over gRPC %d messages", code, len(lines), len(want))
+	}
+	data, _ := json.Marshal(lines[len(lines)-2]["result"])
+	got := &optdv1.SimulateClusterResponse{}
+	if err := protojson.Unmarshal(data, got); err != nil || !proto.Equal(got, want[len(want)-2]) {
+		t.Errorf("SimulateCluster of a file over HTTP: %v (%v), over gRPC %v", got, err, want[len(want)-2])
+	}
+
+	code, lines = postStream(t, ts, "Search", "Bearer tok", `{"builtin":"haste-table2","policy":"haste-a","evaluations":4,"replications":1,"validation":-1}`)
+	if code != http.StatusOK || len(lines) < 2 {
+		t.Fatalf("Search over HTTP: %d %v", code, lines)
+	}
+	last, _ := lines[len(lines)-1]["result"].(map[string]any)
+	if res, _ := last["result"].(map[string]any); res == nil || res["bestPolicy"] == nil {
+		t.Errorf("Search over HTTP: last line %v, want the result", lines[len(lines)-1])
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if p, _ := l["result"].(map[string]any); p["progress"] == nil {
+			t.Errorf("Search over HTTP: line %v before the result is not progress", l)
+		}
+	}
+
+	for _, c := range []struct {
+		auth, body string
+		code       int
+		want       string
+	}{
+		{"", body, http.StatusUnauthorized, ""},
+		{"Bearer tok", `{"policy":"haste-a"}`, http.StatusBadRequest, "give exactly one of scenario and builtin"},
+		{"Bearer tok", `{"builtin":"haste-table2","policy":"magic"}`, http.StatusBadRequest, "policy = magic"},
+	} {
+		code, lines := postStream(t, ts, "SimulateCluster", c.auth, c.body)
+		if code != c.code || len(lines) != 1 || lines[0]["error"] == nil {
+			t.Errorf("%q: %d %v, want %d and one error line", c.body, code, lines, c.code)
+			continue
+		}
+		if msg, _ := lines[0]["error"].(map[string]any)["message"].(string); !strings.Contains(msg, c.want) {
+			t.Errorf("%q: error %q, want it to contain %q", c.body, msg, c.want)
+		}
+	}
 }

@@ -396,19 +396,13 @@ func (s *ClusterService) Heartbeat(ctx context.Context, req *optdv1.HeartbeatReq
 			return nil, nil, invalid("now_s", b.NowS, "before node %q's last heartbeat at now_s = %v (the executor's clock never goes back)", b.Node, last)
 		}
 		resp, ch, err := s.decideHeartbeat(ctx, e, req, b)
-		if err == nil {
-			if e.c.lastNowS == nil {
-				e.c.lastNowS = map[string]float64{}
-			}
-			e.c.lastNowS[b.Node] = b.NowS
+		if err != nil {
+			return resp, ch, err
 		}
-		if err == nil && req.GetSeq() > 0 {
-			if e.c.beats == nil {
-				e.c.beats = map[string]beatAnswer{}
-			}
-			e.c.beats[req.GetNodeId()] = beatAnswer{seq: req.GetSeq(), resp: resp}
+		if err := e.c.rememberBeat(b.Node, req.GetSeq(), b.NowS, resp, ch); err != nil {
+			return nil, dirty, err
 		}
-		return resp, ch, err
+		return resp, ch, nil
 	})
 }
 

@@ -47,10 +47,11 @@ type Limits struct {
 	// cluster with a heartbeat policy (limits.max_tasks).
 	MaxTasks int
 	// MaxSolveTime caps the time limit of SolveInitialAssignment and the run
-	// time of Bound and Simulate (limits.max_solve_time).
+	// time of Bound, Simulate, SimulateCluster and Search
+	// (limits.max_solve_time).
 	MaxSolveTime time.Duration
-	// MaxSimulatedJobs bounds replications × jobs of Simulate and Bound
-	// (limits.max_simulated_jobs).
+	// MaxSimulatedJobs bounds replications × jobs of Simulate, Bound and
+	// Search, and the jobs of SimulateCluster (limits.max_simulated_jobs).
 	MaxSimulatedJobs int
 	// MaxStartsPerHeartbeat bounds the tasks one Heartbeat starts
 	// (limits.max_starts_per_heartbeat), so that a heartbeat's cost and

@@ -53,7 +53,11 @@ func (s *OptimizeService) Register(r grpc.ServiceRegistrar) {
 
 // ComputeThresholds implements optd.v1.OptimizeService (Theorems 1-2).
 func (s *OptimizeService) ComputeThresholds(ctx context.Context, req *optdv1.ComputeThresholdsRequest) (*optdv1.ComputeThresholdsResponse, error) {
-	w, err := decodeWorkload(req.GetWorkloadJson())
+	text, err := inputJSON("workload", req.GetWorkload(), "workload_json", req.GetWorkloadJson())
+	if err != nil {
+		return nil, err
+	}
+	w, err := decodeWorkload(text)
 	if err != nil {
 		return nil, err
 	}
@@ -101,16 +105,17 @@ func (s *OptimizeService) ComputeThresholds(ctx context.Context, req *optdv1.Com
 // optimal = false.
 func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv1.SolveInitialAssignmentRequest) (*optdv1.SolveInitialAssignmentResponse, error) {
 	var in *solver.Instance
-	var err error
+	text, err := inputJSON("instance", req.GetInstance(), "instance_json", req.GetInstanceJson())
 	switch {
-	case req.GetBuiltin() != "" && req.GetInstanceJson() != "":
-		return nil, invalid("builtin", req.GetBuiltin(), "give builtin or instance_json, not both")
+	case err != nil:
+	case req.GetBuiltin() != "" && text != "":
+		return nil, invalid("builtin", req.GetBuiltin(), "give builtin or instance, not both")
 	case req.GetBuiltin() != "":
 		in, err = solver.BuiltinInstance(req.GetBuiltin())
-	case req.GetInstanceJson() == "":
-		return nil, invalid("instance_json", `""`, "give instance_json or builtin (%s)", strings.Join(solver.BuiltinNames(), ", "))
+	case text == "":
+		return nil, invalid("instance", "<absent>", "give instance or builtin (%s)", strings.Join(solver.BuiltinNames(), ", "))
 	default:
-		in, err = solver.DecodeInstance(strings.NewReader(req.GetInstanceJson()))
+		in, err = solver.DecodeInstance(strings.NewReader(text))
 	}
 	if err != nil {
 		return nil, err
@@ -141,8 +146,12 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
+	typed := &optdv1.ItaResult{}
+	if err := resultMessage(res, typed); err != nil {
+		return nil, err
+	}
 	return &optdv1.SolveInitialAssignmentResponse{Objective: res.Objective, Optimal: res.Optimal,
-		ResultJson: string(data), ElapsedMs: msSince(start), UpperBound: res.UpperBound, Gap: res.Gap,
+		Result: typed, ResultJson: string(data), ElapsedMs: msSince(start), UpperBound: res.UpperBound, Gap: res.Gap,
 		Stopped: string(res.Stats.Stopped)}, nil
 }
 
@@ -150,7 +159,11 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 // docs/formats.md#placement-scenario, every policy on the same replications (common random
 // numbers), as `optd bound` simulates them.
 func (s *OptimizeService) Simulate(ctx context.Context, req *optdv1.SimulateRequest) (*optdv1.SimulateResponse, error) {
-	sc, names, err := s.scenario(req.GetScenarioJson(), req.GetPolicies())
+	text, err := inputJSON("scenario", req.GetScenario(), "scenario_json", req.GetScenarioJson())
+	if err != nil {
+		return nil, err
+	}
+	sc, names, err := s.scenario(text, req.GetPolicies())
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +210,11 @@ const maxMDPStates = 1_000_000
 // result (docs/formats.md#bound-output) last. Sharding is for batch systems and is not
 // offered here.
 func (s *OptimizeService) Bound(req *optdv1.BoundRequest, stream grpc.ServerStreamingServer[optdv1.BoundResponse]) error {
-	sc, err := s.decodeScenario(req.GetScenarioJson())
+	text, err := inputJSON("scenario", req.GetScenario(), "scenario_json", req.GetScenarioJson())
+	if err != nil {
+		return err
+	}
+	sc, err := s.decodeScenario(text)
 	if err != nil {
 		return err
 	}
@@ -221,7 +238,7 @@ func (s *OptimizeService) Bound(req *optdv1.BoundRequest, stream grpc.ServerStre
 	if r.MaxStates > maxMDPStates {
 		return overLimit("max_states", r.MaxStates, "the server's MDP size limit", maxMDPStates)
 	}
-	sum := sha256.Sum256([]byte(req.GetScenarioJson()))
+	sum := sha256.Sum256([]byte(text))
 	r.ScenarioSHA256 = hex.EncodeToString(sum[:])
 	ctx, cancel := context.WithTimeout(stream.Context(), s.limits.MaxSolveTime)
 	defer cancel()
@@ -241,9 +258,16 @@ func (s *OptimizeService) Bound(req *optdv1.BoundRequest, stream grpc.ServerStre
 		return sendErr
 	}
 	s.metrics.solverTime("bound", start)
+	typed := &optdv1.BoundResult{}
+	if err := resultMessage(out, typed); err != nil {
+		return err
+	}
 	data, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("encoding the result: %w", err)
+	}
+	if err := stream.Send(&optdv1.BoundResponse{Event: &optdv1.BoundResponse_Result{Result: typed}}); err != nil {
+		return err
 	}
 	return stream.Send(&optdv1.BoundResponse{Event: &optdv1.BoundResponse_ResultJson{ResultJson: string(data)}})
 }
@@ -251,7 +275,7 @@ func (s *OptimizeService) Bound(req *optdv1.BoundRequest, stream grpc.ServerStre
 // decodeScenario decodes a scenario and checks it against the limits.
 func (s *OptimizeService) decodeScenario(data string) (*sim.Scenario, error) {
 	if data == "" {
-		return nil, invalid("scenario_json", `""`, "must be a scenario (docs/formats.md#placement-scenario)")
+		return nil, invalid("scenario", "<absent>", "give a scenario (docs/formats.md#placement-scenario)")
 	}
 	if err := rejectFileRefs("scenario_json", []byte(data)); err != nil {
 		return nil, err
@@ -289,7 +313,7 @@ func (s *OptimizeService) scenario(data string, policies []string) (*sim.Scenari
 
 func decodeWorkload(data string) (*models.Workload, error) {
 	if data == "" {
-		return nil, invalid("workload_json", `""`, "must be a workload (docs/formats.md#workload)")
+		return nil, invalid("workload", "<absent>", "give a workload (docs/formats.md#workload)")
 	}
 	if err := rejectFileRefs("workload_json", []byte(data)); err != nil {
 		return nil, err

@@ -185,7 +185,7 @@ func TestOptimizeService(t *testing.T) {
 			req  *optdv1.BoundRequest
 			want string
 		}{
-			{&optdv1.BoundRequest{}, "scenario_json"},
+			{&optdv1.BoundRequest{}, "give a scenario"},
 			{&optdv1.BoundRequest{ScenarioJson: string(sc), Policies: []string{"best"}}, `unknown policy "best"`},
 			{&optdv1.BoundRequest{ScenarioJson: string(sc), Bounds: []string{"magic"}}, `unknown bound "magic"`},
 			{&optdv1.BoundRequest{ScenarioJson: string(sc), MaxStates: 2_000_000}, "max_states"},

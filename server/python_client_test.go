@@ -2,10 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"slices"
 	"testing"
 
+	"github.com/optd/optd/models"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/thresholds"
 )
 
 // pythonWithGRPC returns a Python 3 that can import grpc and protobuf
@@ -63,6 +67,7 @@ func checkPythonOutput(t *testing.T, out []byte) {
 			Locality string `json:"locality"`
 			Reason   string `json:"reason"`
 		} `json:"heartbeat"`
+		Thresholds [][]float64 `json:"thresholds"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("client output %q: %v", out, err)
@@ -84,6 +89,28 @@ func checkPythonOutput(t *testing.T, out []byte) {
 	for _, a := range got.Heartbeat {
 		if a.Kind != "start" || a.TaskType != "map" || a.Locality != "node_local" || a.Reason == "" {
 			t.Errorf("heartbeat action %+v, want a node-local map start with its reason", a)
+		}
+	}
+	// The typed workload: the table of examples/workload.json for K = 3,
+	// as package thresholds builds it (the second method).
+	data, err := os.ReadFile("../examples/workload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := models.DecodeWorkload(data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := thresholds.BuildTable(t.Context(), w, 3, thresholds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Thresholds) != len(tab.Stages) {
+		t.Fatalf("thresholds: %d stages, want %d", len(got.Thresholds), len(tab.Stages))
+	}
+	for i, q := range tab.Stages {
+		if !slices.Equal(got.Thresholds[i], q) {
+			t.Errorf("thresholds stage %d: %v, want %v", i+1, got.Thresholds[i], q)
 		}
 	}
 }

@@ -119,11 +119,12 @@ type Server struct {
 	// services are the names with a health status, "" (overall) first.
 	services []string
 
-	// unaryChain is the interceptor chain of unary calls, which the
-	// gateway's in-process calls go through too; registered holds the
-	// services, for the gateway.
-	unaryChain grpc.UnaryServerInterceptor
-	registered *registrar
+	// unaryChain and streamChain are the interceptor chains of unary and
+	// streaming calls, which the gateway's in-process calls go through
+	// too; registered holds the services, for the gateway.
+	unaryChain  grpc.UnaryServerInterceptor
+	streamChain grpc.StreamServerInterceptor
+	registered  *registrar
 
 	mu          sync.Mutex
 	lis         net.Listener
@@ -155,9 +156,10 @@ func New(opts Options) (*Server, error) {
 	// authentication runs before anything looks at the request; the error
 	// mapping is innermost so that handlers return plain Go errors.
 	s.unaryChain = unaryChain(s.logUnary, s.authUnary, s.sizeUnary, s.mapUnary)
+	s.streamChain = streamChain(s.logStream, s.authStream, s.sizeStream, s.mapStream)
 	sopts := []grpc.ServerOption{
 		grpc.UnaryInterceptor(s.unaryChain),
-		grpc.ChainStreamInterceptor(s.logStream, s.authStream, s.sizeStream, s.mapStream),
+		grpc.StreamInterceptor(s.streamChain),
 		grpc.MaxRecvMsgSize(2 * s.limits.MaxRequestBytes),
 		grpc.ForceServerCodecV2(newRequestCodec()),
 	}

@@ -69,32 +69,53 @@ func (s *OptimizeService) SimulateCluster(req *optdv1.SimulateClusterRequest, st
 		return sendErr
 	}
 	s.metrics.solverTime("simulate-cluster", start)
-	data, err := json.Marshal(clusterOutput{Scenario: sc.Name, Policy: req.GetPolicy(), Seed: seed, ClusterResult: res})
+	out := clusterOutput{Scenario: sc.Name, Policy: req.GetPolicy(), Seed: seed, ClusterResult: res}
+	typed := &optdv1.ClusterSimResult{}
+	if err := resultMessage(out, typed); err != nil {
+		return err
+	}
+	data, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("encoding the result: %w", err)
+	}
+	if err := stream.Send(&optdv1.SimulateClusterResponse{Event: &optdv1.SimulateClusterResponse_Result{Result: typed}}); err != nil {
+		return err
 	}
 	return stream.Send(&optdv1.SimulateClusterResponse{Event: &optdv1.SimulateClusterResponse_ResultJson{ResultJson: string(data)}})
 }
 
-// clusterScenario resolves the request's scenario (inline or built-in) and
-// bounds it by limits.max_simulated_jobs.
+// clusterScenario resolves the request's scenario (typed, JSON text or
+// built-in) and bounds it by limits.max_simulated_jobs.
 func (s *OptimizeService) clusterScenario(req *optdv1.SimulateClusterRequest) (*sim.ClusterScenario, error) {
+	data, err := inputJSON("scenario", req.GetScenario(), "scenario_json", req.GetScenarioJson())
+	if err != nil {
+		return nil, err
+	}
+	field := "scenario"
+	if req.GetScenarioJson() != "" {
+		field = "scenario_json"
+	}
+	return s.decodeClusterScenario(field, data, req.GetBuiltin())
+}
+
+// decodeClusterScenario decodes a cluster scenario's JSON (given as field)
+// or resolves a built-in one: exactly one of data and builtin.
+func (s *OptimizeService) decodeClusterScenario(field, data, builtin string) (*sim.ClusterScenario, error) {
 	var sc *sim.ClusterScenario
-	switch data, name := req.GetScenarioJson(), req.GetBuiltin(); {
-	case (data == "") == (name == ""):
-		return nil, invalid("scenario_json", fmt.Sprintf("%d bytes (builtin %q)", len(data), name), "give exactly one of scenario_json and builtin")
-	case name != "":
-		var err error
-		if sc, err = sim.BuiltinCluster(name); err != nil {
-			return nil, invalid("builtin", name, "not a built-in cluster scenario (known: %s)", strings.Join(sim.BuiltinClusterNames(), ", "))
+	var err error
+	switch {
+	case (data == "") == (builtin == ""):
+		return nil, invalid(field, fmt.Sprintf("%d bytes of scenario (builtin %q)", len(data), builtin), "give exactly one of %s and builtin", field)
+	case builtin != "":
+		if sc, err = sim.BuiltinCluster(builtin); err != nil {
+			return nil, invalid("builtin", builtin, "not a built-in cluster scenario (known: %s)", strings.Join(sim.BuiltinClusterNames(), ", "))
 		}
 	default:
-		if err := rejectFileRefs("scenario_json", []byte(data)); err != nil {
+		if err := rejectFileRefs(field, []byte(data)); err != nil {
 			return nil, err
 		}
-		var err error
 		if sc, err = sim.DecodeClusterScenario(strings.NewReader(data), ""); err != nil {
-			return nil, invalid("scenario_json", fmt.Sprintf("%d bytes", len(data)), "%v", err)
+			return nil, invalid(field, fmt.Sprintf("%d bytes", len(data)), "%v", err)
 		}
 	}
 	if n := len(sc.Jobs); n > s.limits.MaxSimulatedJobs {

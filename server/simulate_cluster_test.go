@@ -79,7 +79,7 @@ func TestSimulateCluster(t *testing.T) {
 		req  *optdv1.SimulateClusterRequest
 		want string
 	}{
-		{&optdv1.SimulateClusterRequest{Policy: "fifo"}, "scenario_json"},
+		{&optdv1.SimulateClusterRequest{Policy: "fifo"}, "give exactly one of scenario and builtin"},
 		{&optdv1.SimulateClusterRequest{Builtin: "haste-table2", ScenarioJson: "{}", Policy: "fifo"}, "exactly one"},
 		{&optdv1.SimulateClusterRequest{Builtin: "nope", Policy: "fifo"}, "builtin = nope"},
 		{&optdv1.SimulateClusterRequest{Builtin: "haste-table2", Policy: "magic"}, "policy = magic"},

@@ -290,20 +290,29 @@ func policyParamsAndModel(p *optdv1.PlacementPolicy, out *store.Policy) error {
 		return invalid("policy.model.max_waiting", m.GetMaxWaiting(), "must be ≥ 0, or absent for unlimited")
 	case m.MaxWaiting == nil && m.GetArrivalRate() >= m.GetServiceRate():
 		return invalid("policy.model.arrival_rate", m.GetArrivalRate(), "the queue is unstable: arrival_rate/service_rate = %g ≥ 1 with an unlimited waiting room", m.GetArrivalRate()/m.GetServiceRate())
-	case m.GetWorkloadJson() == "":
-		return invalid("policy.model.workload_json", `""`, "must be a workload (docs/formats.md#workload)")
 	}
-	if err := rejectFileRefs("policy.model.workload_json", []byte(m.GetWorkloadJson())); err != nil {
+	field := "policy.model.workload"
+	if m.GetWorkloadJson() != "" {
+		field = "policy.model.workload_json"
+	}
+	text, err := inputJSON("policy.model.workload", m.GetWorkload(), "policy.model.workload_json", m.GetWorkloadJson())
+	switch {
+	case err != nil:
+		return err
+	case text == "":
+		return invalid("policy.model.workload", "absent", "must be a workload (docs/formats.md#workload)")
+	}
+	if err := rejectFileRefs(field, []byte(text)); err != nil {
 		return err
 	}
-	if _, err := models.DecodeWorkloadField([]byte(m.GetWorkloadJson()), "", "policy.model.workload_json"); err != nil {
+	if _, err := models.DecodeWorkloadField([]byte(text), "", field); err != nil {
 		return err
 	}
 	// Stored compact, so that a retried registration compares equal to the
 	// stored one whatever its spacing.
 	var w bytes.Buffer
-	if err := json.Compact(&w, []byte(m.GetWorkloadJson())); err != nil {
-		return invalid("policy.model.workload_json", m.GetWorkloadJson(), "not JSON: %v", err)
+	if err := json.Compact(&w, []byte(text)); err != nil {
+		return invalid(field, text, "not JSON: %v", err)
 	}
 	waiting := -1
 	if m.MaxWaiting != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -472,6 +474,12 @@ func (c *committer) apply(b *pebble.Batch, p *pending) error {
 	if ch.PolicyState != nil {
 		k := subKey(p.id, subPolicy)
 		if err := b.Set(k, sealRecord(k, ch.PolicyState), nil); err != nil {
+			return err
+		}
+	}
+	for _, node := range slices.Sorted(maps.Keys(ch.Beats)) {
+		k := beatKey(p.id, node)
+		if err := b.Set(k, sealRecord(k, ch.Beats[node]), nil); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -299,4 +300,67 @@ func TestPolicyState(t *testing.T) {
 	if _, err := Open(dir, 0); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `K/"c"/p`) {
 		t.Errorf("Open with a damaged policy state = %v, want ErrCorrupt naming the key", err)
 	}
+}
+
+// TestBeats: each node's heartbeat record is stored as given, replaced per
+// node (the others kept), durable across reopening, removed with its
+// cluster, and refused when damaged, naming its key.
+func TestBeats(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	createCluster(t, s, "c")
+	load := func(s *Store) map[string][]byte {
+		t.Helper()
+		st, err := s.Load(t.Context(), "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Beats
+	}
+	want := map[string][]byte{}
+	steps := []map[string][]byte{
+		{"n1": []byte("a")},
+		{"n2": {0, 0xff}, "n/3": []byte("{")},
+		{"n1": []byte("b")},
+		{},
+	}
+	for i, beats := range steps {
+		if err := s.Commit(t.Context(), "c", Change{Beats: beats, Meta: &Meta{LastSeq: int64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(want, beats)
+		if got := load(s); !reflect.DeepEqual(got, want) {
+			t.Errorf("step %d: beats %q, want %q", i, got, want)
+		}
+	}
+	s.Close()
+	s = open(t, dir)
+	if got := load(s); !reflect.DeepEqual(got, want) {
+		t.Errorf("after reopening: %q, want %q", got, want)
+	}
+	if err := s.Delete(t.Context(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	createCluster(t, s, "c")
+	if got := load(s); got != nil {
+		t.Errorf("a cluster registered again after Delete has beats %q", got)
+	}
+	if err := s.Commit(t.Context(), "c", Change{Beats: map[string][]byte{"n1": []byte("again")}}); err != nil {
+		t.Fatal(err)
+	}
+	k := beatKey("c", "n1")
+	v, closer, err := s.engine.db.Get(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(v)
+	closer.Close()
+	bad[len(bad)-1] ^= 0x01
+	if err := s.engine.db.Set(k, bad, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(t.Context(), "c"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `K/"c"/b/"n1"`) {
+		t.Errorf("Load of a damaged heartbeat record = %v, want ErrCorrupt naming the key", err)
+	}
+	s.Close()
 }

@@ -2,7 +2,8 @@
 // description (nodes, reduce slots with fetch costs, placement policy), its
 // unfinished jobs with the reduce slots they hold, the placement policy's
 // estimator window (thresholds.EstimatorState), its counters, the heartbeat
-// ledger's event log and an opaque policy state.
+// ledger's event log, an opaque policy state and an opaque record of each
+// node's last heartbeat (its seq, answer and clock, for retries).
 //
 // Engine: Pebble (CockroachDB's storage engine), in DATA_DIR/state. A change
 // queued with [Store.Enqueue] (or [Store.Commit], [Store.Create],

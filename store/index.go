@@ -111,6 +111,15 @@ func readCluster(id string, it *pebble.Iterator) (*State, *clusterIndex, error) 
 				return nil, nil, err
 			}
 			st.PolicyState = slices.Clone(payload)
+		case subBeat:
+			payload, err := openRecord(k, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			if st.Beats == nil {
+				st.Beats = map[string][]byte{}
+			}
+			st.Beats[ck.name] = slices.Clone(payload)
 		}
 	}
 	if err := it.Error(); err != nil {

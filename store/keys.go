@@ -19,6 +19,7 @@ import (
 //	                            ‖ m    the counters (JSON Meta)
 //	                            ‖ o ‖ ring index (8 bytes, BE) an observation
 //	                            ‖ p    the policy state (opaque)
+//	                            ‖ b ‖ node id  a node's last heartbeat (opaque)
 //
 // The length prefix makes a cluster's keys a prefix of no other cluster's
 // whatever bytes the ids hold.
@@ -35,6 +36,7 @@ const (
 	subMeta        = 'm'
 	subObservation = 'o'
 	subPolicy      = 'p'
+	subBeat        = 'b'
 )
 
 // maxIDBytes bounds a cluster id (its length is stored in 2 bytes).
@@ -70,6 +72,8 @@ func subKey(id string, sub byte) []byte { return append(clusterPrefix(id), sub) 
 
 func jobKey(id, job string) []byte { return append(subKey(id, subJob), job...) }
 
+func beatKey(id, node string) []byte { return append(subKey(id, subBeat), node...) }
+
 func seqKey(id string, sub byte, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(subKey(id, sub), n)
 }
@@ -78,7 +82,7 @@ func seqKey(id string, sub byte, n uint64) []byte {
 type clusterKey struct {
 	cluster string
 	sub     byte
-	// name is the job id of a job key; n the number of a log or
+	// name is the job id of a job key, the node id of a beat key; n the number of a log or
 	// observation key.
 	name string
 	n    uint64
@@ -98,7 +102,7 @@ func parseKey(k []byte) (ck clusterKey, ok bool) {
 	switch ck.sub {
 	case subDescription, subEstimator, subMeta, subPolicy:
 		return ck, len(rest) == 0
-	case subJob:
+	case subJob, subBeat:
 		ck.name = string(rest)
 		return ck, len(rest) > 0
 	case subLog, subObservation:
@@ -125,7 +129,7 @@ func describeKey(k []byte) string {
 	}
 	s := fmt.Sprintf("K/%s/%c", strconv.Quote(ck.cluster), ck.sub)
 	switch ck.sub {
-	case subJob:
+	case subJob, subBeat:
 		s += "/" + strconv.Quote(ck.name)
 	case subLog, subObservation:
 		s += "/" + strconv.FormatUint(ck.n, 10)

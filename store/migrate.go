@@ -104,6 +104,10 @@ func putState(b *pebble.Batch, st *State) error {
 		k := subKey(id, subPolicy)
 		sets[string(k)] = sealRecord(k, st.PolicyState)
 	}
+	for node, rec := range st.Beats {
+		k := beatKey(id, node)
+		sets[string(k)] = sealRecord(k, rec)
+	}
 	for _, k := range slices.Sorted(maps.Keys(sets)) {
 		if err := b.Set([]byte(k), sets[k], nil); err != nil {
 			return err

@@ -139,6 +139,10 @@ type State struct {
 	// PolicyState is the cluster's policy state (opaque to the store; nil
 	// if never set).
 	PolicyState []byte
+	// Beats are the server's records of each node's last heartbeat that
+	// changed the cluster, by node id (opaque to the store; what a retry
+	// of it after a restart must be answered with).
+	Beats map[string][]byte
 }
 
 // Change is one atomic change to a cluster's state.
@@ -164,11 +168,14 @@ type Change struct {
 	// PolicyState, if not nil, replaces the cluster's policy state (an
 	// empty, non-nil slice stores an empty state).
 	PolicyState []byte `json:"policy_state,omitempty"`
+	// Beats replace the records of these nodes' last heartbeat (see
+	// State.Beats), in the same atomic write as the heartbeat's changes.
+	Beats map[string][]byte `json:"beats,omitempty"`
 }
 
 func (c *Change) empty() bool {
 	return len(c.Put) == 0 && len(c.Delete) == 0 && c.Meta == nil && len(c.Observed) == 0 &&
-		!c.TruncateLog && len(c.Log) == 0 && c.PolicyState == nil
+		!c.TruncateLog && len(c.Log) == 0 && c.PolicyState == nil && len(c.Beats) == 0
 }
 
 // Store is an open data directory. Safe for concurrent use.

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 
+	"github.com/optd/optd/internal/errkind"
 	"github.com/optd/optd/internal/inputkind"
 )
 
@@ -25,11 +25,6 @@ func CheckInputKind(flag, path, want string) error {
 	return nil
 }
 
-// packagePrefix matches the name of one of optd's library packages that a
-// sentinel error carries for Go callers ("sim: invalid scenario"), at the
-// start of the message or of a ": "-separated part of it.
-var packagePrefix = regexp.MustCompile(`(^|: )(?:models|trace|sim|solver|lp|mdp|search|policy|bound|thresholds|ledger|store|config): `)
-
 // UserMessage is the one line the command line prints for err: its message
 // without the package names of the library's sentinel errors, which tell a
 // Go caller where an error comes from but tell a user nothing (the field
@@ -40,11 +35,5 @@ func UserMessage(err error) string {
 	if errors.As(err, &ue) {
 		return msg
 	}
-	for {
-		next := packagePrefix.ReplaceAllString(msg, "$1")
-		if next == msg {
-			return msg
-		}
-		msg = next
-	}
+	return errkind.UserText(msg)
 }

@@ -93,7 +93,7 @@ type options struct {
 // NewCommand returns `optd search` and its `merge` subcommand.
 func NewCommand(env *cli.Env) *cobra.Command {
 	var o options
-	families := searchableFamilies()
+	families := search.Families()
 	cmd := &cobra.Command{
 		Use:   "search --scenario NAME|FILE --policy FAMILY|SPEC [--params name=lo:hi,...]",
 		Short: "Tune a placement or heartbeat policy's parameters by simulation with common random numbers",
@@ -151,17 +151,6 @@ the parameter; others keep their declared ranges.`,
 	_ = cmd.MarkFlagRequired("policy")
 	cmd.AddCommand(newMergeCommand())
 	return cmd
-}
-
-// searchableFamilies are the placement families with parameters.
-func searchableFamilies() []string {
-	var out []string
-	for _, n := range policy.PlacementNames() {
-		if len(policy.PlacementParams(n)) > 0 {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // Settings are what must agree between the shards of one search.
@@ -406,7 +395,7 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	if err != nil {
 		if _, perr := policy.NewPipeline(o.family, policy.HeartbeatConfig{}); perr == nil {
 			return nil, fmt.Errorf("--policy %q is a heartbeat pipeline, and %s is a placement scenario: give a placement family (%s)",
-				o.family, o.scenario, strings.Join(searchableFamilies(), ", "))
+				o.family, o.scenario, strings.Join(search.Families(), ", "))
 		}
 		return nil, fmt.Errorf("--policy: %w", err)
 	}

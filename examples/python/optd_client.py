@@ -9,8 +9,8 @@ is needed (Debian's python3-grpc-tools 1.14 predates proto3 `optional`).
 
     /usr/bin/python3 examples/python/optd_client.py --addr 127.0.0.1:7443
 
-Prints the placement and the first heartbeat's actions as one JSON object on
-stdout.
+Prints the placement, the first heartbeat's actions and the threshold
+table of the example workload as one JSON object on stdout.
 """
 import argparse
 import importlib
@@ -22,7 +22,9 @@ import sys
 import tempfile
 
 import grpc
+from google.protobuf import json_format
 
+EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto", "optd", "v1")
 
 
@@ -90,6 +92,13 @@ def main():
             if not args.keep:
                 rpc(ch, "ClusterService", "DeleteCluster", pb.DeleteClusterRequest(cluster_id=args.cluster),
                     pb.DeleteClusterResponse, args.token)
+        # Stateless: a workload file of the CLI is the typed Workload message
+        # as it is (the same field names), read with protobuf's json_format.
+        with open(os.path.join(EXAMPLES_DIR, "workload.json")) as f:
+            workload = json_format.Parse(f.read(), pb.Workload())
+        table = rpc(ch, "OptimizeService", "ComputeThresholds",
+                    pb.ComputeThresholdsRequest(workload=workload, jobs=3),
+                    pb.ComputeThresholdsResponse, args.token)
     print(json.dumps({
         "policy": placed.policy,
         "reason": placed.reason,
@@ -98,6 +107,7 @@ def main():
         "freed_slots": freed.freed_slots,
         "heartbeat": [{"kind": a.kind, "task_type": a.task_type, "task": a.task, "attempt_id": a.attempt_id,
                        "locality": a.locality, "reason": a.reason} for a in beat.actions],
+        "thresholds": [list(s.thresholds) for s in table.stages],
     }))
 
 

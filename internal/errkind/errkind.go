@@ -11,6 +11,7 @@ package errkind
 import (
 	"errors"
 	"fmt"
+	"regexp"
 )
 
 // Kind is the class of a failure.
@@ -85,4 +86,23 @@ func Of(err error) Kind {
 		return m.Kind()
 	}
 	return 0
+}
+
+// packagePrefix matches the name of one of optd's library packages that a
+// sentinel error carries for Go callers ("sim: invalid scenario"), at the
+// start of the message or of a ": "-separated part of it.
+var packagePrefix = regexp.MustCompile(`(^|: )(?:models|trace|sim|solver|lp|mdp|search|policy|bound|thresholds|ledger|store|config): `)
+
+// UserText is msg without the package names of the library's sentinel
+// errors, which tell a Go caller where an error comes from but tell a user
+// nothing (the field path, value and limit do): what a boundary (the
+// command line's exit message, the server's status message) shows.
+func UserText(msg string) string {
+	for {
+		next := packagePrefix.ReplaceAllString(msg, "$1")
+		if next == msg {
+			return msg
+		}
+		msg = next
+	}
 }

@@ -44,19 +44,19 @@ const (
 var (
 	valueScale = policy.Param{Name: "value_scale", Min: 0, Max: 4, Default: 1,
 		Doc: "s: weight of the fitted value of a slot against its fetching cost (1: the fit's; 0: greedy)"}
-	fitJobs = policy.Param{Name: "fit_jobs", Min: 50, Max: 4000, Default: 400, Integer: true, Log: true,
+	fitJobs = policy.Param{Name: "fit_jobs", Min: 50, Max: 4000, Default: 400, Integer: true, Log: true, Fixed: true,
 		Doc: "arrivals per training run"}
 	penaltyParams = []policy.Param{
-		{Name: "classes", Min: 2, Max: 24, Default: 16, Integer: true,
+		{Name: "classes", Min: 2, Max: 24, Default: 16, Integer: true, Fixed: true,
 			Doc: "G: classes of slots the value function is fitted on: the contended (cheapest) slots in G − 1 groups of equal size, the others in one, each slot at its group's mean cost (the decisions use the exact costs)"},
-		{Name: "fit_steps", Min: 20, Max: 2000, Default: 300, Integer: true, Log: true,
+		{Name: "fit_steps", Min: 20, Max: 2000, Default: 300, Integer: true, Log: true, Fixed: true,
 			Doc: "training runs (supergradient steps) of the value function's fit"},
 		fitJobs, valueScale,
 	}
 	bidParams = []policy.Param{
-		{Name: "classes", Min: 2, Max: 200, Default: 50, Integer: true, Log: true,
+		{Name: "classes", Min: 2, Max: 200, Default: 50, Integer: true, Log: true, Fixed: true,
 			Doc: "G: groups the contended (cheapest) slots are priced in, each at its mean cost (the decisions use the exact costs)"},
-		{Name: "fit_steps", Min: 5, Max: 2000, Default: 40, Integer: true, Log: true,
+		{Name: "fit_steps", Min: 5, Max: 2000, Default: 40, Integer: true, Log: true, Fixed: true,
 			Doc: "training runs whose hindsight LPs' prices are averaged"},
 		fitJobs, valueScale,
 	}

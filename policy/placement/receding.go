@@ -108,7 +108,11 @@ func (p *RollingHorizon) Place(req *policy.PlacementRequest) (policy.PlacementDe
 	if err := req.Check(); err != nil {
 		return policy.PlacementDecision{}, err
 	}
-	d, err := p.r.Decide(context.Background(), observation(req), len(req.Free))
+	ctx := req.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	d, err := p.r.Decide(ctx, observation(req), len(req.Free))
 	if err != nil {
 		return policy.PlacementDecision{}, err
 	}

@@ -31,8 +31,10 @@
 //
 // Units are in the field names (data_mb, fetch_cost, elapsed_ms). Inputs that
 // the CLI reads as JSON files (a workload, an ITA instance, a scenario;
-// docs/formats.md) are passed as the same JSON text, so one validator serves
-// both interfaces.
+// docs/formats.md) are typed messages named and shaped as those files (see
+// "Typed inputs" below), decoded by the CLI's own validator, so one
+// validator serves both interfaces; results likewise mirror what the CLI
+// prints.
 
 package optdv1
 
@@ -573,8 +575,10 @@ type PlacementModel struct {
 	// max_waiting is the waiting room; absent means unlimited (then
 	// arrival_rate < service_rate).
 	MaxWaiting *int32 `protobuf:"varint,4,opt,name=max_waiting,json=maxWaiting,proto3,oneof" json:"max_waiting,omitempty"`
-	// workload_json is the law of (X, R), a workload (docs/formats.md#workload),
-	// inline (no file references).
+	// workload is the law of (X, R) (docs/formats.md#workload), inline (no
+	// file references); give it or workload_json, not both.
+	Workload *Workload `protobuf:"bytes,7,opt,name=workload,proto3" json:"workload,omitempty"`
+	// workload_json is the same as JSON text. Deprecated: use workload.
 	WorkloadJson string `protobuf:"bytes,5,opt,name=workload_json,json=workloadJson,proto3" json:"workload_json,omitempty"`
 	// seed seeds the fit's training runs.
 	Seed          uint64 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
@@ -638,6 +642,13 @@ func (x *PlacementModel) GetMaxWaiting() int32 {
 		return *x.MaxWaiting
 	}
 	return 0
+}
+
+func (x *PlacementModel) GetWorkload() *Workload {
+	if x != nil {
+		return x.Workload
+	}
+	return nil
 }
 
 func (x *PlacementModel) GetWorkloadJson() string {
@@ -1900,10 +1911,12 @@ type HeartbeatRequest struct {
 	// seq (optional, 0: none) numbers the node's heartbeats, increasing.
 	// A heartbeat with the seq of the node's last applied one is a retry: it
 	// gets that heartbeat's answer again and changes nothing. A lower seq is
-	// refused (FAILED_PRECONDITION). The last answer is kept in memory: after
-	// a server restart a retry is applied as a new heartbeat, and its
-	// finished or failed attempts, already recorded, refuse it with
-	// FAILED_PRECONDITION; the executor then resends without them.
+	// refused (FAILED_PRECONDITION). The node's last seq, its answer and its
+	// now_s are stored with every heartbeat that changes the cluster, in the
+	// same durable write, so a retry after a server restart is answered the
+	// same way. (The retry of a heartbeat that changed nothing durable may be
+	// decided again after a restart; it then applies nothing that was not
+	// applied.)
 	Seq           uint64 `protobuf:"varint,12,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2798,7 +2811,13 @@ func (x *GetClusterStateResponse) GetState() *ClusterState {
 
 type ComputeThresholdsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// workload_json is a workload (docs/formats.md#workload), inline (no file references).
+	// workload is the workload (docs/formats.md#workload); give it or
+	// workload_json.
+	Workload *Workload `protobuf:"bytes,4,opt,name=workload,proto3" json:"workload,omitempty"`
+	// workload_json is the workload as JSON text, inline (no file
+	// references). Deprecated: use workload; kept for one version.
+	//
+	// Deprecated: Marked as deprecated in optd.proto.
 	WorkloadJson string `protobuf:"bytes,1,opt,name=workload_json,json=workloadJson,proto3" json:"workload_json,omitempty"`
 	// jobs is K ≥ 1.
 	Jobs int32 `protobuf:"varint,2,opt,name=jobs,proto3" json:"jobs,omitempty"`
@@ -2839,6 +2858,14 @@ func (*ComputeThresholdsRequest) Descriptor() ([]byte, []int) {
 	return file_optd_proto_rawDescGZIP(), []int{32}
 }
 
+func (x *ComputeThresholdsRequest) GetWorkload() *Workload {
+	if x != nil {
+		return x.Workload
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *ComputeThresholdsRequest) GetWorkloadJson() string {
 	if x != nil {
 		return x.WorkloadJson
@@ -3000,7 +3027,11 @@ func (x *ComputeThresholdsResponse) GetElapsedMs() float64 {
 
 type SolveInitialAssignmentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// instance_json is an instance (docs/formats.md#ita-instance); or builtin names one.
+	// The instance: exactly one of instance (docs/formats.md#ita-instance),
+	// builtin (a built-in instance's name) and instance_json (the instance as
+	// JSON text; deprecated: use instance; kept for one version).
+	Instance *ItaInstance `protobuf:"bytes,6,opt,name=instance,proto3" json:"instance,omitempty"`
+	// Deprecated: Marked as deprecated in optd.proto.
 	InstanceJson string `protobuf:"bytes,1,opt,name=instance_json,json=instanceJson,proto3" json:"instance_json,omitempty"`
 	Builtin      string `protobuf:"bytes,2,opt,name=builtin,proto3" json:"builtin,omitempty"`
 	// method is "exact" (default), "per-node" or "ffd-dp".
@@ -3045,6 +3076,14 @@ func (*SolveInitialAssignmentRequest) Descriptor() ([]byte, []int) {
 	return file_optd_proto_rawDescGZIP(), []int{35}
 }
 
+func (x *SolveInitialAssignmentRequest) GetInstance() *ItaInstance {
+	if x != nil {
+		return x.Instance
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *SolveInitialAssignmentRequest) GetInstanceJson() string {
 	if x != nil {
 		return x.InstanceJson
@@ -3084,7 +3123,12 @@ type SolveInitialAssignmentResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Objective float64                `protobuf:"fixed64,1,opt,name=objective,proto3" json:"objective,omitempty"`
 	Optimal   bool                   `protobuf:"varint,2,opt,name=optimal,proto3" json:"optimal,omitempty"`
-	// result_json is the full result, exactly as `optd ita` prints it.
+	// result is the full result: what `optd ita` prints.
+	Result *ItaResult `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
+	// result_json is result as the JSON `optd ita` prints. Deprecated: use
+	// result; kept for one version.
+	//
+	// Deprecated: Marked as deprecated in optd.proto.
 	ResultJson string  `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
 	ElapsedMs  float64 `protobuf:"fixed64,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
 	// upper_bound is the best proven bound on the optimum (the objective
@@ -3142,6 +3186,14 @@ func (x *SolveInitialAssignmentResponse) GetOptimal() bool {
 	return false
 }
 
+func (x *SolveInitialAssignmentResponse) GetResult() *ItaResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *SolveInitialAssignmentResponse) GetResultJson() string {
 	if x != nil {
 		return x.ResultJson
@@ -3179,7 +3231,12 @@ func (x *SolveInitialAssignmentResponse) GetStopped() string {
 
 type BoundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// scenario_json is a reduce-placement scenario (docs/formats.md#placement-scenario), inline.
+	// scenario is the reduce-placement scenario
+	// (docs/formats.md#placement-scenario); give it or scenario_json (the
+	// same as JSON text, inline; deprecated: use scenario; kept for one
+	// version).
+	Scenario *PlacementScenario `protobuf:"bytes,7,opt,name=scenario,proto3" json:"scenario,omitempty"`
+	// Deprecated: Marked as deprecated in optd.proto.
 	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
 	// policies default to random, greedy, receding-horizon (the names of
 	// `optd bound --policies`, mdp-optimal included).
@@ -3226,6 +3283,14 @@ func (*BoundRequest) Descriptor() ([]byte, []int) {
 	return file_optd_proto_rawDescGZIP(), []int{37}
 }
 
+func (x *BoundRequest) GetScenario() *PlacementScenario {
+	if x != nil {
+		return x.Scenario
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *BoundRequest) GetScenarioJson() string {
 	if x != nil {
 		return x.ScenarioJson
@@ -3321,11 +3386,15 @@ func (x *BoundProgress) GetTotal() int32 {
 	return 0
 }
 
+// BoundResponse: progress events, then the result twice, as the last two
+// events: typed (result), then as JSON text (result_json; deprecated, kept
+// for one version: a client of the previous version reads until it).
 type BoundResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
 	//
 	//	*BoundResponse_Progress
+	//	*BoundResponse_Result
 	//	*BoundResponse_ResultJson
 	Event         isBoundResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
@@ -3378,6 +3447,16 @@ func (x *BoundResponse) GetProgress() *BoundProgress {
 	return nil
 }
 
+func (x *BoundResponse) GetResult() *BoundResult {
+	if x != nil {
+		if x, ok := x.Event.(*BoundResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *BoundResponse) GetResultJson() string {
 	if x != nil {
 		if x, ok := x.Event.(*BoundResponse_ResultJson); ok {
@@ -3395,18 +3474,32 @@ type BoundResponse_Progress struct {
 	Progress *BoundProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
 }
 
+type BoundResponse_Result struct {
+	// result is what `optd bound` prints (docs/formats.md#bound-output).
+	Result *BoundResult `protobuf:"bytes,3,opt,name=result,proto3,oneof"`
+}
+
 type BoundResponse_ResultJson struct {
-	// result_json is the output of `optd bound` (docs/formats.md#bound-output).
+	// result_json is the same as JSON text. Deprecated: use result.
+	//
+	// Deprecated: Marked as deprecated in optd.proto.
 	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3,oneof"`
 }
 
 func (*BoundResponse_Progress) isBoundResponse_Event() {}
 
+func (*BoundResponse_Result) isBoundResponse_Event() {}
+
 func (*BoundResponse_ResultJson) isBoundResponse_Event() {}
 
 type SimulateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// scenario_json is a reduce-placement scenario (docs/formats.md#placement-scenario), inline.
+	// scenario is the reduce-placement scenario
+	// (docs/formats.md#placement-scenario); give it or scenario_json (the
+	// same as JSON text, inline; deprecated: use scenario; kept for one
+	// version).
+	Scenario *PlacementScenario `protobuf:"bytes,3,opt,name=scenario,proto3" json:"scenario,omitempty"`
+	// Deprecated: Marked as deprecated in optd.proto.
 	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
 	// policies default to random, greedy, receding-horizon.
 	Policies      []string `protobuf:"bytes,2,rep,name=policies,proto3" json:"policies,omitempty"`
@@ -3444,6 +3537,14 @@ func (*SimulateRequest) Descriptor() ([]byte, []int) {
 	return file_optd_proto_rawDescGZIP(), []int{40}
 }
 
+func (x *SimulateRequest) GetScenario() *PlacementScenario {
+	if x != nil {
+		return x.Scenario
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *SimulateRequest) GetScenarioJson() string {
 	if x != nil {
 		return x.ScenarioJson
@@ -3591,9 +3692,12 @@ func (x *SimulateResponse) GetElapsedMs() float64 {
 
 type SimulateClusterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// scenario_json is a cluster scenario (the JSON `optd simulate
-	// --scenario FILE` reads), inline; or builtin names one of the built-in
-	// scenarios (`optd simulate --scenario NAME`). Exactly one is set.
+	// The scenario: exactly one of scenario (a cluster scenario, as `optd
+	// simulate --scenario FILE` reads it), builtin (a built-in scenario,
+	// `optd simulate --scenario NAME`) and scenario_json (the scenario as JSON
+	// text; deprecated: use scenario; kept for one version).
+	Scenario *ClusterScenario `protobuf:"bytes,6,opt,name=scenario,proto3" json:"scenario,omitempty"`
+	// Deprecated: Marked as deprecated in optd.proto.
 	ScenarioJson string `protobuf:"bytes,1,opt,name=scenario_json,json=scenarioJson,proto3" json:"scenario_json,omitempty"`
 	Builtin      string `protobuf:"bytes,2,opt,name=builtin,proto3" json:"builtin,omitempty"`
 	// policy is a heartbeat policy spec (`optd simulate --policy`), e.g.
@@ -3638,6 +3742,14 @@ func (*SimulateClusterRequest) Descriptor() ([]byte, []int) {
 	return file_optd_proto_rawDescGZIP(), []int{43}
 }
 
+func (x *SimulateClusterRequest) GetScenario() *ClusterScenario {
+	if x != nil {
+		return x.Scenario
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *SimulateClusterRequest) GetScenarioJson() string {
 	if x != nil {
 		return x.ScenarioJson
@@ -3726,11 +3838,15 @@ func (x *SimulateClusterProgress) GetTotal() int32 {
 	return 0
 }
 
+// SimulateClusterResponse: progress events, then the result twice, as the
+// last two events: typed (result), then as JSON text (result_json;
+// deprecated, kept for one version).
 type SimulateClusterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
 	//
 	//	*SimulateClusterResponse_Progress
+	//	*SimulateClusterResponse_Result
 	//	*SimulateClusterResponse_ResultJson
 	Event         isSimulateClusterResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
@@ -3783,6 +3899,16 @@ func (x *SimulateClusterResponse) GetProgress() *SimulateClusterProgress {
 	return nil
 }
 
+func (x *SimulateClusterResponse) GetResult() *ClusterSimResult {
+	if x != nil {
+		if x, ok := x.Event.(*SimulateClusterResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+// Deprecated: Marked as deprecated in optd.proto.
 func (x *SimulateClusterResponse) GetResultJson() string {
 	if x != nil {
 		if x, ok := x.Event.(*SimulateClusterResponse_ResultJson); ok {
@@ -3800,15 +3926,3585 @@ type SimulateClusterResponse_Progress struct {
 	Progress *SimulateClusterProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
 }
 
+type SimulateClusterResponse_Result struct {
+	// result is what `optd simulate` prints for the same scenario, policy
+	// and seed.
+	Result *ClusterSimResult `protobuf:"bytes,3,opt,name=result,proto3,oneof"`
+}
+
 type SimulateClusterResponse_ResultJson struct {
-	// result_json is the output of `optd simulate` for the same scenario,
-	// policy and seed.
+	// result_json is the same as JSON text. Deprecated: use result.
+	//
+	// Deprecated: Marked as deprecated in optd.proto.
 	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3,oneof"`
 }
 
 func (*SimulateClusterResponse_Progress) isSimulateClusterResponse_Event() {}
 
+func (*SimulateClusterResponse_Result) isSimulateClusterResponse_Event() {}
+
 func (*SimulateClusterResponse_ResultJson) isSimulateClusterResponse_Event() {}
+
+// Law is a law of a non-negative quantity chosen by kind
+// (docs/formats.md#workload): "uniform" (min, max), "exponential" (mean),
+// "lognormal" (mu, sigma), "gamma" (shape, scale), "pareto" (xm, alpha),
+// "discrete" (values, probs), "empirical" (samples); a law of R, the
+// number of reducers: "uniform-int" (min, max) or "discrete" (values,
+// probs), with integral values.
+type Law struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          *string                `protobuf:"bytes,1,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
+	Min           *float64               `protobuf:"fixed64,2,opt,name=min,proto3,oneof" json:"min,omitempty"`
+	Max           *float64               `protobuf:"fixed64,3,opt,name=max,proto3,oneof" json:"max,omitempty"`
+	Mean          *float64               `protobuf:"fixed64,4,opt,name=mean,proto3,oneof" json:"mean,omitempty"`
+	Mu            *float64               `protobuf:"fixed64,5,opt,name=mu,proto3,oneof" json:"mu,omitempty"`
+	Sigma         *float64               `protobuf:"fixed64,6,opt,name=sigma,proto3,oneof" json:"sigma,omitempty"`
+	Shape         *float64               `protobuf:"fixed64,7,opt,name=shape,proto3,oneof" json:"shape,omitempty"`
+	Scale         *float64               `protobuf:"fixed64,8,opt,name=scale,proto3,oneof" json:"scale,omitempty"`
+	Xm            *float64               `protobuf:"fixed64,9,opt,name=xm,proto3,oneof" json:"xm,omitempty"`
+	Alpha         *float64               `protobuf:"fixed64,10,opt,name=alpha,proto3,oneof" json:"alpha,omitempty"`
+	Values        []float64              `protobuf:"fixed64,11,rep,packed,name=values,proto3" json:"values,omitempty"`
+	Probs         []float64              `protobuf:"fixed64,12,rep,packed,name=probs,proto3" json:"probs,omitempty"`
+	Samples       []float64              `protobuf:"fixed64,13,rep,packed,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Law) Reset() {
+	*x = Law{}
+	mi := &file_optd_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Law) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Law) ProtoMessage() {}
+
+func (x *Law) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Law.ProtoReflect.Descriptor instead.
+func (*Law) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *Law) GetKind() string {
+	if x != nil && x.Kind != nil {
+		return *x.Kind
+	}
+	return ""
+}
+
+func (x *Law) GetMin() float64 {
+	if x != nil && x.Min != nil {
+		return *x.Min
+	}
+	return 0
+}
+
+func (x *Law) GetMax() float64 {
+	if x != nil && x.Max != nil {
+		return *x.Max
+	}
+	return 0
+}
+
+func (x *Law) GetMean() float64 {
+	if x != nil && x.Mean != nil {
+		return *x.Mean
+	}
+	return 0
+}
+
+func (x *Law) GetMu() float64 {
+	if x != nil && x.Mu != nil {
+		return *x.Mu
+	}
+	return 0
+}
+
+func (x *Law) GetSigma() float64 {
+	if x != nil && x.Sigma != nil {
+		return *x.Sigma
+	}
+	return 0
+}
+
+func (x *Law) GetShape() float64 {
+	if x != nil && x.Shape != nil {
+		return *x.Shape
+	}
+	return 0
+}
+
+func (x *Law) GetScale() float64 {
+	if x != nil && x.Scale != nil {
+		return *x.Scale
+	}
+	return 0
+}
+
+func (x *Law) GetXm() float64 {
+	if x != nil && x.Xm != nil {
+		return *x.Xm
+	}
+	return 0
+}
+
+func (x *Law) GetAlpha() float64 {
+	if x != nil && x.Alpha != nil {
+		return *x.Alpha
+	}
+	return 0
+}
+
+func (x *Law) GetValues() []float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *Law) GetProbs() []float64 {
+	if x != nil {
+		return x.Probs
+	}
+	return nil
+}
+
+func (x *Law) GetSamples() []float64 {
+	if x != nil {
+		return x.Samples
+	}
+	return nil
+}
+
+// JointPoint is one (X, R) pair of a joint workload and its probability.
+type JointPoint struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          *float64               `protobuf:"fixed64,1,opt,name=data,proto3,oneof" json:"data,omitempty"`
+	Reduces       *int32                 `protobuf:"varint,2,opt,name=reduces,proto3,oneof" json:"reduces,omitempty"`
+	Prob          *float64               `protobuf:"fixed64,3,opt,name=prob,proto3,oneof" json:"prob,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JointPoint) Reset() {
+	*x = JointPoint{}
+	mi := &file_optd_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JointPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JointPoint) ProtoMessage() {}
+
+func (x *JointPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JointPoint.ProtoReflect.Descriptor instead.
+func (*JointPoint) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *JointPoint) GetData() float64 {
+	if x != nil && x.Data != nil {
+		return *x.Data
+	}
+	return 0
+}
+
+func (x *JointPoint) GetReduces() int32 {
+	if x != nil && x.Reduces != nil {
+		return *x.Reduces
+	}
+	return 0
+}
+
+func (x *JointPoint) GetProb() float64 {
+	if x != nil && x.Prob != nil {
+		return *x.Prob
+	}
+	return 0
+}
+
+// Workload is the law of a job's (X, R) (docs/formats.md#workload): data
+// and reduces (independent marginals), or joint.
+type Workload struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          *Law                   `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	Reduces       *Law                   `protobuf:"bytes,2,opt,name=reduces,proto3" json:"reduces,omitempty"`
+	Joint         []*JointPoint          `protobuf:"bytes,3,rep,name=joint,proto3" json:"joint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Workload) Reset() {
+	*x = Workload{}
+	mi := &file_optd_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Workload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Workload) ProtoMessage() {}
+
+func (x *Workload) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Workload.ProtoReflect.Descriptor instead.
+func (*Workload) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *Workload) GetData() *Law {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Workload) GetReduces() *Law {
+	if x != nil {
+		return x.Reduces
+	}
+	return nil
+}
+
+func (x *Workload) GetJoint() []*JointPoint {
+	if x != nil {
+		return x.Joint
+	}
+	return nil
+}
+
+// ItaInstance is an initial task assignment instance
+// (docs/formats.md#ita-instance).
+type ItaInstance struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Weights       []float64              `protobuf:"fixed64,1,rep,packed,name=weights,proto3" json:"weights,omitempty"`
+	Nodes         []*ItaNode             `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Tasks         []*ItaTask             `protobuf:"bytes,3,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaInstance) Reset() {
+	*x = ItaInstance{}
+	mi := &file_optd_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaInstance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaInstance) ProtoMessage() {}
+
+func (x *ItaInstance) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaInstance.ProtoReflect.Descriptor instead.
+func (*ItaInstance) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ItaInstance) GetWeights() []float64 {
+	if x != nil {
+		return x.Weights
+	}
+	return nil
+}
+
+func (x *ItaInstance) GetNodes() []*ItaNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *ItaInstance) GetTasks() []*ItaTask {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+type ItaNode struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            *string                `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
+	Capacity      []int64                `protobuf:"varint,2,rep,packed,name=capacity,proto3" json:"capacity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaNode) Reset() {
+	*x = ItaNode{}
+	mi := &file_optd_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaNode) ProtoMessage() {}
+
+func (x *ItaNode) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaNode.ProtoReflect.Descriptor instead.
+func (*ItaNode) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ItaNode) GetId() string {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return ""
+}
+
+func (x *ItaNode) GetCapacity() []int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return nil
+}
+
+type ItaTask struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            *string                `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
+	Demand        []int64                `protobuf:"varint,2,rep,packed,name=demand,proto3" json:"demand,omitempty"`
+	Count         *int32                 `protobuf:"varint,3,opt,name=count,proto3,oneof" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaTask) Reset() {
+	*x = ItaTask{}
+	mi := &file_optd_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaTask) ProtoMessage() {}
+
+func (x *ItaTask) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaTask.ProtoReflect.Descriptor instead.
+func (*ItaTask) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ItaTask) GetId() string {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return ""
+}
+
+func (x *ItaTask) GetDemand() []int64 {
+	if x != nil {
+		return x.Demand
+	}
+	return nil
+}
+
+func (x *ItaTask) GetCount() int32 {
+	if x != nil && x.Count != nil {
+		return *x.Count
+	}
+	return 0
+}
+
+// PlacementScenario is a reduce-placement scenario
+// (docs/formats.md#placement-scenario) with its jobs drawn from a workload
+// (the "trace" form reads a file and is not offered).
+type PlacementScenario struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Slots            *ScenarioSlots         `protobuf:"bytes,1,opt,name=slots,proto3" json:"slots,omitempty"`
+	MaxJobsInService *int32                 `protobuf:"varint,2,opt,name=max_jobs_in_service,json=maxJobsInService,proto3,oneof" json:"max_jobs_in_service,omitempty"`
+	ArrivalRate      *float64               `protobuf:"fixed64,3,opt,name=arrival_rate,json=arrivalRate,proto3,oneof" json:"arrival_rate,omitempty"`
+	ServiceRate      *float64               `protobuf:"fixed64,4,opt,name=service_rate,json=serviceRate,proto3,oneof" json:"service_rate,omitempty"`
+	// max_waiting absent (JSON null or absent): unlimited.
+	MaxWaiting    *int32    `protobuf:"varint,5,opt,name=max_waiting,json=maxWaiting,proto3,oneof" json:"max_waiting,omitempty"`
+	Workload      *Workload `protobuf:"bytes,6,opt,name=workload,proto3" json:"workload,omitempty"`
+	Jobs          *int32    `protobuf:"varint,7,opt,name=jobs,proto3,oneof" json:"jobs,omitempty"`
+	WarmupJobs    *int32    `protobuf:"varint,8,opt,name=warmup_jobs,json=warmupJobs,proto3,oneof" json:"warmup_jobs,omitempty"`
+	Replications  *int32    `protobuf:"varint,9,opt,name=replications,proto3,oneof" json:"replications,omitempty"`
+	Seed          *uint64   `protobuf:"varint,10,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlacementScenario) Reset() {
+	*x = PlacementScenario{}
+	mi := &file_optd_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementScenario) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementScenario) ProtoMessage() {}
+
+func (x *PlacementScenario) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementScenario.ProtoReflect.Descriptor instead.
+func (*PlacementScenario) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *PlacementScenario) GetSlots() *ScenarioSlots {
+	if x != nil {
+		return x.Slots
+	}
+	return nil
+}
+
+func (x *PlacementScenario) GetMaxJobsInService() int32 {
+	if x != nil && x.MaxJobsInService != nil {
+		return *x.MaxJobsInService
+	}
+	return 0
+}
+
+func (x *PlacementScenario) GetArrivalRate() float64 {
+	if x != nil && x.ArrivalRate != nil {
+		return *x.ArrivalRate
+	}
+	return 0
+}
+
+func (x *PlacementScenario) GetServiceRate() float64 {
+	if x != nil && x.ServiceRate != nil {
+		return *x.ServiceRate
+	}
+	return 0
+}
+
+func (x *PlacementScenario) GetMaxWaiting() int32 {
+	if x != nil && x.MaxWaiting != nil {
+		return *x.MaxWaiting
+	}
+	return 0
+}
+
+func (x *PlacementScenario) GetWorkload() *Workload {
+	if x != nil {
+		return x.Workload
+	}
+	return nil
+}
+
+func (x *PlacementScenario) GetJobs() int32 {
+	if x != nil && x.Jobs != nil {
+		return *x.Jobs
+	}
+	return 0
+}
+
+func (x *PlacementScenario) GetWarmupJobs() int32 {
+	if x != nil && x.WarmupJobs != nil {
+		return *x.WarmupJobs
+	}
+	return 0
+}
+
+func (x *PlacementScenario) GetReplications() int32 {
+	if x != nil && x.Replications != nil {
+		return *x.Replications
+	}
+	return 0
+}
+
+func (x *PlacementScenario) GetSeed() uint64 {
+	if x != nil && x.Seed != nil {
+		return *x.Seed
+	}
+	return 0
+}
+
+// ScenarioSlots are the reduce slots' fetch costs: costs, or count slots
+// with costs drawn once from the law cost.
+type ScenarioSlots struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Costs         []float64              `protobuf:"fixed64,1,rep,packed,name=costs,proto3" json:"costs,omitempty"`
+	Count         *int32                 `protobuf:"varint,2,opt,name=count,proto3,oneof" json:"count,omitempty"`
+	Cost          *Law                   `protobuf:"bytes,3,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenarioSlots) Reset() {
+	*x = ScenarioSlots{}
+	mi := &file_optd_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioSlots) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioSlots) ProtoMessage() {}
+
+func (x *ScenarioSlots) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioSlots.ProtoReflect.Descriptor instead.
+func (*ScenarioSlots) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ScenarioSlots) GetCosts() []float64 {
+	if x != nil {
+		return x.Costs
+	}
+	return nil
+}
+
+func (x *ScenarioSlots) GetCount() int32 {
+	if x != nil && x.Count != nil {
+		return *x.Count
+	}
+	return 0
+}
+
+func (x *ScenarioSlots) GetCost() *Law {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+// ClusterScenario is a cluster scenario (docs/formats.md#cluster-scenario,
+// `optd simulate --scenario FILE`) with its jobs inline (the "trace" form
+// reads a file and is not offered).
+type ClusterScenario struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Name             *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Seed             *uint64                `protobuf:"varint,2,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
+	Cluster          *ScenarioCluster       `protobuf:"bytes,3,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	HeartbeatS       *float64               `protobuf:"fixed64,4,opt,name=heartbeat_s,json=heartbeatS,proto3,oneof" json:"heartbeat_s,omitempty"`
+	SlowStart        *float64               `protobuf:"fixed64,5,opt,name=slow_start,json=slowStart,proto3,oneof" json:"slow_start,omitempty"`
+	ReduceRamp       *bool                  `protobuf:"varint,6,opt,name=reduce_ramp,json=reduceRamp,proto3,oneof" json:"reduce_ramp,omitempty"`
+	Replicas         *int32                 `protobuf:"varint,7,opt,name=replicas,proto3,oneof" json:"replicas,omitempty"`
+	RackLocalPenalty *float64               `protobuf:"fixed64,8,opt,name=rack_local_penalty,json=rackLocalPenalty,proto3,oneof" json:"rack_local_penalty,omitempty"`
+	OffRackPenalty   *float64               `protobuf:"fixed64,9,opt,name=off_rack_penalty,json=offRackPenalty,proto3,oneof" json:"off_rack_penalty,omitempty"`
+	SampleS          *float64               `protobuf:"fixed64,10,opt,name=sample_s,json=sampleS,proto3,oneof" json:"sample_s,omitempty"`
+	Stragglers       []*ScenarioStraggler   `protobuf:"bytes,11,rep,name=stragglers,proto3" json:"stragglers,omitempty"`
+	// network, if present (even empty), turns the shuffle network on.
+	Network       *ScenarioNetwork `protobuf:"bytes,12,opt,name=network,proto3" json:"network,omitempty"`
+	Jobs          []*ScenarioJob   `protobuf:"bytes,13,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterScenario) Reset() {
+	*x = ClusterScenario{}
+	mi := &file_optd_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterScenario) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterScenario) ProtoMessage() {}
+
+func (x *ClusterScenario) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterScenario.ProtoReflect.Descriptor instead.
+func (*ClusterScenario) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ClusterScenario) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ClusterScenario) GetSeed() uint64 {
+	if x != nil && x.Seed != nil {
+		return *x.Seed
+	}
+	return 0
+}
+
+func (x *ClusterScenario) GetCluster() *ScenarioCluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+func (x *ClusterScenario) GetHeartbeatS() float64 {
+	if x != nil && x.HeartbeatS != nil {
+		return *x.HeartbeatS
+	}
+	return 0
+}
+
+func (x *ClusterScenario) GetSlowStart() float64 {
+	if x != nil && x.SlowStart != nil {
+		return *x.SlowStart
+	}
+	return 0
+}
+
+func (x *ClusterScenario) GetReduceRamp() bool {
+	if x != nil && x.ReduceRamp != nil {
+		return *x.ReduceRamp
+	}
+	return false
+}
+
+func (x *ClusterScenario) GetReplicas() int32 {
+	if x != nil && x.Replicas != nil {
+		return *x.Replicas
+	}
+	return 0
+}
+
+func (x *ClusterScenario) GetRackLocalPenalty() float64 {
+	if x != nil && x.RackLocalPenalty != nil {
+		return *x.RackLocalPenalty
+	}
+	return 0
+}
+
+func (x *ClusterScenario) GetOffRackPenalty() float64 {
+	if x != nil && x.OffRackPenalty != nil {
+		return *x.OffRackPenalty
+	}
+	return 0
+}
+
+func (x *ClusterScenario) GetSampleS() float64 {
+	if x != nil && x.SampleS != nil {
+		return *x.SampleS
+	}
+	return 0
+}
+
+func (x *ClusterScenario) GetStragglers() []*ScenarioStraggler {
+	if x != nil {
+		return x.Stragglers
+	}
+	return nil
+}
+
+func (x *ClusterScenario) GetNetwork() *ScenarioNetwork {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+func (x *ClusterScenario) GetJobs() []*ScenarioJob {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+type ScenarioCluster struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Resources     []string               `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
+	Nodes         []*ScenarioNode        `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	ReduceSlots   []*ScenarioReduceSlot  `protobuf:"bytes,3,rep,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenarioCluster) Reset() {
+	*x = ScenarioCluster{}
+	mi := &file_optd_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioCluster) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioCluster) ProtoMessage() {}
+
+func (x *ScenarioCluster) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioCluster.ProtoReflect.Descriptor instead.
+func (*ScenarioCluster) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ScenarioCluster) GetResources() []string {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *ScenarioCluster) GetNodes() []*ScenarioNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *ScenarioCluster) GetReduceSlots() []*ScenarioReduceSlot {
+	if x != nil {
+		return x.ReduceSlots
+	}
+	return nil
+}
+
+type ScenarioNode struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    *string                `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
+	Rack  *string                `protobuf:"bytes,2,opt,name=rack,proto3,oneof" json:"rack,omitempty"`
+	// capacity lists one amount per cluster resource, in their order.
+	Capacity      []int64 `protobuf:"varint,3,rep,packed,name=capacity,proto3" json:"capacity,omitempty"`
+	MapSlots      *int32  `protobuf:"varint,4,opt,name=map_slots,json=mapSlots,proto3,oneof" json:"map_slots,omitempty"`
+	ReduceSlots   *int32  `protobuf:"varint,5,opt,name=reduce_slots,json=reduceSlots,proto3,oneof" json:"reduce_slots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenarioNode) Reset() {
+	*x = ScenarioNode{}
+	mi := &file_optd_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioNode) ProtoMessage() {}
+
+func (x *ScenarioNode) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioNode.ProtoReflect.Descriptor instead.
+func (*ScenarioNode) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *ScenarioNode) GetId() string {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return ""
+}
+
+func (x *ScenarioNode) GetRack() string {
+	if x != nil && x.Rack != nil {
+		return *x.Rack
+	}
+	return ""
+}
+
+func (x *ScenarioNode) GetCapacity() []int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return nil
+}
+
+func (x *ScenarioNode) GetMapSlots() int32 {
+	if x != nil && x.MapSlots != nil {
+		return *x.MapSlots
+	}
+	return 0
+}
+
+func (x *ScenarioNode) GetReduceSlots() int32 {
+	if x != nil && x.ReduceSlots != nil {
+		return *x.ReduceSlots
+	}
+	return 0
+}
+
+type ScenarioReduceSlot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            *string                `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
+	Node          *string                `protobuf:"bytes,2,opt,name=node,proto3,oneof" json:"node,omitempty"`
+	FetchCost     *float64               `protobuf:"fixed64,3,opt,name=fetch_cost,json=fetchCost,proto3,oneof" json:"fetch_cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenarioReduceSlot) Reset() {
+	*x = ScenarioReduceSlot{}
+	mi := &file_optd_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioReduceSlot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioReduceSlot) ProtoMessage() {}
+
+func (x *ScenarioReduceSlot) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioReduceSlot.ProtoReflect.Descriptor instead.
+func (*ScenarioReduceSlot) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ScenarioReduceSlot) GetId() string {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return ""
+}
+
+func (x *ScenarioReduceSlot) GetNode() string {
+	if x != nil && x.Node != nil {
+		return *x.Node
+	}
+	return ""
+}
+
+func (x *ScenarioReduceSlot) GetFetchCost() float64 {
+	if x != nil && x.FetchCost != nil {
+		return *x.FetchCost
+	}
+	return 0
+}
+
+type ScenarioStraggler struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          *string                `protobuf:"bytes,1,opt,name=node,proto3,oneof" json:"node,omitempty"`
+	Speed         *float64               `protobuf:"fixed64,2,opt,name=speed,proto3,oneof" json:"speed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenarioStraggler) Reset() {
+	*x = ScenarioStraggler{}
+	mi := &file_optd_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioStraggler) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioStraggler) ProtoMessage() {}
+
+func (x *ScenarioStraggler) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioStraggler.ProtoReflect.Descriptor instead.
+func (*ScenarioStraggler) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ScenarioStraggler) GetNode() string {
+	if x != nil && x.Node != nil {
+		return *x.Node
+	}
+	return ""
+}
+
+func (x *ScenarioStraggler) GetSpeed() float64 {
+	if x != nil && x.Speed != nil {
+		return *x.Speed
+	}
+	return 0
+}
+
+type ScenarioNetwork struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	NodeMbps         *float64               `protobuf:"fixed64,1,opt,name=node_mbps,json=nodeMbps,proto3,oneof" json:"node_mbps,omitempty"`
+	Oversubscription *float64               `protobuf:"fixed64,2,opt,name=oversubscription,proto3,oneof" json:"oversubscription,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ScenarioNetwork) Reset() {
+	*x = ScenarioNetwork{}
+	mi := &file_optd_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioNetwork) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioNetwork) ProtoMessage() {}
+
+func (x *ScenarioNetwork) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioNetwork.ProtoReflect.Descriptor instead.
+func (*ScenarioNetwork) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ScenarioNetwork) GetNodeMbps() float64 {
+	if x != nil && x.NodeMbps != nil {
+		return *x.NodeMbps
+	}
+	return 0
+}
+
+func (x *ScenarioNetwork) GetOversubscription() float64 {
+	if x != nil && x.Oversubscription != nil {
+		return *x.Oversubscription
+	}
+	return 0
+}
+
+// TaskDemand is one task's demand by task type, one amount per cluster
+// resource.
+type TaskDemand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Map           []int64                `protobuf:"varint,1,rep,packed,name=map,proto3" json:"map,omitempty"`
+	Reduce        []int64                `protobuf:"varint,2,rep,packed,name=reduce,proto3" json:"reduce,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskDemand) Reset() {
+	*x = TaskDemand{}
+	mi := &file_optd_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskDemand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskDemand) ProtoMessage() {}
+
+func (x *TaskDemand) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskDemand.ProtoReflect.Descriptor instead.
+func (*TaskDemand) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *TaskDemand) GetMap() []int64 {
+	if x != nil {
+		return x.Map
+	}
+	return nil
+}
+
+func (x *TaskDemand) GetReduce() []int64 {
+	if x != nil {
+		return x.Reduce
+	}
+	return nil
+}
+
+type ScenarioSkew struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fraction      *float64               `protobuf:"fixed64,1,opt,name=fraction,proto3,oneof" json:"fraction,omitempty"`
+	Factor        *float64               `protobuf:"fixed64,2,opt,name=factor,proto3,oneof" json:"factor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenarioSkew) Reset() {
+	*x = ScenarioSkew{}
+	mi := &file_optd_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioSkew) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioSkew) ProtoMessage() {}
+
+func (x *ScenarioSkew) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioSkew.ProtoReflect.Descriptor instead.
+func (*ScenarioSkew) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *ScenarioSkew) GetFraction() float64 {
+	if x != nil && x.Fraction != nil {
+		return *x.Fraction
+	}
+	return 0
+}
+
+func (x *ScenarioSkew) GetFactor() float64 {
+	if x != nil && x.Factor != nil {
+		return *x.Factor
+	}
+	return 0
+}
+
+type ScenarioJob struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Id               *string                `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
+	SubmitS          *float64               `protobuf:"fixed64,2,opt,name=submit_s,json=submitS,proto3,oneof" json:"submit_s,omitempty"`
+	Queue            *string                `protobuf:"bytes,3,opt,name=queue,proto3,oneof" json:"queue,omitempty"`
+	Weight           *float64               `protobuf:"fixed64,4,opt,name=weight,proto3,oneof" json:"weight,omitempty"`
+	Stages           *int32                 `protobuf:"varint,5,opt,name=stages,proto3,oneof" json:"stages,omitempty"`
+	Maps             *int32                 `protobuf:"varint,6,opt,name=maps,proto3,oneof" json:"maps,omitempty"`
+	Reduces          *int32                 `protobuf:"varint,7,opt,name=reduces,proto3,oneof" json:"reduces,omitempty"`
+	Demand           *TaskDemand            `protobuf:"bytes,8,opt,name=demand,proto3" json:"demand,omitempty"`
+	MapWork          *Law                   `protobuf:"bytes,9,opt,name=map_work,json=mapWork,proto3" json:"map_work,omitempty"`
+	ReduceWork       *Law                   `protobuf:"bytes,10,opt,name=reduce_work,json=reduceWork,proto3" json:"reduce_work,omitempty"`
+	MapWorks         []float64              `protobuf:"fixed64,11,rep,packed,name=map_works,json=mapWorks,proto3" json:"map_works,omitempty"`
+	ReduceWorks      []float64              `protobuf:"fixed64,12,rep,packed,name=reduce_works,json=reduceWorks,proto3" json:"reduce_works,omitempty"`
+	ShuffleFraction  *float64               `protobuf:"fixed64,13,opt,name=shuffle_fraction,json=shuffleFraction,proto3,oneof" json:"shuffle_fraction,omitempty"`
+	ParallelFraction *float64               `protobuf:"fixed64,14,opt,name=parallel_fraction,json=parallelFraction,proto3,oneof" json:"parallel_fraction,omitempty"`
+	MapSkew          *ScenarioSkew          `protobuf:"bytes,15,opt,name=map_skew,json=mapSkew,proto3" json:"map_skew,omitempty"`
+	ReduceSkew       *ScenarioSkew          `protobuf:"bytes,16,opt,name=reduce_skew,json=reduceSkew,proto3" json:"reduce_skew,omitempty"`
+	MapOutputMb      *float64               `protobuf:"fixed64,17,opt,name=map_output_mb,json=mapOutputMb,proto3,oneof" json:"map_output_mb,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ScenarioJob) Reset() {
+	*x = ScenarioJob{}
+	mi := &file_optd_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenarioJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenarioJob) ProtoMessage() {}
+
+func (x *ScenarioJob) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenarioJob.ProtoReflect.Descriptor instead.
+func (*ScenarioJob) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ScenarioJob) GetId() string {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return ""
+}
+
+func (x *ScenarioJob) GetSubmitS() float64 {
+	if x != nil && x.SubmitS != nil {
+		return *x.SubmitS
+	}
+	return 0
+}
+
+func (x *ScenarioJob) GetQueue() string {
+	if x != nil && x.Queue != nil {
+		return *x.Queue
+	}
+	return ""
+}
+
+func (x *ScenarioJob) GetWeight() float64 {
+	if x != nil && x.Weight != nil {
+		return *x.Weight
+	}
+	return 0
+}
+
+func (x *ScenarioJob) GetStages() int32 {
+	if x != nil && x.Stages != nil {
+		return *x.Stages
+	}
+	return 0
+}
+
+func (x *ScenarioJob) GetMaps() int32 {
+	if x != nil && x.Maps != nil {
+		return *x.Maps
+	}
+	return 0
+}
+
+func (x *ScenarioJob) GetReduces() int32 {
+	if x != nil && x.Reduces != nil {
+		return *x.Reduces
+	}
+	return 0
+}
+
+func (x *ScenarioJob) GetDemand() *TaskDemand {
+	if x != nil {
+		return x.Demand
+	}
+	return nil
+}
+
+func (x *ScenarioJob) GetMapWork() *Law {
+	if x != nil {
+		return x.MapWork
+	}
+	return nil
+}
+
+func (x *ScenarioJob) GetReduceWork() *Law {
+	if x != nil {
+		return x.ReduceWork
+	}
+	return nil
+}
+
+func (x *ScenarioJob) GetMapWorks() []float64 {
+	if x != nil {
+		return x.MapWorks
+	}
+	return nil
+}
+
+func (x *ScenarioJob) GetReduceWorks() []float64 {
+	if x != nil {
+		return x.ReduceWorks
+	}
+	return nil
+}
+
+func (x *ScenarioJob) GetShuffleFraction() float64 {
+	if x != nil && x.ShuffleFraction != nil {
+		return *x.ShuffleFraction
+	}
+	return 0
+}
+
+func (x *ScenarioJob) GetParallelFraction() float64 {
+	if x != nil && x.ParallelFraction != nil {
+		return *x.ParallelFraction
+	}
+	return 0
+}
+
+func (x *ScenarioJob) GetMapSkew() *ScenarioSkew {
+	if x != nil {
+		return x.MapSkew
+	}
+	return nil
+}
+
+func (x *ScenarioJob) GetReduceSkew() *ScenarioSkew {
+	if x != nil {
+		return x.ReduceSkew
+	}
+	return nil
+}
+
+func (x *ScenarioJob) GetMapOutputMb() float64 {
+	if x != nil && x.MapOutputMb != nil {
+		return *x.MapOutputMb
+	}
+	return 0
+}
+
+// ItaResult is what `optd ita` prints.
+type ItaResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// method is "exact", "per-node" or "ffd-dp".
+	Method        string           `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
+	Objective     float64          `protobuf:"fixed64,2,opt,name=objective,proto3" json:"objective,omitempty"`
+	UpperBound    float64          `protobuf:"fixed64,3,opt,name=upper_bound,json=upperBound,proto3" json:"upper_bound,omitempty"`
+	Optimal       bool             `protobuf:"varint,4,opt,name=optimal,proto3" json:"optimal,omitempty"`
+	Gap           float64          `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
+	Assignment    []*ItaAssignment `protobuf:"bytes,6,rep,name=assignment,proto3" json:"assignment,omitempty"`
+	Unplaced      []*ItaUnplaced   `protobuf:"bytes,7,rep,name=unplaced,proto3" json:"unplaced,omitempty"`
+	Utilization   *ItaUtilization  `protobuf:"bytes,8,opt,name=utilization,proto3" json:"utilization,omitempty"`
+	Stats         *ItaStats        `protobuf:"bytes,9,opt,name=stats,proto3" json:"stats,omitempty"`
+	ElapsedMs     float64          `protobuf:"fixed64,10,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaResult) Reset() {
+	*x = ItaResult{}
+	mi := &file_optd_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaResult) ProtoMessage() {}
+
+func (x *ItaResult) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaResult.ProtoReflect.Descriptor instead.
+func (*ItaResult) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *ItaResult) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *ItaResult) GetObjective() float64 {
+	if x != nil {
+		return x.Objective
+	}
+	return 0
+}
+
+func (x *ItaResult) GetUpperBound() float64 {
+	if x != nil {
+		return x.UpperBound
+	}
+	return 0
+}
+
+func (x *ItaResult) GetOptimal() bool {
+	if x != nil {
+		return x.Optimal
+	}
+	return false
+}
+
+func (x *ItaResult) GetGap() float64 {
+	if x != nil {
+		return x.Gap
+	}
+	return 0
+}
+
+func (x *ItaResult) GetAssignment() []*ItaAssignment {
+	if x != nil {
+		return x.Assignment
+	}
+	return nil
+}
+
+func (x *ItaResult) GetUnplaced() []*ItaUnplaced {
+	if x != nil {
+		return x.Unplaced
+	}
+	return nil
+}
+
+func (x *ItaResult) GetUtilization() *ItaUtilization {
+	if x != nil {
+		return x.Utilization
+	}
+	return nil
+}
+
+func (x *ItaResult) GetStats() *ItaStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+func (x *ItaResult) GetElapsedMs() float64 {
+	if x != nil {
+		return x.ElapsedMs
+	}
+	return 0
+}
+
+// ItaAssignment: count tasks of task on node.
+type ItaAssignment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Task          string                 `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
+	Count         int32                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaAssignment) Reset() {
+	*x = ItaAssignment{}
+	mi := &file_optd_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaAssignment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaAssignment) ProtoMessage() {}
+
+func (x *ItaAssignment) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaAssignment.ProtoReflect.Descriptor instead.
+func (*ItaAssignment) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ItaAssignment) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ItaAssignment) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *ItaAssignment) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// ItaUnplaced is a task type that fits on no node.
+type ItaUnplaced struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	Count         int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaUnplaced) Reset() {
+	*x = ItaUnplaced{}
+	mi := &file_optd_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaUnplaced) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaUnplaced) ProtoMessage() {}
+
+func (x *ItaUnplaced) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaUnplaced.ProtoReflect.Descriptor instead.
+func (*ItaUnplaced) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *ItaUnplaced) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *ItaUnplaced) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *ItaUnplaced) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ItaUtilization struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// resources[p] is Σ_j used_jp / Σ_j C[j,p].
+	Resources     []float64             `protobuf:"fixed64,1,rep,packed,name=resources,proto3" json:"resources,omitempty"`
+	Nodes         []*ItaNodeUtilization `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaUtilization) Reset() {
+	*x = ItaUtilization{}
+	mi := &file_optd_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaUtilization) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaUtilization) ProtoMessage() {}
+
+func (x *ItaUtilization) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaUtilization.ProtoReflect.Descriptor instead.
+func (*ItaUtilization) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *ItaUtilization) GetResources() []float64 {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *ItaUtilization) GetNodes() []*ItaNodeUtilization {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+type ItaNodeUtilization struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Used          []int64                `protobuf:"varint,2,rep,packed,name=used,proto3" json:"used,omitempty"`
+	Fraction      []float64              `protobuf:"fixed64,3,rep,packed,name=fraction,proto3" json:"fraction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaNodeUtilization) Reset() {
+	*x = ItaNodeUtilization{}
+	mi := &file_optd_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaNodeUtilization) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaNodeUtilization) ProtoMessage() {}
+
+func (x *ItaNodeUtilization) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaNodeUtilization.ProtoReflect.Descriptor instead.
+func (*ItaNodeUtilization) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *ItaNodeUtilization) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ItaNodeUtilization) GetUsed() []int64 {
+	if x != nil {
+		return x.Used
+	}
+	return nil
+}
+
+func (x *ItaNodeUtilization) GetFraction() []float64 {
+	if x != nil {
+		return x.Fraction
+	}
+	return nil
+}
+
+type ItaStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodesExplored int64                  `protobuf:"varint,1,opt,name=nodes_explored,json=nodesExplored,proto3" json:"nodes_explored,omitempty"`
+	LpSolves      int32                  `protobuf:"varint,2,opt,name=lp_solves,json=lpSolves,proto3" json:"lp_solves,omitempty"`
+	// stopped is "time_limit", "canceled" or "gap" when the solve ended
+	// early, empty when it finished.
+	Stopped       string `protobuf:"bytes,3,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItaStats) Reset() {
+	*x = ItaStats{}
+	mi := &file_optd_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItaStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItaStats) ProtoMessage() {}
+
+func (x *ItaStats) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItaStats.ProtoReflect.Descriptor instead.
+func (*ItaStats) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *ItaStats) GetNodesExplored() int64 {
+	if x != nil {
+		return x.NodesExplored
+	}
+	return 0
+}
+
+func (x *ItaStats) GetLpSolves() int32 {
+	if x != nil {
+		return x.LpSolves
+	}
+	return 0
+}
+
+func (x *ItaStats) GetStopped() string {
+	if x != nil {
+		return x.Stopped
+	}
+	return ""
+}
+
+// PolicyFigure is a policy's mean cost per job over the replications and
+// the half-width of its 95% interval (absent with one replication).
+type PolicyFigure struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MeanCost      float64                `protobuf:"fixed64,1,opt,name=mean_cost,json=meanCost,proto3" json:"mean_cost,omitempty"`
+	Ci95          *float64               `protobuf:"fixed64,2,opt,name=ci95,proto3,oneof" json:"ci95,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyFigure) Reset() {
+	*x = PolicyFigure{}
+	mi := &file_optd_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyFigure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyFigure) ProtoMessage() {}
+
+func (x *PolicyFigure) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyFigure.ProtoReflect.Descriptor instead.
+func (*PolicyFigure) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *PolicyFigure) GetMeanCost() float64 {
+	if x != nil {
+		return x.MeanCost
+	}
+	return 0
+}
+
+func (x *PolicyFigure) GetCi95() float64 {
+	if x != nil && x.Ci95 != nil {
+		return *x.Ci95
+	}
+	return 0
+}
+
+type BoundMdpInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Solved        bool                   `protobuf:"varint,1,opt,name=solved,proto3" json:"solved,omitempty"`
+	Skipped       string                 `protobuf:"bytes,2,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Exact         bool                   `protobuf:"varint,3,opt,name=exact,proto3" json:"exact,omitempty"`
+	States        int32                  `protobuf:"varint,4,opt,name=states,proto3" json:"states,omitempty"`
+	PolicyCosts   map[string]float64     `protobuf:"bytes,5,rep,name=policy_costs,json=policyCosts,proto3" json:"policy_costs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BoundMdpInfo) Reset() {
+	*x = BoundMdpInfo{}
+	mi := &file_optd_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BoundMdpInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BoundMdpInfo) ProtoMessage() {}
+
+func (x *BoundMdpInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BoundMdpInfo.ProtoReflect.Descriptor instead.
+func (*BoundMdpInfo) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *BoundMdpInfo) GetSolved() bool {
+	if x != nil {
+		return x.Solved
+	}
+	return false
+}
+
+func (x *BoundMdpInfo) GetSkipped() string {
+	if x != nil {
+		return x.Skipped
+	}
+	return ""
+}
+
+func (x *BoundMdpInfo) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
+}
+
+func (x *BoundMdpInfo) GetStates() int32 {
+	if x != nil {
+		return x.States
+	}
+	return 0
+}
+
+func (x *BoundMdpInfo) GetPolicyCosts() map[string]float64 {
+	if x != nil {
+		return x.PolicyCosts
+	}
+	return nil
+}
+
+// BoundResult is what `optd bound` prints (docs/formats.md#bound-output).
+type BoundResult struct {
+	state       protoimpl.MessageState   `protogen:"open.v1"`
+	Policies    map[string]*PolicyFigure `protobuf:"bytes,1,rep,name=policies,proto3" json:"policies,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	LowerBounds map[string]float64       `protobuf:"bytes,2,rep,name=lower_bounds,json=lowerBounds,proto3" json:"lower_bounds,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	UpperBounds map[string]float64       `protobuf:"bytes,3,rep,name=upper_bounds,json=upperBounds,proto3" json:"upper_bounds,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Optimal     *float64                 `protobuf:"fixed64,4,opt,name=optimal,proto3,oneof" json:"optimal,omitempty"`
+	// gaps and certified_gaps have no entry where there is no positive
+	// lower bound (null in the CLI's output).
+	Gaps          map[string]float64 `protobuf:"bytes,5,rep,name=gaps,proto3" json:"gaps,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	BestBound     string             `protobuf:"bytes,6,opt,name=best_bound,json=bestBound,proto3" json:"best_bound,omitempty"`
+	CertifiedGaps map[string]float64 `protobuf:"bytes,7,rep,name=certified_gaps,json=certifiedGaps,proto3" json:"certified_gaps,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	BoundRatios   map[string]float64 `protobuf:"bytes,8,rep,name=bound_ratios,json=boundRatios,proto3" json:"bound_ratios,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Replications  int32              `protobuf:"varint,9,opt,name=replications,proto3" json:"replications,omitempty"`
+	JobsSimulated int64              `protobuf:"varint,10,opt,name=jobs_simulated,json=jobsSimulated,proto3" json:"jobs_simulated,omitempty"`
+	Events        uint64             `protobuf:"varint,11,opt,name=events,proto3" json:"events,omitempty"`
+	Mdp           *BoundMdpInfo      `protobuf:"bytes,12,opt,name=mdp,proto3" json:"mdp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BoundResult) Reset() {
+	*x = BoundResult{}
+	mi := &file_optd_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BoundResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BoundResult) ProtoMessage() {}
+
+func (x *BoundResult) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BoundResult.ProtoReflect.Descriptor instead.
+func (*BoundResult) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *BoundResult) GetPolicies() map[string]*PolicyFigure {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
+func (x *BoundResult) GetLowerBounds() map[string]float64 {
+	if x != nil {
+		return x.LowerBounds
+	}
+	return nil
+}
+
+func (x *BoundResult) GetUpperBounds() map[string]float64 {
+	if x != nil {
+		return x.UpperBounds
+	}
+	return nil
+}
+
+func (x *BoundResult) GetOptimal() float64 {
+	if x != nil && x.Optimal != nil {
+		return *x.Optimal
+	}
+	return 0
+}
+
+func (x *BoundResult) GetGaps() map[string]float64 {
+	if x != nil {
+		return x.Gaps
+	}
+	return nil
+}
+
+func (x *BoundResult) GetBestBound() string {
+	if x != nil {
+		return x.BestBound
+	}
+	return ""
+}
+
+func (x *BoundResult) GetCertifiedGaps() map[string]float64 {
+	if x != nil {
+		return x.CertifiedGaps
+	}
+	return nil
+}
+
+func (x *BoundResult) GetBoundRatios() map[string]float64 {
+	if x != nil {
+		return x.BoundRatios
+	}
+	return nil
+}
+
+func (x *BoundResult) GetReplications() int32 {
+	if x != nil {
+		return x.Replications
+	}
+	return 0
+}
+
+func (x *BoundResult) GetJobsSimulated() int64 {
+	if x != nil {
+		return x.JobsSimulated
+	}
+	return 0
+}
+
+func (x *BoundResult) GetEvents() uint64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *BoundResult) GetMdp() *BoundMdpInfo {
+	if x != nil {
+		return x.Mdp
+	}
+	return nil
+}
+
+// ClusterSimResult is what `optd simulate` prints
+// (docs/formats.md#simulate-output; times in simulated seconds).
+type ClusterSimResult struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Scenario          string                 `protobuf:"bytes,1,opt,name=scenario,proto3" json:"scenario,omitempty"`
+	Policy            string                 `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	Seed              uint64                 `protobuf:"varint,3,opt,name=seed,proto3" json:"seed,omitempty"`
+	MakespanS         float64                `protobuf:"fixed64,4,opt,name=makespan_s,json=makespanS,proto3" json:"makespan_s,omitempty"`
+	MeanResponseS     float64                `protobuf:"fixed64,5,opt,name=mean_response_s,json=meanResponseS,proto3" json:"mean_response_s,omitempty"`
+	Utilization       map[string]float64     `protobuf:"bytes,6,rep,name=utilization,proto3" json:"utilization,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Locality          *SimLocality           `protobuf:"bytes,7,opt,name=locality,proto3" json:"locality,omitempty"`
+	Speculative       *SimSpeculative        `protobuf:"bytes,8,opt,name=speculative,proto3" json:"speculative,omitempty"`
+	Fairness          *SimFairness           `protobuf:"bytes,9,opt,name=fairness,proto3" json:"fairness,omitempty"`
+	Jobs              []*SimJobOutcome       `protobuf:"bytes,10,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Events            uint64                 `protobuf:"varint,11,opt,name=events,proto3" json:"events,omitempty"`
+	RejectedActions   int32                  `protobuf:"varint,12,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
+	PreemptedReducers int32                  `protobuf:"varint,13,opt,name=preempted_reducers,json=preemptedReducers,proto3" json:"preempted_reducers,omitempty"`
+	Vetoes            []*SimVetoCount        `protobuf:"bytes,14,rep,name=vetoes,proto3" json:"vetoes,omitempty"`
+	Shuffle           *SimShuffle            `protobuf:"bytes,15,opt,name=shuffle,proto3" json:"shuffle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ClusterSimResult) Reset() {
+	*x = ClusterSimResult{}
+	mi := &file_optd_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSimResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSimResult) ProtoMessage() {}
+
+func (x *ClusterSimResult) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSimResult.ProtoReflect.Descriptor instead.
+func (*ClusterSimResult) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *ClusterSimResult) GetScenario() string {
+	if x != nil {
+		return x.Scenario
+	}
+	return ""
+}
+
+func (x *ClusterSimResult) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *ClusterSimResult) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *ClusterSimResult) GetMakespanS() float64 {
+	if x != nil {
+		return x.MakespanS
+	}
+	return 0
+}
+
+func (x *ClusterSimResult) GetMeanResponseS() float64 {
+	if x != nil {
+		return x.MeanResponseS
+	}
+	return 0
+}
+
+func (x *ClusterSimResult) GetUtilization() map[string]float64 {
+	if x != nil {
+		return x.Utilization
+	}
+	return nil
+}
+
+func (x *ClusterSimResult) GetLocality() *SimLocality {
+	if x != nil {
+		return x.Locality
+	}
+	return nil
+}
+
+func (x *ClusterSimResult) GetSpeculative() *SimSpeculative {
+	if x != nil {
+		return x.Speculative
+	}
+	return nil
+}
+
+func (x *ClusterSimResult) GetFairness() *SimFairness {
+	if x != nil {
+		return x.Fairness
+	}
+	return nil
+}
+
+func (x *ClusterSimResult) GetJobs() []*SimJobOutcome {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ClusterSimResult) GetEvents() uint64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *ClusterSimResult) GetRejectedActions() int32 {
+	if x != nil {
+		return x.RejectedActions
+	}
+	return 0
+}
+
+func (x *ClusterSimResult) GetPreemptedReducers() int32 {
+	if x != nil {
+		return x.PreemptedReducers
+	}
+	return 0
+}
+
+func (x *ClusterSimResult) GetVetoes() []*SimVetoCount {
+	if x != nil {
+		return x.Vetoes
+	}
+	return nil
+}
+
+func (x *ClusterSimResult) GetShuffle() *SimShuffle {
+	if x != nil {
+		return x.Shuffle
+	}
+	return nil
+}
+
+type SimLocality struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeLocal     float64                `protobuf:"fixed64,1,opt,name=node_local,json=nodeLocal,proto3" json:"node_local,omitempty"`
+	RackLocal     float64                `protobuf:"fixed64,2,opt,name=rack_local,json=rackLocal,proto3" json:"rack_local,omitempty"`
+	OffRack       float64                `protobuf:"fixed64,3,opt,name=off_rack,json=offRack,proto3" json:"off_rack,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimLocality) Reset() {
+	*x = SimLocality{}
+	mi := &file_optd_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimLocality) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimLocality) ProtoMessage() {}
+
+func (x *SimLocality) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimLocality.ProtoReflect.Descriptor instead.
+func (*SimLocality) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *SimLocality) GetNodeLocal() float64 {
+	if x != nil {
+		return x.NodeLocal
+	}
+	return 0
+}
+
+func (x *SimLocality) GetRackLocal() float64 {
+	if x != nil {
+		return x.RackLocal
+	}
+	return 0
+}
+
+func (x *SimLocality) GetOffRack() float64 {
+	if x != nil {
+		return x.OffRack
+	}
+	return 0
+}
+
+type SimSpeculative struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Launched      int32                  `protobuf:"varint,1,opt,name=launched,proto3" json:"launched,omitempty"`
+	Useful        int32                  `protobuf:"varint,2,opt,name=useful,proto3" json:"useful,omitempty"`
+	Wasted        int32                  `protobuf:"varint,3,opt,name=wasted,proto3" json:"wasted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimSpeculative) Reset() {
+	*x = SimSpeculative{}
+	mi := &file_optd_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimSpeculative) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimSpeculative) ProtoMessage() {}
+
+func (x *SimSpeculative) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimSpeculative.ProtoReflect.Descriptor instead.
+func (*SimSpeculative) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *SimSpeculative) GetLaunched() int32 {
+	if x != nil {
+		return x.Launched
+	}
+	return 0
+}
+
+func (x *SimSpeculative) GetUseful() int32 {
+	if x != nil {
+		return x.Useful
+	}
+	return 0
+}
+
+func (x *SimSpeculative) GetWasted() int32 {
+	if x != nil {
+		return x.Wasted
+	}
+	return 0
+}
+
+type SimFairness struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	MeanShareDeviation float64                `protobuf:"fixed64,1,opt,name=mean_share_deviation,json=meanShareDeviation,proto3" json:"mean_share_deviation,omitempty"`
+	Samples            int32                  `protobuf:"varint,2,opt,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SimFairness) Reset() {
+	*x = SimFairness{}
+	mi := &file_optd_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimFairness) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimFairness) ProtoMessage() {}
+
+func (x *SimFairness) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimFairness.ProtoReflect.Descriptor instead.
+func (*SimFairness) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *SimFairness) GetMeanShareDeviation() float64 {
+	if x != nil {
+		return x.MeanShareDeviation
+	}
+	return 0
+}
+
+func (x *SimFairness) GetSamples() int32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+type SimJobOutcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	SubmitS       float64                `protobuf:"fixed64,2,opt,name=submit_s,json=submitS,proto3" json:"submit_s,omitempty"`
+	FinishS       float64                `protobuf:"fixed64,3,opt,name=finish_s,json=finishS,proto3" json:"finish_s,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimJobOutcome) Reset() {
+	*x = SimJobOutcome{}
+	mi := &file_optd_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimJobOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimJobOutcome) ProtoMessage() {}
+
+func (x *SimJobOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimJobOutcome.ProtoReflect.Descriptor instead.
+func (*SimJobOutcome) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *SimJobOutcome) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SimJobOutcome) GetSubmitS() float64 {
+	if x != nil {
+		return x.SubmitS
+	}
+	return 0
+}
+
+func (x *SimJobOutcome) GetFinishS() float64 {
+	if x != nil {
+		return x.FinishS
+	}
+	return 0
+}
+
+type SimVetoCount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stage         string                 `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Job           string                 `protobuf:"bytes,3,opt,name=job,proto3" json:"job,omitempty"`
+	TaskType      string                 `protobuf:"bytes,4,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	Count         int32                  `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
+	FirstS        float64                `protobuf:"fixed64,6,opt,name=first_s,json=firstS,proto3" json:"first_s,omitempty"`
+	LastS         float64                `protobuf:"fixed64,7,opt,name=last_s,json=lastS,proto3" json:"last_s,omitempty"`
+	LastReason    string                 `protobuf:"bytes,8,opt,name=last_reason,json=lastReason,proto3" json:"last_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimVetoCount) Reset() {
+	*x = SimVetoCount{}
+	mi := &file_optd_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimVetoCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimVetoCount) ProtoMessage() {}
+
+func (x *SimVetoCount) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimVetoCount.ProtoReflect.Descriptor instead.
+func (*SimVetoCount) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *SimVetoCount) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *SimVetoCount) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *SimVetoCount) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *SimVetoCount) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *SimVetoCount) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *SimVetoCount) GetFirstS() float64 {
+	if x != nil {
+		return x.FirstS
+	}
+	return 0
+}
+
+func (x *SimVetoCount) GetLastS() float64 {
+	if x != nil {
+		return x.LastS
+	}
+	return 0
+}
+
+func (x *SimVetoCount) GetLastReason() string {
+	if x != nil {
+		return x.LastReason
+	}
+	return ""
+}
+
+type SimShuffle struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NetworkMb     float64                `protobuf:"fixed64,1,opt,name=network_mb,json=networkMb,proto3" json:"network_mb,omitempty"`
+	CrossRackMb   float64                `protobuf:"fixed64,2,opt,name=cross_rack_mb,json=crossRackMb,proto3" json:"cross_rack_mb,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimShuffle) Reset() {
+	*x = SimShuffle{}
+	mi := &file_optd_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimShuffle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimShuffle) ProtoMessage() {}
+
+func (x *SimShuffle) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimShuffle.ProtoReflect.Descriptor instead.
+func (*SimShuffle) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *SimShuffle) GetNetworkMb() float64 {
+	if x != nil {
+		return x.NetworkMb
+	}
+	return 0
+}
+
+func (x *SimShuffle) GetCrossRackMb() float64 {
+	if x != nil {
+		return x.CrossRackMb
+	}
+	return 0
+}
+
+type SearchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scenario: exactly one of placement_scenario (tunes a placement
+	// family for the mean fetch cost per job), cluster_scenario or builtin
+	// (a built-in cluster scenario of `optd simulate`; tunes a heartbeat
+	// pipeline for the makespan or the mean response time).
+	PlacementScenario *PlacementScenario `protobuf:"bytes,1,opt,name=placement_scenario,json=placementScenario,proto3" json:"placement_scenario,omitempty"`
+	ClusterScenario   *ClusterScenario   `protobuf:"bytes,2,opt,name=cluster_scenario,json=clusterScenario,proto3" json:"cluster_scenario,omitempty"`
+	Builtin           string             `protobuf:"bytes,3,opt,name=builtin,proto3" json:"builtin,omitempty"`
+	// policy is the placement family (e.g. "state-threshold") or, on a
+	// cluster scenario, the pipeline spec (e.g. "haste-a") whose parameters
+	// are searched (`optd search --policy`).
+	Policy string `protobuf:"bytes,4,opt,name=policy,proto3" json:"policy,omitempty"`
+	// params restricts the space: "name=lo:hi,name=v" (`--params`).
+	Params string `protobuf:"bytes,5,opt,name=params,proto3" json:"params,omitempty"`
+	// objective: "mean-cost" on a placement scenario (the default there);
+	// "makespan" (default) or "mean-response" on a cluster scenario.
+	Objective string `protobuf:"bytes,6,opt,name=objective,proto3" json:"objective,omitempty"`
+	// method is "cmaes" (default) or "nelder-mead".
+	Method string `protobuf:"bytes,7,opt,name=method,proto3" json:"method,omitempty"`
+	// evaluations is the budget of objective evaluations (0: 200; at most
+	// 10000).
+	Evaluations int32 `protobuf:"varint,8,opt,name=evaluations,proto3" json:"evaluations,omitempty"`
+	// time_limit_ms is the wall-clock budget of the search phase (0: none);
+	// limits.max_solve_time and the call's deadline bound the whole call.
+	TimeLimitMs int64 `protobuf:"varint,9,opt,name=time_limit_ms,json=timeLimitMs,proto3" json:"time_limit_ms,omitempty"`
+	// replications per evaluation (0: the placement scenario's own; 10 on a
+	// cluster scenario); validation the fresh replications the best and the
+	// default are compared on afterwards (0: as many; -1: none).
+	Replications int32 `protobuf:"varint,10,opt,name=replications,proto3" json:"replications,omitempty"`
+	Validation   int32 `protobuf:"varint,11,opt,name=validation,proto3" json:"validation,omitempty"`
+	// seed seeds the optimizer (0: 1, `optd search`'s default).
+	Seed uint64 `protobuf:"varint,12,opt,name=seed,proto3" json:"seed,omitempty"`
+	// references are compared with the best in the validation (none
+	// given: on a placement scenario receding-horizon and greedy, on a
+	// cluster scenario none).
+	References []string `protobuf:"bytes,13,rep,name=references,proto3" json:"references,omitempty"`
+	// Placement scenarios only: bounds (absent: true) computes the
+	// hindsight-LP and empty-cluster lower bounds in the validation, with
+	// hindsight_classes cost classes (absent: 100; 0: exact costs); window
+	// and horizon configure the policies that have them (0: default).
+	Bounds           *bool  `protobuf:"varint,14,opt,name=bounds,proto3,oneof" json:"bounds,omitempty"`
+	HindsightClasses *int32 `protobuf:"varint,15,opt,name=hindsight_classes,json=hindsightClasses,proto3,oneof" json:"hindsight_classes,omitempty"`
+	Window           int32  `protobuf:"varint,16,opt,name=window,proto3" json:"window,omitempty"`
+	Horizon          int32  `protobuf:"varint,17,opt,name=horizon,proto3" json:"horizon,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SearchRequest) Reset() {
+	*x = SearchRequest{}
+	mi := &file_optd_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchRequest) ProtoMessage() {}
+
+func (x *SearchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
+func (*SearchRequest) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *SearchRequest) GetPlacementScenario() *PlacementScenario {
+	if x != nil {
+		return x.PlacementScenario
+	}
+	return nil
+}
+
+func (x *SearchRequest) GetClusterScenario() *ClusterScenario {
+	if x != nil {
+		return x.ClusterScenario
+	}
+	return nil
+}
+
+func (x *SearchRequest) GetBuiltin() string {
+	if x != nil {
+		return x.Builtin
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetParams() string {
+	if x != nil {
+		return x.Params
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetObjective() string {
+	if x != nil {
+		return x.Objective
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetEvaluations() int32 {
+	if x != nil {
+		return x.Evaluations
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetTimeLimitMs() int64 {
+	if x != nil {
+		return x.TimeLimitMs
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetReplications() int32 {
+	if x != nil {
+		return x.Replications
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetValidation() int32 {
+	if x != nil {
+		return x.Validation
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetReferences() []string {
+	if x != nil {
+		return x.References
+	}
+	return nil
+}
+
+func (x *SearchRequest) GetBounds() bool {
+	if x != nil && x.Bounds != nil {
+		return *x.Bounds
+	}
+	return false
+}
+
+func (x *SearchRequest) GetHindsightClasses() int32 {
+	if x != nil && x.HindsightClasses != nil {
+		return *x.HindsightClasses
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetWindow() int32 {
+	if x != nil {
+		return x.Window
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetHorizon() int32 {
+	if x != nil {
+		return x.Horizon
+	}
+	return 0
+}
+
+// SearchProgress reports the search while it runs: evaluations done of
+// the budget and the best objective so far (absent before the first);
+// then, in the phase "validation", the simulations done of their total.
+type SearchProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// phase is "search" or "validation".
+	Phase            string   `protobuf:"bytes,1,opt,name=phase,proto3" json:"phase,omitempty"`
+	Evaluations      int32    `protobuf:"varint,2,opt,name=evaluations,proto3" json:"evaluations,omitempty"`
+	Budget           int32    `protobuf:"varint,3,opt,name=budget,proto3" json:"budget,omitempty"`
+	Best             *float64 `protobuf:"fixed64,4,opt,name=best,proto3,oneof" json:"best,omitempty"`
+	Simulations      int32    `protobuf:"varint,5,opt,name=simulations,proto3" json:"simulations,omitempty"`
+	SimulationsTotal int32    `protobuf:"varint,6,opt,name=simulations_total,json=simulationsTotal,proto3" json:"simulations_total,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SearchProgress) Reset() {
+	*x = SearchProgress{}
+	mi := &file_optd_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchProgress) ProtoMessage() {}
+
+func (x *SearchProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchProgress.ProtoReflect.Descriptor instead.
+func (*SearchProgress) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *SearchProgress) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *SearchProgress) GetEvaluations() int32 {
+	if x != nil {
+		return x.Evaluations
+	}
+	return 0
+}
+
+func (x *SearchProgress) GetBudget() int32 {
+	if x != nil {
+		return x.Budget
+	}
+	return 0
+}
+
+func (x *SearchProgress) GetBest() float64 {
+	if x != nil && x.Best != nil {
+		return *x.Best
+	}
+	return 0
+}
+
+func (x *SearchProgress) GetSimulations() int32 {
+	if x != nil {
+		return x.Simulations
+	}
+	return 0
+}
+
+func (x *SearchProgress) GetSimulationsTotal() int32 {
+	if x != nil {
+		return x.SimulationsTotal
+	}
+	return 0
+}
+
+type SearchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*SearchResponse_Progress
+	//	*SearchResponse_Result
+	Event         isSearchResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchResponse) Reset() {
+	*x = SearchResponse{}
+	mi := &file_optd_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchResponse) ProtoMessage() {}
+
+func (x *SearchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
+func (*SearchResponse) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *SearchResponse) GetEvent() isSearchResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *SearchResponse) GetProgress() *SearchProgress {
+	if x != nil {
+		if x, ok := x.Event.(*SearchResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *SearchResponse) GetResult() *SearchResult {
+	if x != nil {
+		if x, ok := x.Event.(*SearchResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+type isSearchResponse_Event interface {
+	isSearchResponse_Event()
+}
+
+type SearchResponse_Progress struct {
+	Progress *SearchProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type SearchResponse_Result struct {
+	Result *SearchResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
+}
+
+func (*SearchResponse_Progress) isSearchResponse_Event() {}
+
+func (*SearchResponse_Result) isSearchResponse_Event() {}
+
+// SearchResult is what `optd search` prints for one unsharded search.
+type SearchResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is "placement" or "cluster".
+	Kind      string         `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Policy    string         `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	Objective string         `protobuf:"bytes,3,opt,name=objective,proto3" json:"objective,omitempty"`
+	Space     []*SearchParam `protobuf:"bytes,4,rep,name=space,proto3" json:"space,omitempty"`
+	// best_policy is the tuned policy as NAME:k=v;k=v.
+	BestPolicy    string     `protobuf:"bytes,5,opt,name=best_policy,json=bestPolicy,proto3" json:"best_policy,omitempty"`
+	Result        *SearchRun `protobuf:"bytes,6,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchResult) Reset() {
+	*x = SearchResult{}
+	mi := &file_optd_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchResult) ProtoMessage() {}
+
+func (x *SearchResult) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchResult.ProtoReflect.Descriptor instead.
+func (*SearchResult) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *SearchResult) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *SearchResult) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *SearchResult) GetObjective() string {
+	if x != nil {
+		return x.Objective
+	}
+	return ""
+}
+
+func (x *SearchResult) GetSpace() []*SearchParam {
+	if x != nil {
+		return x.Space
+	}
+	return nil
+}
+
+func (x *SearchResult) GetBestPolicy() string {
+	if x != nil {
+		return x.BestPolicy
+	}
+	return ""
+}
+
+func (x *SearchResult) GetResult() *SearchRun {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// SearchParam is a searched parameter: its range, default and scale
+// ("linear" or "log").
+type SearchParam struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Min           float64                `protobuf:"fixed64,2,opt,name=min,proto3" json:"min,omitempty"`
+	Max           float64                `protobuf:"fixed64,3,opt,name=max,proto3" json:"max,omitempty"`
+	Default       float64                `protobuf:"fixed64,4,opt,name=default,proto3" json:"default,omitempty"`
+	Scale         string                 `protobuf:"bytes,5,opt,name=scale,proto3" json:"scale,omitempty"`
+	Integer       bool                   `protobuf:"varint,6,opt,name=integer,proto3" json:"integer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchParam) Reset() {
+	*x = SearchParam{}
+	mi := &file_optd_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchParam) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchParam) ProtoMessage() {}
+
+func (x *SearchParam) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchParam.ProtoReflect.Descriptor instead.
+func (*SearchParam) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *SearchParam) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SearchParam) GetMin() float64 {
+	if x != nil {
+		return x.Min
+	}
+	return 0
+}
+
+func (x *SearchParam) GetMax() float64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *SearchParam) GetDefault() float64 {
+	if x != nil {
+		return x.Default
+	}
+	return 0
+}
+
+func (x *SearchParam) GetScale() string {
+	if x != nil {
+		return x.Scale
+	}
+	return ""
+}
+
+func (x *SearchParam) GetInteger() bool {
+	if x != nil {
+		return x.Integer
+	}
+	return false
+}
+
+// SearchRun is the search's outcome (package search's Result).
+type SearchRun struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Method string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
+	Seed   uint64                 `protobuf:"varint,2,opt,name=seed,proto3" json:"seed,omitempty"`
+	// status is the optimizer's termination status.
+	Status              string             `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	Evaluations         int32              `protobuf:"varint,4,opt,name=evaluations,proto3" json:"evaluations,omitempty"`
+	CandidatesSimulated int32              `protobuf:"varint,5,opt,name=candidates_simulated,json=candidatesSimulated,proto3" json:"candidates_simulated,omitempty"`
+	SearchMs            float64            `protobuf:"fixed64,6,opt,name=search_ms,json=searchMs,proto3" json:"search_ms,omitempty"`
+	TotalMs             float64            `protobuf:"fixed64,7,opt,name=total_ms,json=totalMs,proto3" json:"total_ms,omitempty"`
+	BestParams          map[string]float64 `protobuf:"bytes,8,rep,name=best_params,json=bestParams,proto3" json:"best_params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	DefaultParams       map[string]float64 `protobuf:"bytes,9,rep,name=default_params,json=defaultParams,proto3" json:"default_params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	StartParams         map[string]float64 `protobuf:"bytes,10,rep,name=start_params,json=startParams,proto3" json:"start_params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Search              *SearchPhase       `protobuf:"bytes,11,opt,name=search,proto3" json:"search,omitempty"`
+	Validation          *SearchPhase       `protobuf:"bytes,12,opt,name=validation,proto3" json:"validation,omitempty"`
+	History             []*SearchCandidate `protobuf:"bytes,13,rep,name=history,proto3" json:"history,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *SearchRun) Reset() {
+	*x = SearchRun{}
+	mi := &file_optd_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchRun) ProtoMessage() {}
+
+func (x *SearchRun) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchRun.ProtoReflect.Descriptor instead.
+func (*SearchRun) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *SearchRun) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *SearchRun) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *SearchRun) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *SearchRun) GetEvaluations() int32 {
+	if x != nil {
+		return x.Evaluations
+	}
+	return 0
+}
+
+func (x *SearchRun) GetCandidatesSimulated() int32 {
+	if x != nil {
+		return x.CandidatesSimulated
+	}
+	return 0
+}
+
+func (x *SearchRun) GetSearchMs() float64 {
+	if x != nil {
+		return x.SearchMs
+	}
+	return 0
+}
+
+func (x *SearchRun) GetTotalMs() float64 {
+	if x != nil {
+		return x.TotalMs
+	}
+	return 0
+}
+
+func (x *SearchRun) GetBestParams() map[string]float64 {
+	if x != nil {
+		return x.BestParams
+	}
+	return nil
+}
+
+func (x *SearchRun) GetDefaultParams() map[string]float64 {
+	if x != nil {
+		return x.DefaultParams
+	}
+	return nil
+}
+
+func (x *SearchRun) GetStartParams() map[string]float64 {
+	if x != nil {
+		return x.StartParams
+	}
+	return nil
+}
+
+func (x *SearchRun) GetSearch() *SearchPhase {
+	if x != nil {
+		return x.Search
+	}
+	return nil
+}
+
+func (x *SearchRun) GetValidation() *SearchPhase {
+	if x != nil {
+		return x.Validation
+	}
+	return nil
+}
+
+func (x *SearchRun) GetHistory() []*SearchCandidate {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+// Estimate is a mean with the half-width of its 95% interval (absent with
+// one replication).
+type Estimate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Mean          float64                `protobuf:"fixed64,1,opt,name=mean,proto3" json:"mean,omitempty"`
+	Ci95          *float64               `protobuf:"fixed64,2,opt,name=ci95,proto3,oneof" json:"ci95,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Estimate) Reset() {
+	*x = Estimate{}
+	mi := &file_optd_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Estimate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Estimate) ProtoMessage() {}
+
+func (x *Estimate) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Estimate.ProtoReflect.Descriptor instead.
+func (*Estimate) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *Estimate) GetMean() float64 {
+	if x != nil {
+		return x.Mean
+	}
+	return 0
+}
+
+func (x *Estimate) GetCi95() float64 {
+	if x != nil && x.Ci95 != nil {
+		return *x.Ci95
+	}
+	return 0
+}
+
+// SearchPhase holds the figures on one set of replications; the
+// differences are paired (best − other, replication by replication).
+type SearchPhase struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	FirstReplication   int32                  `protobuf:"varint,1,opt,name=first_replication,json=firstReplication,proto3" json:"first_replication,omitempty"`
+	Replications       int32                  `protobuf:"varint,2,opt,name=replications,proto3" json:"replications,omitempty"`
+	Best               *Estimate              `protobuf:"bytes,3,opt,name=best,proto3" json:"best,omitempty"`
+	Default            *Estimate              `protobuf:"bytes,4,opt,name=default,proto3" json:"default,omitempty"`
+	BestMinusDefault   *Estimate              `protobuf:"bytes,5,opt,name=best_minus_default,json=bestMinusDefault,proto3" json:"best_minus_default,omitempty"`
+	References         map[string]*Estimate   `protobuf:"bytes,6,rep,name=references,proto3" json:"references,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	BestMinusReference map[string]*Estimate   `protobuf:"bytes,7,rep,name=best_minus_reference,json=bestMinusReference,proto3" json:"best_minus_reference,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	LowerBounds        map[string]*Estimate   `protobuf:"bytes,8,rep,name=lower_bounds,json=lowerBounds,proto3" json:"lower_bounds,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	BestLowerBound     *float64               `protobuf:"fixed64,9,opt,name=best_lower_bound,json=bestLowerBound,proto3,oneof" json:"best_lower_bound,omitempty"`
+	Gap                *float64               `protobuf:"fixed64,10,opt,name=gap,proto3,oneof" json:"gap,omitempty"`
+	Raw                []*SearchRepFigures    `protobuf:"bytes,11,rep,name=raw,proto3" json:"raw,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SearchPhase) Reset() {
+	*x = SearchPhase{}
+	mi := &file_optd_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchPhase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchPhase) ProtoMessage() {}
+
+func (x *SearchPhase) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchPhase.ProtoReflect.Descriptor instead.
+func (*SearchPhase) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *SearchPhase) GetFirstReplication() int32 {
+	if x != nil {
+		return x.FirstReplication
+	}
+	return 0
+}
+
+func (x *SearchPhase) GetReplications() int32 {
+	if x != nil {
+		return x.Replications
+	}
+	return 0
+}
+
+func (x *SearchPhase) GetBest() *Estimate {
+	if x != nil {
+		return x.Best
+	}
+	return nil
+}
+
+func (x *SearchPhase) GetDefault() *Estimate {
+	if x != nil {
+		return x.Default
+	}
+	return nil
+}
+
+func (x *SearchPhase) GetBestMinusDefault() *Estimate {
+	if x != nil {
+		return x.BestMinusDefault
+	}
+	return nil
+}
+
+func (x *SearchPhase) GetReferences() map[string]*Estimate {
+	if x != nil {
+		return x.References
+	}
+	return nil
+}
+
+func (x *SearchPhase) GetBestMinusReference() map[string]*Estimate {
+	if x != nil {
+		return x.BestMinusReference
+	}
+	return nil
+}
+
+func (x *SearchPhase) GetLowerBounds() map[string]*Estimate {
+	if x != nil {
+		return x.LowerBounds
+	}
+	return nil
+}
+
+func (x *SearchPhase) GetBestLowerBound() float64 {
+	if x != nil && x.BestLowerBound != nil {
+		return *x.BestLowerBound
+	}
+	return 0
+}
+
+func (x *SearchPhase) GetGap() float64 {
+	if x != nil && x.Gap != nil {
+		return *x.Gap
+	}
+	return 0
+}
+
+func (x *SearchPhase) GetRaw() []*SearchRepFigures {
+	if x != nil {
+		return x.Raw
+	}
+	return nil
+}
+
+type SearchRepFigures struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Replication   int32                  `protobuf:"varint,1,opt,name=replication,proto3" json:"replication,omitempty"`
+	Best          float64                `protobuf:"fixed64,2,opt,name=best,proto3" json:"best,omitempty"`
+	Default       float64                `protobuf:"fixed64,3,opt,name=default,proto3" json:"default,omitempty"`
+	References    map[string]float64     `protobuf:"bytes,4,rep,name=references,proto3" json:"references,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	LowerBounds   map[string]float64     `protobuf:"bytes,5,rep,name=lower_bounds,json=lowerBounds,proto3" json:"lower_bounds,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchRepFigures) Reset() {
+	*x = SearchRepFigures{}
+	mi := &file_optd_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchRepFigures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchRepFigures) ProtoMessage() {}
+
+func (x *SearchRepFigures) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchRepFigures.ProtoReflect.Descriptor instead.
+func (*SearchRepFigures) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *SearchRepFigures) GetReplication() int32 {
+	if x != nil {
+		return x.Replication
+	}
+	return 0
+}
+
+func (x *SearchRepFigures) GetBest() float64 {
+	if x != nil {
+		return x.Best
+	}
+	return 0
+}
+
+func (x *SearchRepFigures) GetDefault() float64 {
+	if x != nil {
+		return x.Default
+	}
+	return 0
+}
+
+func (x *SearchRepFigures) GetReferences() map[string]float64 {
+	if x != nil {
+		return x.References
+	}
+	return nil
+}
+
+func (x *SearchRepFigures) GetLowerBounds() map[string]float64 {
+	if x != nil {
+		return x.LowerBounds
+	}
+	return nil
+}
+
+type SearchCandidate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Params        map[string]float64     `protobuf:"bytes,1,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Objective     float64                `protobuf:"fixed64,2,opt,name=objective,proto3" json:"objective,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchCandidate) Reset() {
+	*x = SearchCandidate{}
+	mi := &file_optd_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchCandidate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchCandidate) ProtoMessage() {}
+
+func (x *SearchCandidate) ProtoReflect() protoreflect.Message {
+	mi := &file_optd_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchCandidate.ProtoReflect.Descriptor instead.
+func (*SearchCandidate) Descriptor() ([]byte, []int) {
+	return file_optd_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *SearchCandidate) GetParams() map[string]float64 {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *SearchCandidate) GetObjective() float64 {
+	if x != nil {
+		return x.Objective
+	}
+	return 0
+}
 
 var File_optd_proto protoreflect.FileDescriptor
 
@@ -3842,13 +7538,14 @@ const file_optd_proto_rawDesc = "" +
 	"\x05model\x18\x06 \x01(\v2\x17.optd.v1.PlacementModelR\x05model\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf4\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa3\x02\n" +
 	"\x0ePlacementModel\x12!\n" +
 	"\farrival_rate\x18\x01 \x01(\x01R\varrivalRate\x12!\n" +
 	"\fservice_rate\x18\x02 \x01(\x01R\vserviceRate\x12-\n" +
 	"\x13max_jobs_in_service\x18\x03 \x01(\x05R\x10maxJobsInService\x12$\n" +
 	"\vmax_waiting\x18\x04 \x01(\x05H\x00R\n" +
-	"maxWaiting\x88\x01\x01\x12#\n" +
+	"maxWaiting\x88\x01\x01\x12-\n" +
+	"\bworkload\x18\a \x01(\v2\x11.optd.v1.WorkloadR\bworkload\x12#\n" +
 	"\rworkload_json\x18\x05 \x01(\tR\fworkloadJson\x12\x12\n" +
 	"\x04seed\x18\x06 \x01(\x04R\x04seedB\x0e\n" +
 	"\f_max_waiting\"\xcc\x01\n" +
@@ -4063,9 +7760,10 @@ const file_optd_proto_rawDesc = "" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\"F\n" +
 	"\x17GetClusterStateResponse\x12+\n" +
-	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\"r\n" +
-	"\x18ComputeThresholdsRequest\x12#\n" +
-	"\rworkload_json\x18\x01 \x01(\tR\fworkloadJson\x12\x12\n" +
+	"\x05state\x18\x01 \x01(\v2\x15.optd.v1.ClusterStateR\x05state\"\xa5\x01\n" +
+	"\x18ComputeThresholdsRequest\x12-\n" +
+	"\bworkload\x18\x04 \x01(\v2\x11.optd.v1.WorkloadR\bworkload\x12'\n" +
+	"\rworkload_json\x18\x01 \x01(\tB\x02\x18\x01R\fworkloadJson\x12\x12\n" +
 	"\x04jobs\x18\x02 \x01(\x05R\x04jobs\x12\x1d\n" +
 	"\n" +
 	"slot_costs\x18\x03 \x03(\x01R\tslotCosts\"0\n" +
@@ -4083,26 +7781,29 @@ const file_optd_proto_rawDesc = "" +
 	"\x15expected_optimal_cost\x18\x06 \x01(\x01H\x00R\x13expectedOptimalCost\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"elapsed_ms\x18\a \x01(\x01R\telapsedMsB\x18\n" +
-	"\x16_expected_optimal_cost\"\xac\x01\n" +
-	"\x1dSolveInitialAssignmentRequest\x12#\n" +
-	"\rinstance_json\x18\x01 \x01(\tR\finstanceJson\x12\x18\n" +
+	"\x16_expected_optimal_cost\"\xe2\x01\n" +
+	"\x1dSolveInitialAssignmentRequest\x120\n" +
+	"\binstance\x18\x06 \x01(\v2\x14.optd.v1.ItaInstanceR\binstance\x12'\n" +
+	"\rinstance_json\x18\x01 \x01(\tB\x02\x18\x01R\finstanceJson\x12\x18\n" +
 	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\"\n" +
 	"\rtime_limit_ms\x18\x04 \x01(\x03R\vtimeLimitMs\x12\x10\n" +
-	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\xe5\x01\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\x95\x02\n" +
 	"\x1eSolveInitialAssignmentResponse\x12\x1c\n" +
 	"\tobjective\x18\x01 \x01(\x01R\tobjective\x12\x18\n" +
-	"\aoptimal\x18\x02 \x01(\bR\aoptimal\x12\x1f\n" +
-	"\vresult_json\x18\x03 \x01(\tR\n" +
+	"\aoptimal\x18\x02 \x01(\bR\aoptimal\x12*\n" +
+	"\x06result\x18\b \x01(\v2\x12.optd.v1.ItaResultR\x06result\x12#\n" +
+	"\vresult_json\x18\x03 \x01(\tB\x02\x18\x01R\n" +
 	"resultJson\x12\x1d\n" +
 	"\n" +
 	"elapsed_ms\x18\x04 \x01(\x01R\telapsedMs\x12\x1f\n" +
 	"\vupper_bound\x18\x05 \x01(\x01R\n" +
 	"upperBound\x12\x10\n" +
 	"\x03gap\x18\x06 \x01(\x01R\x03gap\x12\x18\n" +
-	"\astopped\x18\a \x01(\tR\astopped\"\xc7\x01\n" +
-	"\fBoundRequest\x12#\n" +
-	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x1a\n" +
+	"\astopped\x18\a \x01(\tR\astopped\"\x83\x02\n" +
+	"\fBoundRequest\x126\n" +
+	"\bscenario\x18\a \x01(\v2\x1a.optd.v1.PlacementScenarioR\bscenario\x12'\n" +
+	"\rscenario_json\x18\x01 \x01(\tB\x02\x18\x01R\fscenarioJson\x12\x1a\n" +
 	"\bpolicies\x18\x02 \x03(\tR\bpolicies\x12\x16\n" +
 	"\x06bounds\x18\x03 \x03(\tR\x06bounds\x12\x12\n" +
 	"\x04bins\x18\x04 \x01(\x05R\x04bins\x12\x1d\n" +
@@ -4111,14 +7812,16 @@ const file_optd_proto_rawDesc = "" +
 	"\x11hindsight_classes\x18\x06 \x01(\x05R\x10hindsightClasses\"9\n" +
 	"\rBoundProgress\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\x05R\x04done\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"q\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\"\xa5\x01\n" +
 	"\rBoundResponse\x124\n" +
-	"\bprogress\x18\x01 \x01(\v2\x16.optd.v1.BoundProgressH\x00R\bprogress\x12!\n" +
-	"\vresult_json\x18\x02 \x01(\tH\x00R\n" +
+	"\bprogress\x18\x01 \x01(\v2\x16.optd.v1.BoundProgressH\x00R\bprogress\x12.\n" +
+	"\x06result\x18\x03 \x01(\v2\x14.optd.v1.BoundResultH\x00R\x06result\x12%\n" +
+	"\vresult_json\x18\x02 \x01(\tB\x02\x18\x01H\x00R\n" +
 	"resultJsonB\a\n" +
-	"\x05event\"R\n" +
-	"\x0fSimulateRequest\x12#\n" +
-	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x1a\n" +
+	"\x05event\"\x8e\x01\n" +
+	"\x0fSimulateRequest\x126\n" +
+	"\bscenario\x18\x03 \x01(\v2\x1a.optd.v1.PlacementScenarioR\bscenario\x12'\n" +
+	"\rscenario_json\x18\x01 \x01(\tB\x02\x18\x01R\fscenarioJson\x12\x1a\n" +
 	"\bpolicies\x18\x02 \x03(\tR\bpolicies\"\x90\x01\n" +
 	"\n" +
 	"PolicyCost\x12\x16\n" +
@@ -4131,21 +7834,471 @@ const file_optd_proto_rawDesc = "" +
 	"\bpolicies\x18\x01 \x03(\v2\x13.optd.v1.PolicyCostR\bpolicies\x12\"\n" +
 	"\freplications\x18\x02 \x01(\x05R\freplications\x12\x1d\n" +
 	"\n" +
-	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs\"\x9d\x01\n" +
-	"\x16SimulateClusterRequest\x12#\n" +
-	"\rscenario_json\x18\x01 \x01(\tR\fscenarioJson\x12\x18\n" +
+	"elapsed_ms\x18\x03 \x01(\x01R\telapsedMs\"\xd7\x01\n" +
+	"\x16SimulateClusterRequest\x124\n" +
+	"\bscenario\x18\x06 \x01(\v2\x18.optd.v1.ClusterScenarioR\bscenario\x12'\n" +
+	"\rscenario_json\x18\x01 \x01(\tB\x02\x18\x01R\fscenarioJson\x12\x18\n" +
 	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x12\x16\n" +
 	"\x06policy\x18\x03 \x01(\tR\x06policy\x12\x12\n" +
 	"\x04seed\x18\x04 \x01(\x04R\x04seed\x12\x18\n" +
 	"\aexplain\x18\x05 \x01(\bR\aexplain\"C\n" +
 	"\x17SimulateClusterProgress\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\x05R\x04done\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"\x85\x01\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\"\xbe\x01\n" +
 	"\x17SimulateClusterResponse\x12>\n" +
-	"\bprogress\x18\x01 \x01(\v2 .optd.v1.SimulateClusterProgressH\x00R\bprogress\x12!\n" +
-	"\vresult_json\x18\x02 \x01(\tH\x00R\n" +
+	"\bprogress\x18\x01 \x01(\v2 .optd.v1.SimulateClusterProgressH\x00R\bprogress\x123\n" +
+	"\x06result\x18\x03 \x01(\v2\x19.optd.v1.ClusterSimResultH\x00R\x06result\x12%\n" +
+	"\vresult_json\x18\x02 \x01(\tB\x02\x18\x01H\x00R\n" +
 	"resultJsonB\a\n" +
-	"\x05event*\xa0\x01\n" +
+	"\x05event\"\x9b\x03\n" +
+	"\x03Law\x12\x17\n" +
+	"\x04kind\x18\x01 \x01(\tH\x00R\x04kind\x88\x01\x01\x12\x15\n" +
+	"\x03min\x18\x02 \x01(\x01H\x01R\x03min\x88\x01\x01\x12\x15\n" +
+	"\x03max\x18\x03 \x01(\x01H\x02R\x03max\x88\x01\x01\x12\x17\n" +
+	"\x04mean\x18\x04 \x01(\x01H\x03R\x04mean\x88\x01\x01\x12\x13\n" +
+	"\x02mu\x18\x05 \x01(\x01H\x04R\x02mu\x88\x01\x01\x12\x19\n" +
+	"\x05sigma\x18\x06 \x01(\x01H\x05R\x05sigma\x88\x01\x01\x12\x19\n" +
+	"\x05shape\x18\a \x01(\x01H\x06R\x05shape\x88\x01\x01\x12\x19\n" +
+	"\x05scale\x18\b \x01(\x01H\aR\x05scale\x88\x01\x01\x12\x13\n" +
+	"\x02xm\x18\t \x01(\x01H\bR\x02xm\x88\x01\x01\x12\x19\n" +
+	"\x05alpha\x18\n" +
+	" \x01(\x01H\tR\x05alpha\x88\x01\x01\x12\x16\n" +
+	"\x06values\x18\v \x03(\x01R\x06values\x12\x14\n" +
+	"\x05probs\x18\f \x03(\x01R\x05probs\x12\x18\n" +
+	"\asamples\x18\r \x03(\x01R\asamplesB\a\n" +
+	"\x05_kindB\x06\n" +
+	"\x04_minB\x06\n" +
+	"\x04_maxB\a\n" +
+	"\x05_meanB\x05\n" +
+	"\x03_muB\b\n" +
+	"\x06_sigmaB\b\n" +
+	"\x06_shapeB\b\n" +
+	"\x06_scaleB\x05\n" +
+	"\x03_xmB\b\n" +
+	"\x06_alpha\"{\n" +
+	"\n" +
+	"JointPoint\x12\x17\n" +
+	"\x04data\x18\x01 \x01(\x01H\x00R\x04data\x88\x01\x01\x12\x1d\n" +
+	"\areduces\x18\x02 \x01(\x05H\x01R\areduces\x88\x01\x01\x12\x17\n" +
+	"\x04prob\x18\x03 \x01(\x01H\x02R\x04prob\x88\x01\x01B\a\n" +
+	"\x05_dataB\n" +
+	"\n" +
+	"\b_reducesB\a\n" +
+	"\x05_prob\"\x7f\n" +
+	"\bWorkload\x12 \n" +
+	"\x04data\x18\x01 \x01(\v2\f.optd.v1.LawR\x04data\x12&\n" +
+	"\areduces\x18\x02 \x01(\v2\f.optd.v1.LawR\areduces\x12)\n" +
+	"\x05joint\x18\x03 \x03(\v2\x13.optd.v1.JointPointR\x05joint\"w\n" +
+	"\vItaInstance\x12\x18\n" +
+	"\aweights\x18\x01 \x03(\x01R\aweights\x12&\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x10.optd.v1.ItaNodeR\x05nodes\x12&\n" +
+	"\x05tasks\x18\x03 \x03(\v2\x10.optd.v1.ItaTaskR\x05tasks\"A\n" +
+	"\aItaNode\x12\x13\n" +
+	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x1a\n" +
+	"\bcapacity\x18\x02 \x03(\x03R\bcapacityB\x05\n" +
+	"\x03_id\"b\n" +
+	"\aItaTask\x12\x13\n" +
+	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x16\n" +
+	"\x06demand\x18\x02 \x03(\x03R\x06demand\x12\x19\n" +
+	"\x05count\x18\x03 \x01(\x05H\x01R\x05count\x88\x01\x01B\x05\n" +
+	"\x03_idB\b\n" +
+	"\x06_count\"\x98\x04\n" +
+	"\x11PlacementScenario\x12,\n" +
+	"\x05slots\x18\x01 \x01(\v2\x16.optd.v1.ScenarioSlotsR\x05slots\x122\n" +
+	"\x13max_jobs_in_service\x18\x02 \x01(\x05H\x00R\x10maxJobsInService\x88\x01\x01\x12&\n" +
+	"\farrival_rate\x18\x03 \x01(\x01H\x01R\varrivalRate\x88\x01\x01\x12&\n" +
+	"\fservice_rate\x18\x04 \x01(\x01H\x02R\vserviceRate\x88\x01\x01\x12$\n" +
+	"\vmax_waiting\x18\x05 \x01(\x05H\x03R\n" +
+	"maxWaiting\x88\x01\x01\x12-\n" +
+	"\bworkload\x18\x06 \x01(\v2\x11.optd.v1.WorkloadR\bworkload\x12\x17\n" +
+	"\x04jobs\x18\a \x01(\x05H\x04R\x04jobs\x88\x01\x01\x12$\n" +
+	"\vwarmup_jobs\x18\b \x01(\x05H\x05R\n" +
+	"warmupJobs\x88\x01\x01\x12'\n" +
+	"\freplications\x18\t \x01(\x05H\x06R\freplications\x88\x01\x01\x12\x17\n" +
+	"\x04seed\x18\n" +
+	" \x01(\x04H\aR\x04seed\x88\x01\x01B\x16\n" +
+	"\x14_max_jobs_in_serviceB\x0f\n" +
+	"\r_arrival_rateB\x0f\n" +
+	"\r_service_rateB\x0e\n" +
+	"\f_max_waitingB\a\n" +
+	"\x05_jobsB\x0e\n" +
+	"\f_warmup_jobsB\x0f\n" +
+	"\r_replicationsB\a\n" +
+	"\x05_seed\"l\n" +
+	"\rScenarioSlots\x12\x14\n" +
+	"\x05costs\x18\x01 \x03(\x01R\x05costs\x12\x19\n" +
+	"\x05count\x18\x02 \x01(\x05H\x00R\x05count\x88\x01\x01\x12 \n" +
+	"\x04cost\x18\x03 \x01(\v2\f.optd.v1.LawR\x04costB\b\n" +
+	"\x06_count\"\xab\x05\n" +
+	"\x0fClusterScenario\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x17\n" +
+	"\x04seed\x18\x02 \x01(\x04H\x01R\x04seed\x88\x01\x01\x122\n" +
+	"\acluster\x18\x03 \x01(\v2\x18.optd.v1.ScenarioClusterR\acluster\x12$\n" +
+	"\vheartbeat_s\x18\x04 \x01(\x01H\x02R\n" +
+	"heartbeatS\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"slow_start\x18\x05 \x01(\x01H\x03R\tslowStart\x88\x01\x01\x12$\n" +
+	"\vreduce_ramp\x18\x06 \x01(\bH\x04R\n" +
+	"reduceRamp\x88\x01\x01\x12\x1f\n" +
+	"\breplicas\x18\a \x01(\x05H\x05R\breplicas\x88\x01\x01\x121\n" +
+	"\x12rack_local_penalty\x18\b \x01(\x01H\x06R\x10rackLocalPenalty\x88\x01\x01\x12-\n" +
+	"\x10off_rack_penalty\x18\t \x01(\x01H\aR\x0eoffRackPenalty\x88\x01\x01\x12\x1e\n" +
+	"\bsample_s\x18\n" +
+	" \x01(\x01H\bR\asampleS\x88\x01\x01\x12:\n" +
+	"\n" +
+	"stragglers\x18\v \x03(\v2\x1a.optd.v1.ScenarioStragglerR\n" +
+	"stragglers\x122\n" +
+	"\anetwork\x18\f \x01(\v2\x18.optd.v1.ScenarioNetworkR\anetwork\x12(\n" +
+	"\x04jobs\x18\r \x03(\v2\x14.optd.v1.ScenarioJobR\x04jobsB\a\n" +
+	"\x05_nameB\a\n" +
+	"\x05_seedB\x0e\n" +
+	"\f_heartbeat_sB\r\n" +
+	"\v_slow_startB\x0e\n" +
+	"\f_reduce_rampB\v\n" +
+	"\t_replicasB\x15\n" +
+	"\x13_rack_local_penaltyB\x13\n" +
+	"\x11_off_rack_penaltyB\v\n" +
+	"\t_sample_s\"\x9c\x01\n" +
+	"\x0fScenarioCluster\x12\x1c\n" +
+	"\tresources\x18\x01 \x03(\tR\tresources\x12+\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x15.optd.v1.ScenarioNodeR\x05nodes\x12>\n" +
+	"\freduce_slots\x18\x03 \x03(\v2\x1b.optd.v1.ScenarioReduceSlotR\vreduceSlots\"\xd1\x01\n" +
+	"\fScenarioNode\x12\x13\n" +
+	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x17\n" +
+	"\x04rack\x18\x02 \x01(\tH\x01R\x04rack\x88\x01\x01\x12\x1a\n" +
+	"\bcapacity\x18\x03 \x03(\x03R\bcapacity\x12 \n" +
+	"\tmap_slots\x18\x04 \x01(\x05H\x02R\bmapSlots\x88\x01\x01\x12&\n" +
+	"\freduce_slots\x18\x05 \x01(\x05H\x03R\vreduceSlots\x88\x01\x01B\x05\n" +
+	"\x03_idB\a\n" +
+	"\x05_rackB\f\n" +
+	"\n" +
+	"_map_slotsB\x0f\n" +
+	"\r_reduce_slots\"\x85\x01\n" +
+	"\x12ScenarioReduceSlot\x12\x13\n" +
+	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x17\n" +
+	"\x04node\x18\x02 \x01(\tH\x01R\x04node\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"fetch_cost\x18\x03 \x01(\x01H\x02R\tfetchCost\x88\x01\x01B\x05\n" +
+	"\x03_idB\a\n" +
+	"\x05_nodeB\r\n" +
+	"\v_fetch_cost\"Z\n" +
+	"\x11ScenarioStraggler\x12\x17\n" +
+	"\x04node\x18\x01 \x01(\tH\x00R\x04node\x88\x01\x01\x12\x19\n" +
+	"\x05speed\x18\x02 \x01(\x01H\x01R\x05speed\x88\x01\x01B\a\n" +
+	"\x05_nodeB\b\n" +
+	"\x06_speed\"\x87\x01\n" +
+	"\x0fScenarioNetwork\x12 \n" +
+	"\tnode_mbps\x18\x01 \x01(\x01H\x00R\bnodeMbps\x88\x01\x01\x12/\n" +
+	"\x10oversubscription\x18\x02 \x01(\x01H\x01R\x10oversubscription\x88\x01\x01B\f\n" +
+	"\n" +
+	"_node_mbpsB\x13\n" +
+	"\x11_oversubscription\"6\n" +
+	"\n" +
+	"TaskDemand\x12\x10\n" +
+	"\x03map\x18\x01 \x03(\x03R\x03map\x12\x16\n" +
+	"\x06reduce\x18\x02 \x03(\x03R\x06reduce\"d\n" +
+	"\fScenarioSkew\x12\x1f\n" +
+	"\bfraction\x18\x01 \x01(\x01H\x00R\bfraction\x88\x01\x01\x12\x1b\n" +
+	"\x06factor\x18\x02 \x01(\x01H\x01R\x06factor\x88\x01\x01B\v\n" +
+	"\t_fractionB\t\n" +
+	"\a_factor\"\x8f\x06\n" +
+	"\vScenarioJob\x12\x13\n" +
+	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x1e\n" +
+	"\bsubmit_s\x18\x02 \x01(\x01H\x01R\asubmitS\x88\x01\x01\x12\x19\n" +
+	"\x05queue\x18\x03 \x01(\tH\x02R\x05queue\x88\x01\x01\x12\x1b\n" +
+	"\x06weight\x18\x04 \x01(\x01H\x03R\x06weight\x88\x01\x01\x12\x1b\n" +
+	"\x06stages\x18\x05 \x01(\x05H\x04R\x06stages\x88\x01\x01\x12\x17\n" +
+	"\x04maps\x18\x06 \x01(\x05H\x05R\x04maps\x88\x01\x01\x12\x1d\n" +
+	"\areduces\x18\a \x01(\x05H\x06R\areduces\x88\x01\x01\x12+\n" +
+	"\x06demand\x18\b \x01(\v2\x13.optd.v1.TaskDemandR\x06demand\x12'\n" +
+	"\bmap_work\x18\t \x01(\v2\f.optd.v1.LawR\amapWork\x12-\n" +
+	"\vreduce_work\x18\n" +
+	" \x01(\v2\f.optd.v1.LawR\n" +
+	"reduceWork\x12\x1b\n" +
+	"\tmap_works\x18\v \x03(\x01R\bmapWorks\x12!\n" +
+	"\freduce_works\x18\f \x03(\x01R\vreduceWorks\x12.\n" +
+	"\x10shuffle_fraction\x18\r \x01(\x01H\aR\x0fshuffleFraction\x88\x01\x01\x120\n" +
+	"\x11parallel_fraction\x18\x0e \x01(\x01H\bR\x10parallelFraction\x88\x01\x01\x120\n" +
+	"\bmap_skew\x18\x0f \x01(\v2\x15.optd.v1.ScenarioSkewR\amapSkew\x126\n" +
+	"\vreduce_skew\x18\x10 \x01(\v2\x15.optd.v1.ScenarioSkewR\n" +
+	"reduceSkew\x12'\n" +
+	"\rmap_output_mb\x18\x11 \x01(\x01H\tR\vmapOutputMb\x88\x01\x01B\x05\n" +
+	"\x03_idB\v\n" +
+	"\t_submit_sB\b\n" +
+	"\x06_queueB\t\n" +
+	"\a_weightB\t\n" +
+	"\a_stagesB\a\n" +
+	"\x05_mapsB\n" +
+	"\n" +
+	"\b_reducesB\x13\n" +
+	"\x11_shuffle_fractionB\x14\n" +
+	"\x12_parallel_fractionB\x10\n" +
+	"\x0e_map_output_mb\"\xfb\x02\n" +
+	"\tItaResult\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x12\x1c\n" +
+	"\tobjective\x18\x02 \x01(\x01R\tobjective\x12\x1f\n" +
+	"\vupper_bound\x18\x03 \x01(\x01R\n" +
+	"upperBound\x12\x18\n" +
+	"\aoptimal\x18\x04 \x01(\bR\aoptimal\x12\x10\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\x126\n" +
+	"\n" +
+	"assignment\x18\x06 \x03(\v2\x16.optd.v1.ItaAssignmentR\n" +
+	"assignment\x120\n" +
+	"\bunplaced\x18\a \x03(\v2\x14.optd.v1.ItaUnplacedR\bunplaced\x129\n" +
+	"\vutilization\x18\b \x01(\v2\x17.optd.v1.ItaUtilizationR\vutilization\x12'\n" +
+	"\x05stats\x18\t \x01(\v2\x11.optd.v1.ItaStatsR\x05stats\x12\x1d\n" +
+	"\n" +
+	"elapsed_ms\x18\n" +
+	" \x01(\x01R\telapsedMs\"M\n" +
+	"\rItaAssignment\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
+	"\x04task\x18\x02 \x01(\tR\x04task\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\"O\n" +
+	"\vItaUnplaced\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\tR\x04task\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"a\n" +
+	"\x0eItaUtilization\x12\x1c\n" +
+	"\tresources\x18\x01 \x03(\x01R\tresources\x121\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x1b.optd.v1.ItaNodeUtilizationR\x05nodes\"X\n" +
+	"\x12ItaNodeUtilization\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
+	"\x04used\x18\x02 \x03(\x03R\x04used\x12\x1a\n" +
+	"\bfraction\x18\x03 \x03(\x01R\bfraction\"h\n" +
+	"\bItaStats\x12%\n" +
+	"\x0enodes_explored\x18\x01 \x01(\x03R\rnodesExplored\x12\x1b\n" +
+	"\tlp_solves\x18\x02 \x01(\x05R\blpSolves\x12\x18\n" +
+	"\astopped\x18\x03 \x01(\tR\astopped\"M\n" +
+	"\fPolicyFigure\x12\x1b\n" +
+	"\tmean_cost\x18\x01 \x01(\x01R\bmeanCost\x12\x17\n" +
+	"\x04ci95\x18\x02 \x01(\x01H\x00R\x04ci95\x88\x01\x01B\a\n" +
+	"\x05_ci95\"\xf9\x01\n" +
+	"\fBoundMdpInfo\x12\x16\n" +
+	"\x06solved\x18\x01 \x01(\bR\x06solved\x12\x18\n" +
+	"\askipped\x18\x02 \x01(\tR\askipped\x12\x14\n" +
+	"\x05exact\x18\x03 \x01(\bR\x05exact\x12\x16\n" +
+	"\x06states\x18\x04 \x01(\x05R\x06states\x12I\n" +
+	"\fpolicy_costs\x18\x05 \x03(\v2&.optd.v1.BoundMdpInfo.PolicyCostsEntryR\vpolicyCosts\x1a>\n" +
+	"\x10PolicyCostsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x94\b\n" +
+	"\vBoundResult\x12>\n" +
+	"\bpolicies\x18\x01 \x03(\v2\".optd.v1.BoundResult.PoliciesEntryR\bpolicies\x12H\n" +
+	"\flower_bounds\x18\x02 \x03(\v2%.optd.v1.BoundResult.LowerBoundsEntryR\vlowerBounds\x12H\n" +
+	"\fupper_bounds\x18\x03 \x03(\v2%.optd.v1.BoundResult.UpperBoundsEntryR\vupperBounds\x12\x1d\n" +
+	"\aoptimal\x18\x04 \x01(\x01H\x00R\aoptimal\x88\x01\x01\x122\n" +
+	"\x04gaps\x18\x05 \x03(\v2\x1e.optd.v1.BoundResult.GapsEntryR\x04gaps\x12\x1d\n" +
+	"\n" +
+	"best_bound\x18\x06 \x01(\tR\tbestBound\x12N\n" +
+	"\x0ecertified_gaps\x18\a \x03(\v2'.optd.v1.BoundResult.CertifiedGapsEntryR\rcertifiedGaps\x12H\n" +
+	"\fbound_ratios\x18\b \x03(\v2%.optd.v1.BoundResult.BoundRatiosEntryR\vboundRatios\x12\"\n" +
+	"\freplications\x18\t \x01(\x05R\freplications\x12%\n" +
+	"\x0ejobs_simulated\x18\n" +
+	" \x01(\x03R\rjobsSimulated\x12\x16\n" +
+	"\x06events\x18\v \x01(\x04R\x06events\x12'\n" +
+	"\x03mdp\x18\f \x01(\v2\x15.optd.v1.BoundMdpInfoR\x03mdp\x1aR\n" +
+	"\rPoliciesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.optd.v1.PolicyFigureR\x05value:\x028\x01\x1a>\n" +
+	"\x10LowerBoundsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a>\n" +
+	"\x10UpperBoundsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a7\n" +
+	"\tGapsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a@\n" +
+	"\x12CertifiedGapsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a>\n" +
+	"\x10BoundRatiosEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\n" +
+	"\n" +
+	"\b_optimal\"\xca\x05\n" +
+	"\x10ClusterSimResult\x12\x1a\n" +
+	"\bscenario\x18\x01 \x01(\tR\bscenario\x12\x16\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\x12\x12\n" +
+	"\x04seed\x18\x03 \x01(\x04R\x04seed\x12\x1d\n" +
+	"\n" +
+	"makespan_s\x18\x04 \x01(\x01R\tmakespanS\x12&\n" +
+	"\x0fmean_response_s\x18\x05 \x01(\x01R\rmeanResponseS\x12L\n" +
+	"\vutilization\x18\x06 \x03(\v2*.optd.v1.ClusterSimResult.UtilizationEntryR\vutilization\x120\n" +
+	"\blocality\x18\a \x01(\v2\x14.optd.v1.SimLocalityR\blocality\x129\n" +
+	"\vspeculative\x18\b \x01(\v2\x17.optd.v1.SimSpeculativeR\vspeculative\x120\n" +
+	"\bfairness\x18\t \x01(\v2\x14.optd.v1.SimFairnessR\bfairness\x12*\n" +
+	"\x04jobs\x18\n" +
+	" \x03(\v2\x16.optd.v1.SimJobOutcomeR\x04jobs\x12\x16\n" +
+	"\x06events\x18\v \x01(\x04R\x06events\x12)\n" +
+	"\x10rejected_actions\x18\f \x01(\x05R\x0frejectedActions\x12-\n" +
+	"\x12preempted_reducers\x18\r \x01(\x05R\x11preemptedReducers\x12-\n" +
+	"\x06vetoes\x18\x0e \x03(\v2\x15.optd.v1.SimVetoCountR\x06vetoes\x12-\n" +
+	"\ashuffle\x18\x0f \x01(\v2\x13.optd.v1.SimShuffleR\ashuffle\x1a>\n" +
+	"\x10UtilizationEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"f\n" +
+	"\vSimLocality\x12\x1d\n" +
+	"\n" +
+	"node_local\x18\x01 \x01(\x01R\tnodeLocal\x12\x1d\n" +
+	"\n" +
+	"rack_local\x18\x02 \x01(\x01R\trackLocal\x12\x19\n" +
+	"\boff_rack\x18\x03 \x01(\x01R\aoffRack\"\\\n" +
+	"\x0eSimSpeculative\x12\x1a\n" +
+	"\blaunched\x18\x01 \x01(\x05R\blaunched\x12\x16\n" +
+	"\x06useful\x18\x02 \x01(\x05R\x06useful\x12\x16\n" +
+	"\x06wasted\x18\x03 \x01(\x05R\x06wasted\"Y\n" +
+	"\vSimFairness\x120\n" +
+	"\x14mean_share_deviation\x18\x01 \x01(\x01R\x12meanShareDeviation\x12\x18\n" +
+	"\asamples\x18\x02 \x01(\x05R\asamples\"U\n" +
+	"\rSimJobOutcome\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\bsubmit_s\x18\x02 \x01(\x01R\asubmitS\x12\x19\n" +
+	"\bfinish_s\x18\x03 \x01(\x01R\afinishS\"\xce\x01\n" +
+	"\fSimVetoCount\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x10\n" +
+	"\x03job\x18\x03 \x01(\tR\x03job\x12\x1b\n" +
+	"\ttask_type\x18\x04 \x01(\tR\btaskType\x12\x14\n" +
+	"\x05count\x18\x05 \x01(\x05R\x05count\x12\x17\n" +
+	"\afirst_s\x18\x06 \x01(\x01R\x06firstS\x12\x15\n" +
+	"\x06last_s\x18\a \x01(\x01R\x05lastS\x12\x1f\n" +
+	"\vlast_reason\x18\b \x01(\tR\n" +
+	"lastReason\"O\n" +
+	"\n" +
+	"SimShuffle\x12\x1d\n" +
+	"\n" +
+	"network_mb\x18\x01 \x01(\x01R\tnetworkMb\x12\"\n" +
+	"\rcross_rack_mb\x18\x02 \x01(\x01R\vcrossRackMb\"\xff\x04\n" +
+	"\rSearchRequest\x12I\n" +
+	"\x12placement_scenario\x18\x01 \x01(\v2\x1a.optd.v1.PlacementScenarioR\x11placementScenario\x12C\n" +
+	"\x10cluster_scenario\x18\x02 \x01(\v2\x18.optd.v1.ClusterScenarioR\x0fclusterScenario\x12\x18\n" +
+	"\abuiltin\x18\x03 \x01(\tR\abuiltin\x12\x16\n" +
+	"\x06policy\x18\x04 \x01(\tR\x06policy\x12\x16\n" +
+	"\x06params\x18\x05 \x01(\tR\x06params\x12\x1c\n" +
+	"\tobjective\x18\x06 \x01(\tR\tobjective\x12\x16\n" +
+	"\x06method\x18\a \x01(\tR\x06method\x12 \n" +
+	"\vevaluations\x18\b \x01(\x05R\vevaluations\x12\"\n" +
+	"\rtime_limit_ms\x18\t \x01(\x03R\vtimeLimitMs\x12\"\n" +
+	"\freplications\x18\n" +
+	" \x01(\x05R\freplications\x12\x1e\n" +
+	"\n" +
+	"validation\x18\v \x01(\x05R\n" +
+	"validation\x12\x12\n" +
+	"\x04seed\x18\f \x01(\x04R\x04seed\x12\x1e\n" +
+	"\n" +
+	"references\x18\r \x03(\tR\n" +
+	"references\x12\x1b\n" +
+	"\x06bounds\x18\x0e \x01(\bH\x00R\x06bounds\x88\x01\x01\x120\n" +
+	"\x11hindsight_classes\x18\x0f \x01(\x05H\x01R\x10hindsightClasses\x88\x01\x01\x12\x16\n" +
+	"\x06window\x18\x10 \x01(\x05R\x06window\x12\x18\n" +
+	"\ahorizon\x18\x11 \x01(\x05R\ahorizonB\t\n" +
+	"\a_boundsB\x14\n" +
+	"\x12_hindsight_classes\"\xd1\x01\n" +
+	"\x0eSearchProgress\x12\x14\n" +
+	"\x05phase\x18\x01 \x01(\tR\x05phase\x12 \n" +
+	"\vevaluations\x18\x02 \x01(\x05R\vevaluations\x12\x16\n" +
+	"\x06budget\x18\x03 \x01(\x05R\x06budget\x12\x17\n" +
+	"\x04best\x18\x04 \x01(\x01H\x00R\x04best\x88\x01\x01\x12 \n" +
+	"\vsimulations\x18\x05 \x01(\x05R\vsimulations\x12+\n" +
+	"\x11simulations_total\x18\x06 \x01(\x05R\x10simulationsTotalB\a\n" +
+	"\x05_best\"\x81\x01\n" +
+	"\x0eSearchResponse\x125\n" +
+	"\bprogress\x18\x01 \x01(\v2\x17.optd.v1.SearchProgressH\x00R\bprogress\x12/\n" +
+	"\x06result\x18\x02 \x01(\v2\x15.optd.v1.SearchResultH\x00R\x06resultB\a\n" +
+	"\x05event\"\xd1\x01\n" +
+	"\fSearchResult\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\x12\x1c\n" +
+	"\tobjective\x18\x03 \x01(\tR\tobjective\x12*\n" +
+	"\x05space\x18\x04 \x03(\v2\x14.optd.v1.SearchParamR\x05space\x12\x1f\n" +
+	"\vbest_policy\x18\x05 \x01(\tR\n" +
+	"bestPolicy\x12*\n" +
+	"\x06result\x18\x06 \x01(\v2\x12.optd.v1.SearchRunR\x06result\"\x8f\x01\n" +
+	"\vSearchParam\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
+	"\x03max\x18\x03 \x01(\x01R\x03max\x12\x18\n" +
+	"\adefault\x18\x04 \x01(\x01R\adefault\x12\x14\n" +
+	"\x05scale\x18\x05 \x01(\tR\x05scale\x12\x18\n" +
+	"\ainteger\x18\x06 \x01(\bR\ainteger\"\x90\x06\n" +
+	"\tSearchRun\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
+	"\x04seed\x18\x02 \x01(\x04R\x04seed\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12 \n" +
+	"\vevaluations\x18\x04 \x01(\x05R\vevaluations\x121\n" +
+	"\x14candidates_simulated\x18\x05 \x01(\x05R\x13candidatesSimulated\x12\x1b\n" +
+	"\tsearch_ms\x18\x06 \x01(\x01R\bsearchMs\x12\x19\n" +
+	"\btotal_ms\x18\a \x01(\x01R\atotalMs\x12C\n" +
+	"\vbest_params\x18\b \x03(\v2\".optd.v1.SearchRun.BestParamsEntryR\n" +
+	"bestParams\x12L\n" +
+	"\x0edefault_params\x18\t \x03(\v2%.optd.v1.SearchRun.DefaultParamsEntryR\rdefaultParams\x12F\n" +
+	"\fstart_params\x18\n" +
+	" \x03(\v2#.optd.v1.SearchRun.StartParamsEntryR\vstartParams\x12,\n" +
+	"\x06search\x18\v \x01(\v2\x14.optd.v1.SearchPhaseR\x06search\x124\n" +
+	"\n" +
+	"validation\x18\f \x01(\v2\x14.optd.v1.SearchPhaseR\n" +
+	"validation\x122\n" +
+	"\ahistory\x18\r \x03(\v2\x18.optd.v1.SearchCandidateR\ahistory\x1a=\n" +
+	"\x0fBestParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a@\n" +
+	"\x12DefaultParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a>\n" +
+	"\x10StartParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"@\n" +
+	"\bEstimate\x12\x12\n" +
+	"\x04mean\x18\x01 \x01(\x01R\x04mean\x12\x17\n" +
+	"\x04ci95\x18\x02 \x01(\x01H\x00R\x04ci95\x88\x01\x01B\a\n" +
+	"\x05_ci95\"\xf2\x06\n" +
+	"\vSearchPhase\x12+\n" +
+	"\x11first_replication\x18\x01 \x01(\x05R\x10firstReplication\x12\"\n" +
+	"\freplications\x18\x02 \x01(\x05R\freplications\x12%\n" +
+	"\x04best\x18\x03 \x01(\v2\x11.optd.v1.EstimateR\x04best\x12+\n" +
+	"\adefault\x18\x04 \x01(\v2\x11.optd.v1.EstimateR\adefault\x12?\n" +
+	"\x12best_minus_default\x18\x05 \x01(\v2\x11.optd.v1.EstimateR\x10bestMinusDefault\x12D\n" +
+	"\n" +
+	"references\x18\x06 \x03(\v2$.optd.v1.SearchPhase.ReferencesEntryR\n" +
+	"references\x12^\n" +
+	"\x14best_minus_reference\x18\a \x03(\v2,.optd.v1.SearchPhase.BestMinusReferenceEntryR\x12bestMinusReference\x12H\n" +
+	"\flower_bounds\x18\b \x03(\v2%.optd.v1.SearchPhase.LowerBoundsEntryR\vlowerBounds\x12-\n" +
+	"\x10best_lower_bound\x18\t \x01(\x01H\x00R\x0ebestLowerBound\x88\x01\x01\x12\x15\n" +
+	"\x03gap\x18\n" +
+	" \x01(\x01H\x01R\x03gap\x88\x01\x01\x12+\n" +
+	"\x03raw\x18\v \x03(\v2\x19.optd.v1.SearchRepFiguresR\x03raw\x1aP\n" +
+	"\x0fReferencesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.optd.v1.EstimateR\x05value:\x028\x01\x1aX\n" +
+	"\x17BestMinusReferenceEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.optd.v1.EstimateR\x05value:\x028\x01\x1aQ\n" +
+	"\x10LowerBoundsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.optd.v1.EstimateR\x05value:\x028\x01B\x13\n" +
+	"\x11_best_lower_boundB\x06\n" +
+	"\x04_gap\"\xfb\x02\n" +
+	"\x10SearchRepFigures\x12 \n" +
+	"\vreplication\x18\x01 \x01(\x05R\vreplication\x12\x12\n" +
+	"\x04best\x18\x02 \x01(\x01R\x04best\x12\x18\n" +
+	"\adefault\x18\x03 \x01(\x01R\adefault\x12I\n" +
+	"\n" +
+	"references\x18\x04 \x03(\v2).optd.v1.SearchRepFigures.ReferencesEntryR\n" +
+	"references\x12M\n" +
+	"\flower_bounds\x18\x05 \x03(\v2*.optd.v1.SearchRepFigures.LowerBoundsEntryR\vlowerBounds\x1a=\n" +
+	"\x0fReferencesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a>\n" +
+	"\x10LowerBoundsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa8\x01\n" +
+	"\x0fSearchCandidate\x12<\n" +
+	"\x06params\x18\x01 \x03(\v2$.optd.v1.SearchCandidate.ParamsEntryR\x06params\x12\x1c\n" +
+	"\tobjective\x18\x02 \x01(\x01R\tobjective\x1a9\n" +
+	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01*\xa0\x01\n" +
 	"\n" +
 	"ActionKind\x12\x1b\n" +
 	"\x17ACTION_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -4178,14 +8331,15 @@ const file_optd_proto_rawDesc = "" +
 	"\tHeartbeat\x12\x19.optd.v1.HeartbeatRequest\x1a\x1a.optd.v1.HeartbeatResponse\x12K\n" +
 	"\fPlaceReduces\x12\x1c.optd.v1.PlaceReducesRequest\x1a\x1d.optd.v1.PlaceReducesResponse\x12H\n" +
 	"\vJobFinished\x12\x1b.optd.v1.JobFinishedRequest\x1a\x1c.optd.v1.JobFinishedResponse\x12T\n" +
-	"\x0fGetClusterState\x12\x1f.optd.v1.GetClusterStateRequest\x1a .optd.v1.GetClusterStateResponse2\xfa\x03\n" +
+	"\x0fGetClusterState\x12\x1f.optd.v1.GetClusterStateRequest\x1a .optd.v1.GetClusterStateResponse2\xb7\x04\n" +
 	"\x0fOptimizeService\x12Z\n" +
 	"\x11ComputeThresholds\x12!.optd.v1.ComputeThresholdsRequest\x1a\".optd.v1.ComputeThresholdsResponse\x12i\n" +
 	"\x16SolveInitialAssignment\x12&.optd.v1.SolveInitialAssignmentRequest\x1a'.optd.v1.SolveInitialAssignmentResponse\x128\n" +
 	"\x05Bound\x12\x15.optd.v1.BoundRequest\x1a\x16.optd.v1.BoundResponse0\x01\x12D\n" +
 	"\bSimulate\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponse\"\x03\x88\x02\x01\x12H\n" +
 	"\x11SimulatePlacement\x12\x18.optd.v1.SimulateRequest\x1a\x19.optd.v1.SimulateResponse\x12V\n" +
-	"\x0fSimulateCluster\x12\x1f.optd.v1.SimulateClusterRequest\x1a .optd.v1.SimulateClusterResponse0\x01B+Z)github.com/optd/optd/proto/optd/v1;optdv1b\x06proto3"
+	"\x0fSimulateCluster\x12\x1f.optd.v1.SimulateClusterRequest\x1a .optd.v1.SimulateClusterResponse0\x01\x12;\n" +
+	"\x06Search\x12\x16.optd.v1.SearchRequest\x1a\x17.optd.v1.SearchResponse0\x01B+Z)github.com/optd/optd/proto/optd/v1;optdv1b\x06proto3"
 
 var (
 	file_optd_proto_rawDescOnce sync.Once
@@ -4200,7 +8354,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 }
 
 var file_optd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 112)
 var file_optd_proto_goTypes = []any{
 	(ActionKind)(0),                        // 0: optd.v1.ActionKind
 	(TaskType)(0),                          // 1: optd.v1.TaskType
@@ -4252,85 +8406,221 @@ var file_optd_proto_goTypes = []any{
 	(*SimulateClusterRequest)(nil),         // 47: optd.v1.SimulateClusterRequest
 	(*SimulateClusterProgress)(nil),        // 48: optd.v1.SimulateClusterProgress
 	(*SimulateClusterResponse)(nil),        // 49: optd.v1.SimulateClusterResponse
-	nil,                                    // 50: optd.v1.Node.CapacityEntry
-	nil,                                    // 51: optd.v1.PlacementPolicy.ParamsEntry
-	nil,                                    // 52: optd.v1.SubmitJobRequest.MapDemandEntry
-	nil,                                    // 53: optd.v1.SubmitJobRequest.ReduceDemandEntry
-	nil,                                    // 54: optd.v1.HeartbeatRequest.OutputMbEntry
-	nil,                                    // 55: optd.v1.Action.ResourcesEntry
+	(*Law)(nil),                            // 50: optd.v1.Law
+	(*JointPoint)(nil),                     // 51: optd.v1.JointPoint
+	(*Workload)(nil),                       // 52: optd.v1.Workload
+	(*ItaInstance)(nil),                    // 53: optd.v1.ItaInstance
+	(*ItaNode)(nil),                        // 54: optd.v1.ItaNode
+	(*ItaTask)(nil),                        // 55: optd.v1.ItaTask
+	(*PlacementScenario)(nil),              // 56: optd.v1.PlacementScenario
+	(*ScenarioSlots)(nil),                  // 57: optd.v1.ScenarioSlots
+	(*ClusterScenario)(nil),                // 58: optd.v1.ClusterScenario
+	(*ScenarioCluster)(nil),                // 59: optd.v1.ScenarioCluster
+	(*ScenarioNode)(nil),                   // 60: optd.v1.ScenarioNode
+	(*ScenarioReduceSlot)(nil),             // 61: optd.v1.ScenarioReduceSlot
+	(*ScenarioStraggler)(nil),              // 62: optd.v1.ScenarioStraggler
+	(*ScenarioNetwork)(nil),                // 63: optd.v1.ScenarioNetwork
+	(*TaskDemand)(nil),                     // 64: optd.v1.TaskDemand
+	(*ScenarioSkew)(nil),                   // 65: optd.v1.ScenarioSkew
+	(*ScenarioJob)(nil),                    // 66: optd.v1.ScenarioJob
+	(*ItaResult)(nil),                      // 67: optd.v1.ItaResult
+	(*ItaAssignment)(nil),                  // 68: optd.v1.ItaAssignment
+	(*ItaUnplaced)(nil),                    // 69: optd.v1.ItaUnplaced
+	(*ItaUtilization)(nil),                 // 70: optd.v1.ItaUtilization
+	(*ItaNodeUtilization)(nil),             // 71: optd.v1.ItaNodeUtilization
+	(*ItaStats)(nil),                       // 72: optd.v1.ItaStats
+	(*PolicyFigure)(nil),                   // 73: optd.v1.PolicyFigure
+	(*BoundMdpInfo)(nil),                   // 74: optd.v1.BoundMdpInfo
+	(*BoundResult)(nil),                    // 75: optd.v1.BoundResult
+	(*ClusterSimResult)(nil),               // 76: optd.v1.ClusterSimResult
+	(*SimLocality)(nil),                    // 77: optd.v1.SimLocality
+	(*SimSpeculative)(nil),                 // 78: optd.v1.SimSpeculative
+	(*SimFairness)(nil),                    // 79: optd.v1.SimFairness
+	(*SimJobOutcome)(nil),                  // 80: optd.v1.SimJobOutcome
+	(*SimVetoCount)(nil),                   // 81: optd.v1.SimVetoCount
+	(*SimShuffle)(nil),                     // 82: optd.v1.SimShuffle
+	(*SearchRequest)(nil),                  // 83: optd.v1.SearchRequest
+	(*SearchProgress)(nil),                 // 84: optd.v1.SearchProgress
+	(*SearchResponse)(nil),                 // 85: optd.v1.SearchResponse
+	(*SearchResult)(nil),                   // 86: optd.v1.SearchResult
+	(*SearchParam)(nil),                    // 87: optd.v1.SearchParam
+	(*SearchRun)(nil),                      // 88: optd.v1.SearchRun
+	(*Estimate)(nil),                       // 89: optd.v1.Estimate
+	(*SearchPhase)(nil),                    // 90: optd.v1.SearchPhase
+	(*SearchRepFigures)(nil),               // 91: optd.v1.SearchRepFigures
+	(*SearchCandidate)(nil),                // 92: optd.v1.SearchCandidate
+	nil,                                    // 93: optd.v1.Node.CapacityEntry
+	nil,                                    // 94: optd.v1.PlacementPolicy.ParamsEntry
+	nil,                                    // 95: optd.v1.SubmitJobRequest.MapDemandEntry
+	nil,                                    // 96: optd.v1.SubmitJobRequest.ReduceDemandEntry
+	nil,                                    // 97: optd.v1.HeartbeatRequest.OutputMbEntry
+	nil,                                    // 98: optd.v1.Action.ResourcesEntry
+	nil,                                    // 99: optd.v1.BoundMdpInfo.PolicyCostsEntry
+	nil,                                    // 100: optd.v1.BoundResult.PoliciesEntry
+	nil,                                    // 101: optd.v1.BoundResult.LowerBoundsEntry
+	nil,                                    // 102: optd.v1.BoundResult.UpperBoundsEntry
+	nil,                                    // 103: optd.v1.BoundResult.GapsEntry
+	nil,                                    // 104: optd.v1.BoundResult.CertifiedGapsEntry
+	nil,                                    // 105: optd.v1.BoundResult.BoundRatiosEntry
+	nil,                                    // 106: optd.v1.ClusterSimResult.UtilizationEntry
+	nil,                                    // 107: optd.v1.SearchRun.BestParamsEntry
+	nil,                                    // 108: optd.v1.SearchRun.DefaultParamsEntry
+	nil,                                    // 109: optd.v1.SearchRun.StartParamsEntry
+	nil,                                    // 110: optd.v1.SearchPhase.ReferencesEntry
+	nil,                                    // 111: optd.v1.SearchPhase.BestMinusReferenceEntry
+	nil,                                    // 112: optd.v1.SearchPhase.LowerBoundsEntry
+	nil,                                    // 113: optd.v1.SearchRepFigures.ReferencesEntry
+	nil,                                    // 114: optd.v1.SearchRepFigures.LowerBoundsEntry
+	nil,                                    // 115: optd.v1.SearchCandidate.ParamsEntry
 }
 var file_optd_proto_depIdxs = []int32{
-	50, // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
-	51, // 1: optd.v1.PlacementPolicy.params:type_name -> optd.v1.PlacementPolicy.ParamsEntry
-	8,  // 2: optd.v1.PlacementPolicy.model:type_name -> optd.v1.PlacementModel
-	4,  // 3: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
-	5,  // 4: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
-	6,  // 5: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
-	7,  // 6: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
-	9,  // 7: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	33, // 8: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
-	15, // 9: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
-	52, // 10: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
-	53, // 11: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
-	18, // 12: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
-	19, // 13: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
-	22, // 14: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
-	3,  // 15: optd.v1.AttemptStatus.phase_type:type_name -> optd.v1.Phase
-	26, // 16: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
-	54, // 17: optd.v1.HeartbeatRequest.output_mb:type_name -> optd.v1.HeartbeatRequest.OutputMbEntry
-	55, // 18: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
-	0,  // 19: optd.v1.Action.action_kind:type_name -> optd.v1.ActionKind
-	1,  // 20: optd.v1.Action.task_type_enum:type_name -> optd.v1.TaskType
-	1,  // 21: optd.v1.Action.slot_type:type_name -> optd.v1.TaskType
-	2,  // 22: optd.v1.Action.locality_type:type_name -> optd.v1.Locality
-	28, // 23: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
-	30, // 24: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
-	0,  // 25: optd.v1.Veto.action_kind:type_name -> optd.v1.ActionKind
-	1,  // 26: optd.v1.Veto.task_type_enum:type_name -> optd.v1.TaskType
-	4,  // 27: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
-	5,  // 28: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
-	7,  // 29: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
-	31, // 30: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
-	32, // 31: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
-	9,  // 32: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
-	33, // 33: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
-	37, // 34: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
-	42, // 35: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
-	45, // 36: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
-	48, // 37: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
-	10, // 38: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	12, // 39: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
-	14, // 40: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
-	17, // 41: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	27, // 42: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	21, // 43: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	24, // 44: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	34, // 45: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	36, // 46: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	39, // 47: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	41, // 48: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	44, // 49: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	44, // 50: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
-	47, // 51: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
-	11, // 52: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	13, // 53: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
-	16, // 54: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
-	20, // 55: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	29, // 56: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	23, // 57: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	25, // 58: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	35, // 59: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	38, // 60: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	40, // 61: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	43, // 62: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	46, // 63: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	46, // 64: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
-	49, // 65: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
-	52, // [52:66] is the sub-list for method output_type
-	38, // [38:52] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	93,  // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
+	94,  // 1: optd.v1.PlacementPolicy.params:type_name -> optd.v1.PlacementPolicy.ParamsEntry
+	8,   // 2: optd.v1.PlacementPolicy.model:type_name -> optd.v1.PlacementModel
+	52,  // 3: optd.v1.PlacementModel.workload:type_name -> optd.v1.Workload
+	4,   // 4: optd.v1.RegisterClusterRequest.nodes:type_name -> optd.v1.Node
+	5,   // 5: optd.v1.RegisterClusterRequest.slots:type_name -> optd.v1.ReduceSlot
+	6,   // 6: optd.v1.RegisterClusterRequest.topology:type_name -> optd.v1.Topology
+	7,   // 7: optd.v1.RegisterClusterRequest.policy:type_name -> optd.v1.PlacementPolicy
+	9,   // 8: optd.v1.RegisterClusterRequest.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	33,  // 9: optd.v1.RegisterClusterResponse.state:type_name -> optd.v1.ClusterState
+	15,  // 10: optd.v1.ListClustersResponse.clusters:type_name -> optd.v1.ClusterSummary
+	95,  // 11: optd.v1.SubmitJobRequest.map_demand:type_name -> optd.v1.SubmitJobRequest.MapDemandEntry
+	96,  // 12: optd.v1.SubmitJobRequest.reduce_demand:type_name -> optd.v1.SubmitJobRequest.ReduceDemandEntry
+	18,  // 13: optd.v1.SubmitJobRequest.stages:type_name -> optd.v1.JobStage
+	19,  // 14: optd.v1.JobStage.maps:type_name -> optd.v1.MapInput
+	22,  // 15: optd.v1.PlaceReducesResponse.slots:type_name -> optd.v1.PlacedSlot
+	3,   // 16: optd.v1.AttemptStatus.phase_type:type_name -> optd.v1.Phase
+	26,  // 17: optd.v1.HeartbeatRequest.running:type_name -> optd.v1.AttemptStatus
+	97,  // 18: optd.v1.HeartbeatRequest.output_mb:type_name -> optd.v1.HeartbeatRequest.OutputMbEntry
+	98,  // 19: optd.v1.Action.resources:type_name -> optd.v1.Action.ResourcesEntry
+	0,   // 20: optd.v1.Action.action_kind:type_name -> optd.v1.ActionKind
+	1,   // 21: optd.v1.Action.task_type_enum:type_name -> optd.v1.TaskType
+	1,   // 22: optd.v1.Action.slot_type:type_name -> optd.v1.TaskType
+	2,   // 23: optd.v1.Action.locality_type:type_name -> optd.v1.Locality
+	28,  // 24: optd.v1.HeartbeatResponse.actions:type_name -> optd.v1.Action
+	30,  // 25: optd.v1.HeartbeatResponse.vetoes:type_name -> optd.v1.Veto
+	0,   // 26: optd.v1.Veto.action_kind:type_name -> optd.v1.ActionKind
+	1,   // 27: optd.v1.Veto.task_type_enum:type_name -> optd.v1.TaskType
+	4,   // 28: optd.v1.ClusterState.nodes:type_name -> optd.v1.Node
+	5,   // 29: optd.v1.ClusterState.slots:type_name -> optd.v1.ReduceSlot
+	7,   // 30: optd.v1.ClusterState.policy:type_name -> optd.v1.PlacementPolicy
+	31,  // 31: optd.v1.ClusterState.jobs:type_name -> optd.v1.JobState
+	32,  // 32: optd.v1.ClusterState.estimator:type_name -> optd.v1.EstimatorState
+	9,   // 33: optd.v1.ClusterState.heartbeat:type_name -> optd.v1.HeartbeatPolicy
+	33,  // 34: optd.v1.GetClusterStateResponse.state:type_name -> optd.v1.ClusterState
+	52,  // 35: optd.v1.ComputeThresholdsRequest.workload:type_name -> optd.v1.Workload
+	37,  // 36: optd.v1.ComputeThresholdsResponse.stages:type_name -> optd.v1.ThresholdStage
+	53,  // 37: optd.v1.SolveInitialAssignmentRequest.instance:type_name -> optd.v1.ItaInstance
+	67,  // 38: optd.v1.SolveInitialAssignmentResponse.result:type_name -> optd.v1.ItaResult
+	56,  // 39: optd.v1.BoundRequest.scenario:type_name -> optd.v1.PlacementScenario
+	42,  // 40: optd.v1.BoundResponse.progress:type_name -> optd.v1.BoundProgress
+	75,  // 41: optd.v1.BoundResponse.result:type_name -> optd.v1.BoundResult
+	56,  // 42: optd.v1.SimulateRequest.scenario:type_name -> optd.v1.PlacementScenario
+	45,  // 43: optd.v1.SimulateResponse.policies:type_name -> optd.v1.PolicyCost
+	58,  // 44: optd.v1.SimulateClusterRequest.scenario:type_name -> optd.v1.ClusterScenario
+	48,  // 45: optd.v1.SimulateClusterResponse.progress:type_name -> optd.v1.SimulateClusterProgress
+	76,  // 46: optd.v1.SimulateClusterResponse.result:type_name -> optd.v1.ClusterSimResult
+	50,  // 47: optd.v1.Workload.data:type_name -> optd.v1.Law
+	50,  // 48: optd.v1.Workload.reduces:type_name -> optd.v1.Law
+	51,  // 49: optd.v1.Workload.joint:type_name -> optd.v1.JointPoint
+	54,  // 50: optd.v1.ItaInstance.nodes:type_name -> optd.v1.ItaNode
+	55,  // 51: optd.v1.ItaInstance.tasks:type_name -> optd.v1.ItaTask
+	57,  // 52: optd.v1.PlacementScenario.slots:type_name -> optd.v1.ScenarioSlots
+	52,  // 53: optd.v1.PlacementScenario.workload:type_name -> optd.v1.Workload
+	50,  // 54: optd.v1.ScenarioSlots.cost:type_name -> optd.v1.Law
+	59,  // 55: optd.v1.ClusterScenario.cluster:type_name -> optd.v1.ScenarioCluster
+	62,  // 56: optd.v1.ClusterScenario.stragglers:type_name -> optd.v1.ScenarioStraggler
+	63,  // 57: optd.v1.ClusterScenario.network:type_name -> optd.v1.ScenarioNetwork
+	66,  // 58: optd.v1.ClusterScenario.jobs:type_name -> optd.v1.ScenarioJob
+	60,  // 59: optd.v1.ScenarioCluster.nodes:type_name -> optd.v1.ScenarioNode
+	61,  // 60: optd.v1.ScenarioCluster.reduce_slots:type_name -> optd.v1.ScenarioReduceSlot
+	64,  // 61: optd.v1.ScenarioJob.demand:type_name -> optd.v1.TaskDemand
+	50,  // 62: optd.v1.ScenarioJob.map_work:type_name -> optd.v1.Law
+	50,  // 63: optd.v1.ScenarioJob.reduce_work:type_name -> optd.v1.Law
+	65,  // 64: optd.v1.ScenarioJob.map_skew:type_name -> optd.v1.ScenarioSkew
+	65,  // 65: optd.v1.ScenarioJob.reduce_skew:type_name -> optd.v1.ScenarioSkew
+	68,  // 66: optd.v1.ItaResult.assignment:type_name -> optd.v1.ItaAssignment
+	69,  // 67: optd.v1.ItaResult.unplaced:type_name -> optd.v1.ItaUnplaced
+	70,  // 68: optd.v1.ItaResult.utilization:type_name -> optd.v1.ItaUtilization
+	72,  // 69: optd.v1.ItaResult.stats:type_name -> optd.v1.ItaStats
+	71,  // 70: optd.v1.ItaUtilization.nodes:type_name -> optd.v1.ItaNodeUtilization
+	99,  // 71: optd.v1.BoundMdpInfo.policy_costs:type_name -> optd.v1.BoundMdpInfo.PolicyCostsEntry
+	100, // 72: optd.v1.BoundResult.policies:type_name -> optd.v1.BoundResult.PoliciesEntry
+	101, // 73: optd.v1.BoundResult.lower_bounds:type_name -> optd.v1.BoundResult.LowerBoundsEntry
+	102, // 74: optd.v1.BoundResult.upper_bounds:type_name -> optd.v1.BoundResult.UpperBoundsEntry
+	103, // 75: optd.v1.BoundResult.gaps:type_name -> optd.v1.BoundResult.GapsEntry
+	104, // 76: optd.v1.BoundResult.certified_gaps:type_name -> optd.v1.BoundResult.CertifiedGapsEntry
+	105, // 77: optd.v1.BoundResult.bound_ratios:type_name -> optd.v1.BoundResult.BoundRatiosEntry
+	74,  // 78: optd.v1.BoundResult.mdp:type_name -> optd.v1.BoundMdpInfo
+	106, // 79: optd.v1.ClusterSimResult.utilization:type_name -> optd.v1.ClusterSimResult.UtilizationEntry
+	77,  // 80: optd.v1.ClusterSimResult.locality:type_name -> optd.v1.SimLocality
+	78,  // 81: optd.v1.ClusterSimResult.speculative:type_name -> optd.v1.SimSpeculative
+	79,  // 82: optd.v1.ClusterSimResult.fairness:type_name -> optd.v1.SimFairness
+	80,  // 83: optd.v1.ClusterSimResult.jobs:type_name -> optd.v1.SimJobOutcome
+	81,  // 84: optd.v1.ClusterSimResult.vetoes:type_name -> optd.v1.SimVetoCount
+	82,  // 85: optd.v1.ClusterSimResult.shuffle:type_name -> optd.v1.SimShuffle
+	56,  // 86: optd.v1.SearchRequest.placement_scenario:type_name -> optd.v1.PlacementScenario
+	58,  // 87: optd.v1.SearchRequest.cluster_scenario:type_name -> optd.v1.ClusterScenario
+	84,  // 88: optd.v1.SearchResponse.progress:type_name -> optd.v1.SearchProgress
+	86,  // 89: optd.v1.SearchResponse.result:type_name -> optd.v1.SearchResult
+	87,  // 90: optd.v1.SearchResult.space:type_name -> optd.v1.SearchParam
+	88,  // 91: optd.v1.SearchResult.result:type_name -> optd.v1.SearchRun
+	107, // 92: optd.v1.SearchRun.best_params:type_name -> optd.v1.SearchRun.BestParamsEntry
+	108, // 93: optd.v1.SearchRun.default_params:type_name -> optd.v1.SearchRun.DefaultParamsEntry
+	109, // 94: optd.v1.SearchRun.start_params:type_name -> optd.v1.SearchRun.StartParamsEntry
+	90,  // 95: optd.v1.SearchRun.search:type_name -> optd.v1.SearchPhase
+	90,  // 96: optd.v1.SearchRun.validation:type_name -> optd.v1.SearchPhase
+	92,  // 97: optd.v1.SearchRun.history:type_name -> optd.v1.SearchCandidate
+	89,  // 98: optd.v1.SearchPhase.best:type_name -> optd.v1.Estimate
+	89,  // 99: optd.v1.SearchPhase.default:type_name -> optd.v1.Estimate
+	89,  // 100: optd.v1.SearchPhase.best_minus_default:type_name -> optd.v1.Estimate
+	110, // 101: optd.v1.SearchPhase.references:type_name -> optd.v1.SearchPhase.ReferencesEntry
+	111, // 102: optd.v1.SearchPhase.best_minus_reference:type_name -> optd.v1.SearchPhase.BestMinusReferenceEntry
+	112, // 103: optd.v1.SearchPhase.lower_bounds:type_name -> optd.v1.SearchPhase.LowerBoundsEntry
+	91,  // 104: optd.v1.SearchPhase.raw:type_name -> optd.v1.SearchRepFigures
+	113, // 105: optd.v1.SearchRepFigures.references:type_name -> optd.v1.SearchRepFigures.ReferencesEntry
+	114, // 106: optd.v1.SearchRepFigures.lower_bounds:type_name -> optd.v1.SearchRepFigures.LowerBoundsEntry
+	115, // 107: optd.v1.SearchCandidate.params:type_name -> optd.v1.SearchCandidate.ParamsEntry
+	73,  // 108: optd.v1.BoundResult.PoliciesEntry.value:type_name -> optd.v1.PolicyFigure
+	89,  // 109: optd.v1.SearchPhase.ReferencesEntry.value:type_name -> optd.v1.Estimate
+	89,  // 110: optd.v1.SearchPhase.BestMinusReferenceEntry.value:type_name -> optd.v1.Estimate
+	89,  // 111: optd.v1.SearchPhase.LowerBoundsEntry.value:type_name -> optd.v1.Estimate
+	10,  // 112: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	12,  // 113: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	14,  // 114: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	17,  // 115: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	27,  // 116: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	21,  // 117: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	24,  // 118: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	34,  // 119: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	36,  // 120: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	39,  // 121: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	41,  // 122: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	44,  // 123: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	44,  // 124: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
+	47,  // 125: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
+	83,  // 126: optd.v1.OptimizeService.Search:input_type -> optd.v1.SearchRequest
+	11,  // 127: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	13,  // 128: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	16,  // 129: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	20,  // 130: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	29,  // 131: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	23,  // 132: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	25,  // 133: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	35,  // 134: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	38,  // 135: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	40,  // 136: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	43,  // 137: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	46,  // 138: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	46,  // 139: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
+	49,  // 140: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
+	85,  // 141: optd.v1.OptimizeService.Search:output_type -> optd.v1.SearchResponse
+	127, // [127:142] is the sub-list for method output_type
+	112, // [112:127] is the sub-list for method input_type
+	112, // [112:112] is the sub-list for extension type_name
+	112, // [112:112] is the sub-list for extension extendee
+	0,   // [0:112] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -4347,20 +8637,45 @@ func file_optd_proto_init() {
 	file_optd_proto_msgTypes[34].OneofWrappers = []any{}
 	file_optd_proto_msgTypes[39].OneofWrappers = []any{
 		(*BoundResponse_Progress)(nil),
+		(*BoundResponse_Result)(nil),
 		(*BoundResponse_ResultJson)(nil),
 	}
 	file_optd_proto_msgTypes[41].OneofWrappers = []any{}
 	file_optd_proto_msgTypes[45].OneofWrappers = []any{
 		(*SimulateClusterResponse_Progress)(nil),
+		(*SimulateClusterResponse_Result)(nil),
 		(*SimulateClusterResponse_ResultJson)(nil),
 	}
+	file_optd_proto_msgTypes[46].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[47].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[50].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[51].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[52].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[53].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[54].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[56].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[57].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[58].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[59].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[61].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[62].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[69].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[71].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[79].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[80].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[81].OneofWrappers = []any{
+		(*SearchResponse_Progress)(nil),
+		(*SearchResponse_Result)(nil),
+	}
+	file_optd_proto_msgTypes[85].OneofWrappers = []any{}
+	file_optd_proto_msgTypes[86].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   52,
+			NumMessages:   112,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -405,6 +405,29 @@ func request_OptimizeService_SimulateCluster_0(ctx context.Context, marshaler ru
 	return stream, metadata, nil
 }
 
+func request_OptimizeService_Search_0(ctx context.Context, marshaler runtime.Marshaler, client OptimizeServiceClient, req *http.Request, pathParams map[string]string) (OptimizeService_SearchClient, runtime.ServerMetadata, error) {
+	var (
+		protoReq SearchRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	stream, err := client.Search(ctx, &protoReq)
+	if err != nil {
+		return nil, metadata, err
+	}
+	header, err := stream.Header()
+	if err != nil {
+		return nil, metadata, err
+	}
+	metadata.HeaderMD = header
+	return stream, metadata, nil
+}
+
 // RegisterClusterServiceHandlerServer registers the http handlers for service ClusterService to "mux".
 // UnaryRPC     :call ClusterServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -670,6 +693,13 @@ func RegisterOptimizeServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 	})
 
 	mux.Handle(http.MethodPost, pattern_OptimizeService_SimulateCluster_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
+		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+		return
+	})
+
+	mux.Handle(http.MethodPost, pattern_OptimizeService_Search_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
 		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
 		runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
@@ -1014,6 +1044,23 @@ func RegisterOptimizeServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_OptimizeService_SimulateCluster_0(annotatedContext, mux, outboundMarshaler, w, req, func() (proto.Message, error) { return resp.Recv() }, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_OptimizeService_Search_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/optd.v1.OptimizeService/Search", runtime.WithHTTPPathPattern("/optd.v1.OptimizeService/Search"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_OptimizeService_Search_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_OptimizeService_Search_0(annotatedContext, mux, outboundMarshaler, w, req, func() (proto.Message, error) { return resp.Recv() }, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -1024,6 +1071,7 @@ var (
 	pattern_OptimizeService_Simulate_0               = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"optd.v1.OptimizeService", "Simulate"}, ""))
 	pattern_OptimizeService_SimulatePlacement_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"optd.v1.OptimizeService", "SimulatePlacement"}, ""))
 	pattern_OptimizeService_SimulateCluster_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"optd.v1.OptimizeService", "SimulateCluster"}, ""))
+	pattern_OptimizeService_Search_0                 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"optd.v1.OptimizeService", "Search"}, ""))
 )
 
 var (
@@ -1033,4 +1081,5 @@ var (
 	forward_OptimizeService_Simulate_0               = runtime.ForwardResponseMessage
 	forward_OptimizeService_SimulatePlacement_0      = runtime.ForwardResponseMessage
 	forward_OptimizeService_SimulateCluster_0        = runtime.ForwardResponseStream
+	forward_OptimizeService_Search_0                 = runtime.ForwardResponseStream
 )

@@ -31,8 +31,10 @@
 //
 // Units are in the field names (data_mb, fetch_cost, elapsed_ms). Inputs that
 // the CLI reads as JSON files (a workload, an ITA instance, a scenario;
-// docs/formats.md) are passed as the same JSON text, so one validator serves
-// both interfaces.
+// docs/formats.md) are typed messages named and shaped as those files (see
+// "Typed inputs" below), decoded by the CLI's own validator, so one
+// validator serves both interfaces; results likewise mirror what the CLI
+// prints.
 
 package optdv1
 
@@ -87,14 +89,17 @@ type ClusterServiceClient interface {
 	// node out (tasks to start, speculative copies, kills, resource
 	// adjustments), each with its reason. Retry: a request with the seq of
 	// the node's last applied heartbeat returns that heartbeat's answer with
-	// retried set and changes nothing (while the server runs; see
+	// retried set and changes nothing, also after a server restart (see
 	// HeartbeatRequest.seq).
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the
 	// threshold used out. The slots are held until JobFinished.
 	// FAILED_PRECONDITION if the job already holds slots placed for another
-	// data_mb or reduces. Retry: the same request returns the slots the job
-	// holds, with retried set.
+	// data_mb or reduces. The policy's computation (rolling-horizon's table)
+	// stops at the call's deadline (DEADLINE_EXCEEDED) or after
+	// limits.max_solve_time (RESOURCE_EXHAUSTED), with nothing applied.
+	// Retry: the same request returns the slots the job holds, with retried
+	// set.
 	PlaceReduces(ctx context.Context, in *PlaceReducesRequest, opts ...grpc.CallOption) (*PlaceReducesResponse, error)
 	// JobFinished frees the job's slots and forgets the job. Retry: a job
 	// the cluster does not know (finished already) succeeds with found false.
@@ -219,14 +224,17 @@ type ClusterServiceServer interface {
 	// node out (tasks to start, speculative copies, kills, resource
 	// adjustments), each with its reason. Retry: a request with the seq of
 	// the node's last applied heartbeat returns that heartbeat's answer with
-	// retried set and changes nothing (while the server runs; see
+	// retried set and changes nothing, also after a server restart (see
 	// HeartbeatRequest.seq).
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	// PlaceReduces: a job's estimated X and R in, the reduce slots and the
 	// threshold used out. The slots are held until JobFinished.
 	// FAILED_PRECONDITION if the job already holds slots placed for another
-	// data_mb or reduces. Retry: the same request returns the slots the job
-	// holds, with retried set.
+	// data_mb or reduces. The policy's computation (rolling-horizon's table)
+	// stops at the call's deadline (DEADLINE_EXCEEDED) or after
+	// limits.max_solve_time (RESOURCE_EXHAUSTED), with nothing applied.
+	// Retry: the same request returns the slots the job holds, with retried
+	// set.
 	PlaceReduces(context.Context, *PlaceReducesRequest) (*PlaceReducesResponse, error)
 	// JobFinished frees the job's slots and forgets the job. Retry: a job
 	// the cluster does not know (finished already) succeeds with found false.
@@ -483,6 +491,7 @@ const (
 	OptimizeService_Simulate_FullMethodName               = "/optd.v1.OptimizeService/Simulate"
 	OptimizeService_SimulatePlacement_FullMethodName      = "/optd.v1.OptimizeService/SimulatePlacement"
 	OptimizeService_SimulateCluster_FullMethodName        = "/optd.v1.OptimizeService/SimulateCluster"
+	OptimizeService_Search_FullMethodName                 = "/optd.v1.OptimizeService/Search"
 )
 
 // OptimizeServiceClient is the client API for OptimizeService service.
@@ -514,6 +523,12 @@ type OptimizeServiceClient interface {
 	// finished), then the result: the JSON `optd simulate` prints for the
 	// same scenario, policy and seed (the same fields and values).
 	SimulateCluster(ctx context.Context, in *SimulateClusterRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SimulateClusterResponse], error)
+	// Search tunes a policy's parameters by simulation with common random
+	// numbers (`optd search`). It streams progress (evaluations done of the
+	// budget, the best objective so far, then the validation's simulations),
+	// then the result. Bounded by limits.max_solve_time, the call's deadline
+	// and limits.max_simulated_jobs.
+	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SearchResponse], error)
 }
 
 type optimizeServiceClient struct {
@@ -603,6 +618,25 @@ func (c *optimizeServiceClient) SimulateCluster(ctx context.Context, in *Simulat
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OptimizeService_SimulateClusterClient = grpc.ServerStreamingClient[SimulateClusterResponse]
 
+func (c *optimizeServiceClient) Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SearchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &OptimizeService_ServiceDesc.Streams[2], OptimizeService_Search_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SearchRequest, SearchResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type OptimizeService_SearchClient = grpc.ServerStreamingClient[SearchResponse]
+
 // OptimizeServiceServer is the server API for OptimizeService service.
 // All implementations must embed UnimplementedOptimizeServiceServer
 // for forward compatibility.
@@ -632,6 +666,12 @@ type OptimizeServiceServer interface {
 	// finished), then the result: the JSON `optd simulate` prints for the
 	// same scenario, policy and seed (the same fields and values).
 	SimulateCluster(*SimulateClusterRequest, grpc.ServerStreamingServer[SimulateClusterResponse]) error
+	// Search tunes a policy's parameters by simulation with common random
+	// numbers (`optd search`). It streams progress (evaluations done of the
+	// budget, the best objective so far, then the validation's simulations),
+	// then the result. Bounded by limits.max_solve_time, the call's deadline
+	// and limits.max_simulated_jobs.
+	Search(*SearchRequest, grpc.ServerStreamingServer[SearchResponse]) error
 	mustEmbedUnimplementedOptimizeServiceServer()
 }
 
@@ -659,6 +699,9 @@ func (UnimplementedOptimizeServiceServer) SimulatePlacement(context.Context, *Si
 }
 func (UnimplementedOptimizeServiceServer) SimulateCluster(*SimulateClusterRequest, grpc.ServerStreamingServer[SimulateClusterResponse]) error {
 	return status.Error(codes.Unimplemented, "method SimulateCluster not implemented")
+}
+func (UnimplementedOptimizeServiceServer) Search(*SearchRequest, grpc.ServerStreamingServer[SearchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Search not implemented")
 }
 func (UnimplementedOptimizeServiceServer) mustEmbedUnimplementedOptimizeServiceServer() {}
 func (UnimplementedOptimizeServiceServer) testEmbeddedByValue()                         {}
@@ -775,6 +818,17 @@ func _OptimizeService_SimulateCluster_Handler(srv interface{}, stream grpc.Serve
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type OptimizeService_SimulateClusterServer = grpc.ServerStreamingServer[SimulateClusterResponse]
 
+func _OptimizeService_Search_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SearchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(OptimizeServiceServer).Search(m, &grpc.GenericServerStream[SearchRequest, SearchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type OptimizeService_SearchServer = grpc.ServerStreamingServer[SearchResponse]
+
 // OptimizeService_ServiceDesc is the grpc.ServiceDesc for OptimizeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -808,6 +862,11 @@ var OptimizeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "SimulateCluster",
 			Handler:       _OptimizeService_SimulateCluster_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Search",
+			Handler:       _OptimizeService_Search_Handler,
 			ServerStreams: true,
 		},
 	},

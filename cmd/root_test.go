@@ -24,6 +24,8 @@ import (
 	"github.com/optd/optd/internal/testenv"
 )
 
+func init() { cli.QuietPlainProgress() } // stderr is checked empty
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // guard bounds waits that would otherwise hang a broken test; no assertion

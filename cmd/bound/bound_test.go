@@ -16,6 +16,8 @@ import (
 	"github.com/optd/optd/cmd/cli"
 )
 
+func init() { cli.QuietPlainProgress() } // stderr is checked empty
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func runCLI(t *testing.T, args ...string) (string, string, int) {

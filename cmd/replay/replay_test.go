@@ -25,6 +25,8 @@ import (
 	"github.com/optd/optd/store"
 )
 
+func init() { cli.QuietPlainProgress() } // stderr is checked empty
+
 // startServer runs optd's services on a loopback port over the store in
 // dir and returns the address and a stop function.
 func startServer(t *testing.T, dir string) (addr string, stop func()) {

@@ -18,6 +18,8 @@ import (
 	"github.com/optd/optd/search"
 )
 
+func init() { cli.QuietPlainProgress() } // stderr is checked empty
+
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	return cli.RunCaptured(context.Background(), args, NewCommand, bound.NewCommand, simulate.NewCommand)

@@ -1,6 +1,8 @@
 package simulate
 
 import (
+	"github.com/optd/optd/cmd/cli"
+
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 )
+
+func init() { cli.QuietPlainProgress() } // stderr is checked empty
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 

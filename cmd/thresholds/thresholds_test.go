@@ -19,6 +19,8 @@ import (
 	"github.com/optd/optd/thresholds"
 )
 
+func init() { cli.QuietPlainProgress() } // stderr is checked empty
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // tol compares numbers that went through a decimal round trip.

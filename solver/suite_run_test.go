@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -13,7 +14,8 @@ import (
 // TestExactOnWholeSuite runs the exact method on every instance of the
 // robustness suite (OPTD_SUITE=1; `make ita-suite`) with the time limit
 // OPTD_SUITE_LIMIT seconds (default 10), optionally one family
-// (OPTD_SUITE_FAMILY) and fewer seeds (OPTD_SUITE_SEEDS). It checks every
+// (OPTD_SUITE_FAMILY) and fewer seeds (OPTD_SUITE_SEEDS), or a list of
+// instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"). It checks every
 // result (feasible, bound at or above the objective, an optimum closes the
 // gap) and prints per instance and per family what the method proved and
 // in how long, and the largest overrun of the time limit: the figures of
@@ -40,6 +42,13 @@ func TestExactOnWholeSuite(t *testing.T) {
 		seeds = uint64(n)
 	}
 	only := os.Getenv("OPTD_SUITE_FAMILY")
+	var picked map[string]bool
+	if s := os.Getenv("OPTD_SUITE_ONLY"); s != "" {
+		picked = map[string]bool{}
+		for _, name := range strings.Split(s, ",") {
+			picked[strings.TrimSpace(name)] = true
+		}
+	}
 	var all []float64
 	proven, within1, overrun := 0, 0, 0.0
 	for _, f := range Families() {
@@ -49,6 +58,9 @@ func TestExactOnWholeSuite(t *testing.T) {
 		var times []float64
 		famProven := 0
 		for seed := range seeds {
+			if picked != nil && !picked[fmt.Sprintf("%s-%d", f.Name, seed)] {
+				continue
+			}
 			in := f.Instance(seed)
 			r, err := Exact(context.Background(), in, Options{TimeLimit: limit})
 			if err != nil {
@@ -69,6 +81,9 @@ func TestExactOnWholeSuite(t *testing.T) {
 			}
 			fmt.Printf("%-16s %d optimal=%-5v %9.1f ms objective %v bound %v nodes %d LP solves %d stopped %q\n",
 				f.Name, seed, r.Optimal, r.ElapsedMS, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped)
+		}
+		if len(times) == 0 {
+			continue
 		}
 		proven += famProven
 		all = append(all, times...)

@@ -345,6 +345,9 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		s.setIncumbent(l.x, l.val)
 	}
 	improve()
+	if lb != nil && !done() {
+		dive(ctx, m, sorted, s, bounds, deadline, stats, track)
+	}
 	for lb != nil && !reached && !done() && step(dpShare) {
 		improve()
 	}
@@ -353,6 +356,28 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	}
 	return root
 }
+
+// dive runs the price-and-dive heuristic (diveAssign) from the incumbent
+// of s with at most diveShare of the time left, and installs what it finds.
+func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, deadline time.Time, stats *Stats, track *tracker) {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*diveShare)))
+		defer cancel()
+	}
+	track.setPhase("dive")
+	x, val, solves := diveAssign(ctx, m, sorted, s.best, bounds, s.bestVal)
+	stats.LPSolves += solves
+	if x != nil {
+		s.setIncumbent(x, val)
+		track.incumbent(s.bestVal)
+	}
+	track.setPhase("improve")
+}
+
+// diveShare is the share of the time left that the price-and-dive
+// heuristic may take.
+const diveShare = 1.0 / 4
 
 // Shares of the time left that one DP step may take: the first pass, and
 // the steps between LNS rounds. Without a time limit the first pass gets

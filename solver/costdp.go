@@ -414,9 +414,13 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			return 0, nil, false
 		}
 		next.reset()
+		work := 0 // transitions since the last look at ctx
 		for s, st := range curKeys {
-			if s&4095 == 4095 && ctx.Err() != nil {
-				return 0, nil, false
+			if work += len(pats[j]); work >= 1<<14 {
+				if ctx.Err() != nil {
+					return 0, nil, false
+				}
+				work = 0
 			}
 			loss := curLoss[s]
 			for k, p := range pats[j] {

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -20,6 +21,9 @@ const (
 	// branch-and-bound nodes.
 	diveExactNodes       = 6
 	diveExactSearchNodes = 200000
+	// diveTop is the number of largest fractional columns among which a
+	// randomised dive picks the one it rounds up.
+	diveTop = 3
 	// diveIntTol is how close to an integer a master value counts as one.
 	diveIntTol = 1e-6
 )
@@ -48,10 +52,13 @@ const (
 // Pricing in a dive bounds its knapsacks with base (the tables of the
 // values v, valid for every u ≤ v) and at most divePricingNodes nodes: a
 // heuristic needs good columns, not proven ones, and the tables at the
-// duals would cost a rebuild per LP solve. It returns the assignment
-// (sorted node order) and its value, or nil when the dive was cut off or
-// ctx ended, and the number of LP solves.
-func diveAssign(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int, bounds []*lagBound, incVal float64) ([][]int, float64, int) {
+// duals would cost a rebuild per LP solve. With rng set, the dive is
+// randomised (a repeated dive explores other roundings): it fixes at most
+// half the free nodes per step, the columns in random order, and rounds
+// up one of the diveTop largest fractional columns. It returns the
+// assignment (sorted node order) and its value, or nil when the dive was
+// cut off or ctx ended, and the number of LP solves.
+func diveAssign(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int, bounds []*lagBound, incVal float64, rng *rand.Rand) ([][]int, float64, int) {
 	base := bounds[0].tab
 	n := len(m.dem)
 	classes := classesOf(sorted)
@@ -108,24 +115,42 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, incumbent [][]i
 		if !m.canImprove(m.floorBound(fixedVal+sol.Objective), incVal) {
 			return nil, 0, solves // this dive cannot beat the incumbent
 		}
-		progress := false
-		for k, col := range pool.cols {
-			for r := math.Floor(sol.Primal[k] + diveIntTol); r >= 1 && fits(col); r-- {
+		// a randomised dive fixes at most half the free nodes at once,
+		// the columns in random order
+		quota, order := sum(free), make([]int, len(pool.cols))
+		for k := range order {
+			order[k] = k
+		}
+		if rng != nil {
+			quota = max(1, quota/2)
+			rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		}
+		progress := 0
+		for _, k := range order {
+			col := pool.cols[k]
+			for r := math.Floor(sol.Primal[k] + diveIntTol); r >= 1 && progress < quota && fits(col); r-- {
 				fix(col)
-				progress = true
+				progress++
 			}
 		}
-		if !progress {
-			best := -1
+		if progress == 0 {
+			// the column of largest fractional y (a randomised dive: one
+			// of the diveTop largest)
+			var cands []int
 			for k, col := range pool.cols {
-				if y := sol.Primal[k]; y > diveIntTol && fits(col) && (best < 0 || y > sol.Primal[best]) {
-					best = k
+				if sol.Primal[k] > diveIntTol && fits(col) {
+					cands = append(cands, k)
 				}
 			}
-			if best < 0 {
+			if len(cands) == 0 {
 				break // the LP places nothing more that fits
 			}
-			fix(pool.cols[best])
+			slices.SortStableFunc(cands, func(a, b int) int { return -cmpFloat(sol.Primal[a], sol.Primal[b]) })
+			pick := 0
+			if rng != nil {
+				pick = rng.IntN(min(diveTop, len(cands)))
+			}
+			fix(pool.cols[cands[pick]])
 		}
 	}
 	// the patterns onto the nodes of their classes, the rest filled

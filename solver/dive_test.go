@@ -52,7 +52,11 @@ func TestDiveFeasibleAndBelowOptimum(t *testing.T) {
 		base := baseTables(m, sorted, m.supply)
 		x0, _, _ := perNodeAssign(context.Background(), m, sorted, m.supply, time.Time{}, base)
 		bounds, _ := rootBounds(context.Background(), m, sorted, x0, base, Options{})
-		x, val, _ := diveAssign(context.Background(), m, sorted, x0, bounds, 0)
+		var drng *rand.Rand // deterministic and randomised dives, alternately
+		if c%4 >= 2 {
+			drng = rand.New(rand.NewPCG(uint64(c), 1))
+		}
+		x, val, _ := diveAssign(context.Background(), m, sorted, x0, bounds, 0, drng)
 		if x == nil {
 			t.Fatalf("case %d: no assignment with the cut-off at 0\n%+v", c, in)
 		}

@@ -346,7 +346,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	}
 	improve()
 	if lb != nil && !done() {
-		dive(ctx, m, sorted, s, bounds, deadline, stats, track)
+		dive(ctx, m, sorted, s, bounds, root, seed, deadline, stats, track)
 	}
 	for lb != nil && !reached && !done() && step(dpShare) {
 		improve()
@@ -359,25 +359,37 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 
 // dive runs the price-and-dive heuristic (diveAssign) from the incumbent
 // of s with at most diveShare of the time left, and installs what it finds.
-func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, deadline time.Time, stats *Stats, track *tracker) {
+func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) {
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*diveShare)))
 		defer cancel()
 	}
 	track.setPhase("dive")
-	x, val, solves := diveAssign(ctx, m, sorted, s.best, bounds, s.bestVal)
-	stats.LPSolves += solves
-	if x != nil {
-		s.setIncumbent(x, val)
-		track.incumbent(s.bestVal)
+	var rng *rand.Rand // the first dive is deterministic, the others random
+	for try := 0; try < diveTries && ctx.Err() == nil; try++ {
+		x, val, solves := diveAssign(ctx, m, sorted, s.best, bounds, s.bestVal, rng)
+		stats.LPSolves += solves
+		if x != nil {
+			s.setIncumbent(x, val)
+			track.incumbent(s.bestVal)
+		}
+		if !m.canImprove(root, s.bestVal) {
+			break
+		}
+		rng = rand.New(rand.NewPCG(seed, diveStream+uint64(try)))
 	}
 	track.setPhase("improve")
 }
 
-// diveShare is the share of the time left that the price-and-dive
-// heuristic may take.
-const diveShare = 1.0 / 4
+// The price-and-dive heuristic may take diveShare of the time left, for
+// at most diveTries dives.
+const (
+	diveShare = 1.0 / 4
+	diveTries = 8
+	// diveStream is the second PCG word of the randomised dives.
+	diveStream = 0x64697665
+)
 
 // Shares of the time left that one DP step may take: the first pass, and
 // the steps between LNS rounds. Without a time limit the first pass gets

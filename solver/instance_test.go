@@ -88,8 +88,8 @@ func TestDecodeInstanceValid(t *testing.T) {
 // arrays and the map agree and the cluster fraction is Σ used / Σ capacity.
 func TestUtilizationByName(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 20))
-	for trial := range 30 {
-		in, err := RandomInstance(rng, RandomSpec{Nodes: 1 + rng.IntN(6), Types: 1 + rng.IntN(5), Resources: 1 + rng.IntN(4), Supply: 1.5})
+	for trial := range 16 {
+		in, err := RandomInstance(rng, RandomSpec{Nodes: 1 + rng.IntN(4), Types: 1 + rng.IntN(3), Resources: 1 + rng.IntN(4), Supply: 1.5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestUtilizationByName(t *testing.T) {
 			}
 		}
 		for _, method := range Methods() {
-			r, err := Solve(t.Context(), in, method, Options{TimeLimit: time.Second})
+			r, err := Solve(t.Context(), in, method, Options{TimeLimit: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}

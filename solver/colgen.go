@@ -172,6 +172,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		}
 		st.rounded = xr
 	}
+	st.columns = pool
 	if all := viewGrids(capMax(sorted, m.k), m.dem); len(bestTab.views) < len(all) {
 		// the search's tables: every view, at the best π
 		for i := range u {

@@ -49,6 +49,9 @@ const (
 // solution LP-optimal (Vanderbeck 2000; Sadykov et al. 2019, "Primal
 // heuristics for branch and price").
 //
+// The dive starts from the columns of pool (those of the root LP) and the
+// incumbent's patterns, and adds the columns it prices to pool.
+//
 // Pricing in a dive bounds its knapsacks with base (the tables of the
 // values v, valid for every u ≤ v) and at most divePricingNodes nodes: a
 // heuristic needs good columns, not proven ones, and the tables at the
@@ -58,12 +61,11 @@ const (
 // up one of the diveTop largest fractional columns. It returns the
 // assignment (sorted node order) and its value, or nil when the dive was
 // cut off or ctx ended, and the number of LP solves.
-func diveAssign(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int, bounds []*lagBound, incVal float64, rng *rand.Rand) ([][]int, float64, int) {
+func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, incumbent [][]int, bounds []*lagBound, incVal float64, rng *rand.Rand) ([][]int, float64, int) {
 	base := bounds[0].tab
 	n := len(m.dem)
 	classes := classesOf(sorted)
 	classOf := classOfNodes(sorted)
-	pool := newColumnPool()
 	for j, a := range incumbent {
 		pool.add(classOf[j], a)
 	}

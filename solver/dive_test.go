@@ -56,7 +56,7 @@ func TestDiveFeasibleAndBelowOptimum(t *testing.T) {
 		if c%4 >= 2 {
 			drng = rand.New(rand.NewPCG(uint64(c), 1))
 		}
-		x, val, _ := diveAssign(context.Background(), m, sorted, x0, bounds, 0, drng)
+		x, val, _ := diveAssign(context.Background(), m, sorted, newColumnPool(), x0, bounds, 0, drng)
 		if x == nil {
 			t.Fatalf("case %d: no assignment with the cut-off at 0\n%+v", c, in)
 		}

@@ -64,7 +64,7 @@ type Progress struct {
 	// NodesExplored counts the branch-and-bound nodes of every phase.
 	NodesExplored int64
 	// Phase names what the solver is doing: "heuristics", "lp",
-	// "improve", "search".
+	// "dive", "improve", "search", "done".
 	Phase string
 }
 

@@ -27,8 +27,12 @@ func (c itaCase) name() string { return fmt.Sprintf("%s-%d", c.family, c.seed) }
 
 // itaCases are the instances of the ITA comparison: the HaSTE tables and
 // every family of the robustness suite (solver.Families) with seeds
-// 0..FamilySeeds−1 (quick mode: seed 0 only).
+// 0..itaSeeds−1.
 func itaCases(env *Env) ([]itaCase, error) {
+	seeds, err := itaSeeds(env)
+	if err != nil {
+		return nil, err
+	}
 	var out []itaCase
 	for i, n := range solver.BuiltinNames() {
 		in, err := solver.BuiltinInstance(n)
@@ -38,11 +42,27 @@ func itaCases(env *Env) ([]itaCase, error) {
 		out = append(out, itaCase{"haste-tables", i, in})
 	}
 	for _, f := range solver.Families() {
-		for seed := range Pick(env, 1, solver.FamilySeeds) {
+		for seed := range seeds {
 			out = append(out, itaCase{f.Name, seed, f.Instance(uint64(seed))})
 		}
 	}
 	return out, nil
+}
+
+// itaSeeds is the number of seeds per family: FamilySeeds (quick mode: 1),
+// or OPTD_ITA_SEEDS (1..FamilySeeds) for a partial full-mode comparison
+// (the whole suite with the peers takes over an hour on a shared machine;
+// make ita-compare runs the first seeds).
+func itaSeeds(env *Env) (int, error) {
+	s := os.Getenv("OPTD_ITA_SEEDS")
+	if s == "" {
+		return Pick(env, 1, solver.FamilySeeds), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > solver.FamilySeeds {
+		return 0, fmt.Errorf("OPTD_ITA_SEEDS = %q: want a number of seeds in 1..%d", s, solver.FamilySeeds)
+	}
+	return n, nil
 }
 
 // peerObjective recomputes the objective of a peer's integer solution from
@@ -109,6 +129,7 @@ func perfITA(ctx context.Context, env *Env) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	seeds, _ := itaSeeds(env) // checked by itaCases
 	dir, err := os.MkdirTemp("", "optd-bench-ita")
 	if err != nil {
 		return nil, err
@@ -134,7 +155,7 @@ func perfITA(ctx context.Context, env *Env) (*Output, error) {
 		"same compact integer program (`solver.WriteLP`). optd's time is the mean of repeated runs of at least %s; the "+
 		"peers' times are their own (CBC's wall clock, HiGHS's `solve()` call), which leaves out their process start "+
 		"and so favours them. The machine is shared: times are noisy; ratios within one run are what compares.\n\n",
-		len(solver.Families()), Pick(env, 0, solver.FamilySeeds-1), env.Machine.CBC, limit.Seconds(), highsVersion(), nodeVersion(ctx),
+		len(solver.Families()), seeds-1, env.Machine.CBC, limit.Seconds(), highsVersion(), nodeVersion(ctx),
 		limit, minTime)
 	b.WriteString(itaFamilyTable(rows, limit))
 	b.WriteString(itaSummary(rows, limit))

@@ -64,30 +64,10 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 	var st lpStats
 	classes := classesOf(sorted)
 	n := len(m.dem)
-	type column struct {
-		class int
-		a     []int
-	}
-	var cols []column
-	seen := map[string]bool{}
-	addCol := func(c int, a []int) bool {
-		key := strconv.Itoa(c) + ":" + patternKey(a)
-		if seen[key] || slices.Max(a) == 0 {
-			return false
-		}
-		seen[key] = true
-		cols = append(cols, column{c, slices.Clone(a)})
-		return true
-	}
-	classOfNode := make([]int, len(sorted))
-	for j, c := 0, -1; j < len(sorted); j++ {
-		if j == 0 || !slices.Equal(sorted[j], sorted[j-1]) {
-			c++
-		}
-		classOfNode[j] = c
-	}
+	pool := newColumnPool()
+	classOfNode := classOfNodes(sorted)
 	for j, a := range incumbent {
-		addCol(classOfNode[j], a)
+		pool.add(classOfNode[j], a)
 	}
 	bestL := math.Inf(1)
 	var bestPi []float64
@@ -113,11 +93,11 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		added := false
 		tops := make(map[string]float64, len(classes))
 		for c, cl := range classes {
-			a, k := pricePattern(ctx, m, u, tab, cl.cap)
+			a, k := pricePattern(ctx, m, u, tab, cl.cap, m.supply, cgPricingNodes)
 			L += float64(cl.count) * k
 			tops[demandKey(cl.cap)] = k
 			if a != nil && m.patternValue(a)-dot(pi, a) > 0 {
-				added = addCol(c, a) || added
+				added = pool.add(c, a) || added
 			}
 		}
 		if L < bestL {
@@ -127,26 +107,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 			break
 		}
 		// master LP
-		var p lp.Problem
-		p.Sense = lp.Maximize
-		for i := 0; i < n; i++ {
-			p.AddRow(math.Inf(-1), float64(m.supply[i]))
-		}
-		for _, cl := range classes {
-			p.AddRow(math.Inf(-1), float64(cl.count))
-		}
-		for _, col := range cols {
-			rows := []int{n + col.class}
-			vals := []float64{1}
-			for i, ai := range col.a {
-				if ai > 0 {
-					rows = append(rows, i)
-					vals = append(vals, float64(ai))
-				}
-			}
-			p.AddCol(m.patternValue(col.a), 0, math.Inf(1), rows, vals)
-		}
-		sol, err := lp.Solve(ctx, &p, lp.Options{})
+		sol, err := solveMaster(ctx, m, m.supply, classCounts(classes), pool)
 		st.LPSolves++
 		if err != nil {
 			break
@@ -181,7 +142,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(y[a], y[b]) })
 		for _, k := range order {
-			col := cols[k]
+			col := pool.cols[k]
 			c := col.class
 			for r := 0; r < int(math.Floor(y[k]+1e-9)) && next[c] < classes[c].count; r++ {
 				if !fitsSupply(col.a, supply) {
@@ -211,6 +172,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		}
 		st.rounded = xr
 	}
+	st.columns = pool
 	if all := viewGrids(capMax(sorted, m.k), m.dem); len(bestTab.views) < len(all) {
 		// the search's tables: every view, at the best π
 		for i := range u {
@@ -234,12 +196,87 @@ func pricingGrids(base *tables) []*grid {
 	return gs
 }
 
+// patternColumn is a column of the pattern master: pattern a on a node of
+// class class.
+type patternColumn struct {
+	class int
+	a     []int
+}
+
+// columnPool holds the distinct non-empty columns of a column generation.
+type columnPool struct {
+	cols []patternColumn
+	seen map[string]bool
+}
+
+func newColumnPool() *columnPool { return &columnPool{seen: map[string]bool{}} }
+
+// add adds pattern a of class c unless it is empty or already there, and
+// reports whether it did.
+func (p *columnPool) add(c int, a []int) bool {
+	key := strconv.Itoa(c) + ":" + patternKey(a)
+	if p.seen[key] || slices.Max(a) == 0 {
+		return false
+	}
+	p.seen[key] = true
+	p.cols = append(p.cols, patternColumn{c, slices.Clone(a)})
+	return true
+}
+
+// classOfNodes returns the class (classesOf) of each sorted node.
+func classOfNodes(sorted [][]int64) []int {
+	classOfNode := make([]int, len(sorted))
+	for j, c := 0, -1; j < len(sorted); j++ {
+		if j == 0 || !slices.Equal(sorted[j], sorted[j-1]) {
+			c++
+		}
+		classOfNode[j] = c
+	}
+	return classOfNode
+}
+
+func classCounts(classes []nodeClass) []int {
+	n := make([]int, len(classes))
+	for c, cl := range classes {
+		n[c] = cl.count
+	}
+	return n
+}
+
+// solveMaster solves the LP relaxation of the pattern master over the
+// columns of pool with supplies supply (rows 0..n−1, duals π) and class
+// counts count (rows n.., duals μ).
+func solveMaster(ctx context.Context, m *model, supply, count []int, pool *columnPool) (*lp.Solution, error) {
+	n := len(m.dem)
+	var p lp.Problem
+	p.Sense = lp.Maximize
+	for i := range n {
+		p.AddRow(math.Inf(-1), float64(supply[i]))
+	}
+	for _, c := range count {
+		p.AddRow(math.Inf(-1), float64(c))
+	}
+	for _, col := range pool.cols {
+		rows := []int{n + col.class}
+		vals := []float64{1}
+		for i, ai := range col.a {
+			if ai > 0 {
+				rows = append(rows, i)
+				vals = append(vals, float64(ai))
+			}
+		}
+		p.AddCol(m.patternValue(col.a), 0, math.Inf(1), rows, vals)
+	}
+	return lp.Solve(ctx, &p, lp.Options{})
+}
+
 // pricePattern solves max Σ_i u_i·a_i over the feasible patterns of a node
-// with capacity c (a_i ≤ s_i) by branch and bound with the DP bound tab. It
+// with capacity c (a_i ≤ supply_i) by branch and bound with the DP bound tab. It
 // returns the best pattern found and a valid upper bound on the maximum
-// (the maximum itself when the search completes).
-func pricePattern(ctx context.Context, m *model, u []float64, tab *tables, c []int64) ([]int, float64) {
-	pm := &model{k: m.k, w: m.w, dem: m.dem, val: u, supply: slices.Clone(m.supply)}
+// (the maximum itself when the search completes within nodeLimit
+// branch-and-bound nodes).
+func pricePattern(ctx context.Context, m *model, u []float64, tab *tables, c []int64, supply []int, nodeLimit int64) ([]int, float64) {
+	pm := &model{k: m.k, w: m.w, dem: m.dem, val: u, supply: slices.Clone(supply)}
 	for i := range u {
 		if u[i] <= 0 {
 			pm.supply[i] = 0
@@ -247,7 +284,7 @@ func pricePattern(ctx context.Context, m *model, u []float64, tab *tables, c []i
 	}
 	one := [][]int64{c}
 	s := newSearch(ctx, pm, one, []bool{false}, pm.supply, []*lagBound{{tab: tab}})
-	s.nodeLimit = cgPricingNodes
+	s.nodeLimit = nodeLimit
 	open := s.run()
 	if s.stopped != "" {
 		return s.best[0], math.Max(s.bestVal, math.Min(open, s.rootBound()))

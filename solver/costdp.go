@@ -25,6 +25,11 @@ const (
 	costDPMaxTrace = 1 << 22
 )
 
+// costDPMaxPairOps caps the work of the two-type bound tables (cells
+// times distinct pairs of counts, over all nodes); a variable so that the
+// tests check the bound without pair tables too.
+var costDPMaxPairOps = 1 << 26
+
 // costDPBound tightens the Lagrangian bound L(π) of b by dynamic programming
 // over the binding supplies, for the only solutions that matter: those
 // better than the incumbent value inc.
@@ -134,11 +139,22 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	reach := make([][]int, len(nodes)+1) // suffix sums of the largest count per tracked type
 	reach[len(nodes)] = make([]int, len(f.types))
 	total := 0
+	var mx []int
 	for j := len(nodes) - 1; j >= 0; j-- {
 		c := nodes[j]
+		if j+1 < len(nodes) && slices.Equal(c, nodes[j+1]) {
+			// identical nodes share their patterns (nodes are sorted,
+			// identical ones adjacent): enumerated and counted once
+			pats[j] = pats[j+1]
+			reach[j] = make([]int, len(f.types))
+			for q := range f.types {
+				reach[j][q] = reach[j+1][q] + mx[q]
+			}
+			continue
+		}
 		at := map[pstate]int{}
 		top := b.rootTerm(c)
-		mx := make([]int, len(f.types))
+		mx = make([]int, len(f.types))
 		visited := 0
 		ok := enumeratePatterns(m, u, b.tab, c, top-budget, func(a []int, val float64) bool {
 			if visited++; visited&1023 == 0 && ctx.Err() != nil {
@@ -185,10 +201,28 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	if cells*(len(nodes)+1) > costDPMaxFloats {
 		return 0, nil, false
 	}
+	// Only the smallest loss of each count matters in the recursion:
+	// byCount[q][c] is the smallest loss of node j's patterns with c
+	// tasks of tracked type q (+Inf: none), shared by identical nodes.
 	future := make([][][]float64, len(nodes)+1)
+	var byCount [][]float64
 	for j := len(nodes); j >= 0; j-- {
 		if ctx.Err() != nil {
 			return 0, nil, false
+		}
+		if j < len(nodes) && (j+1 == len(nodes) || &pats[j][0] != &pats[j+1][0]) {
+			byCount = make([][]float64, len(f.types))
+			for q := range f.types {
+				var best []float64
+				for _, p := range pats[j] {
+					c := f.get(p.dec, q)
+					for len(best) <= c {
+						best = append(best, math.Inf(1))
+					}
+					best[c] = math.Min(best[c], p.loss)
+				}
+				byCount[q] = best
+			}
 		}
 		future[j] = make([][]float64, len(f.types))
 		for q, i := range f.types {
@@ -198,12 +232,16 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				if j == len(nodes) {
 					continue
 				}
-				h[r] = math.Inf(1)
-				for _, p := range pats[j] {
-					if c := f.get(p.dec, q); c <= r {
-						h[r] = math.Min(h[r], p.loss+future[j+1][q][r-c])
+				best := math.Inf(1)
+				for c, loss := range byCount[q] {
+					if c > r {
+						break
+					}
+					if v := loss + future[j+1][q][r-c]; v < best {
+						best = v
 					}
 				}
+				h[r] = best
 			}
 			future[j][q] = h
 		}
@@ -229,6 +267,80 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		}
 	}
 	pairs = kept
+	// Only the smallest loss of each pair of counts matters in the
+	// recursion below: byPair[g][k] lists them for the patterns of the
+	// nodes of group g (identical nodes share their patterns). The
+	// recursion costs cells × distinct pairs per node; pairs beyond
+	// costDPMaxPairOps in all are left out (fewer pairs prune less but
+	// keep the bound valid): with 100 identical nodes and supplies in the
+	// hundreds, the pair tables took most of the DP's time.
+	type countPair struct {
+		ca, cb int
+		loss   float64
+	}
+	group := make([]int, len(nodes))
+	var byPair [][][]countPair
+	for j := len(nodes) - 1; j >= 0; j-- {
+		if j+1 < len(nodes) && &pats[j][0] == &pats[j+1][0] {
+			group[j] = group[j+1]
+			continue
+		}
+		group[j] = len(byPair)
+		lists := make([][]countPair, len(pairs))
+		counts := make([][]int, len(f.types)) // counts[q][k]: pattern k's count of type q
+		for q := range f.types {
+			counts[q] = make([]int, len(pats[j]))
+			for k, p := range pats[j] {
+				counts[q][k] = f.get(p.dec, q)
+			}
+		}
+		var dense []float64
+		for k, pr := range pairs {
+			if ctx.Err() != nil {
+				return 0, nil, false
+			}
+			ca, cb := counts[pr.a], counts[pr.b]
+			na, nb := slices.Max(ca)+1, slices.Max(cb)+1
+			dense = slices.Grow(dense[:0], na*nb)[:na*nb]
+			for e := range dense {
+				dense[e] = math.Inf(1)
+			}
+			for k2, p := range pats[j] {
+				e := ca[k2]*nb + cb[k2]
+				if p.loss < dense[e] {
+					dense[e] = p.loss
+				}
+			}
+			for e, loss := range dense {
+				if !math.IsInf(loss, 1) {
+					lists[k] = append(lists[k], countPair{e / nb, e % nb, loss})
+				}
+			}
+		}
+		byPair = append(byPair, lists)
+	}
+	ops := 0
+	kept = pairs[:0]
+	keptIdx := []int{}
+	for k, pr := range pairs {
+		o := 0
+		for j := range nodes {
+			o += (m.supply[f.types[pr.a]] + 1) * pr.nb * len(byPair[group[j]][k])
+		}
+		if ops+o <= costDPMaxPairOps {
+			ops += o
+			kept = append(kept, pr)
+			keptIdx = append(keptIdx, k)
+		}
+	}
+	pairs = kept
+	for g := range byPair {
+		lists := make([][]countPair, len(keptIdx))
+		for k, old := range keptIdx {
+			lists[k] = byPair[g][old]
+		}
+		byPair[g] = lists
+	}
 	future2 := make([][][]float64, len(nodes)+1)
 	for j := len(nodes); j >= 0; j-- {
 		future2[j] = make([][]float64, len(pairs))
@@ -246,13 +358,15 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 					if j == len(nodes) {
 						continue
 					}
-					h[at] = math.Inf(1)
-					for _, p := range pats[j] {
-						ca, cb := f.get(p.dec, pr.a), f.get(p.dec, pr.b)
-						if ca <= ra && cb <= rb {
-							h[at] = math.Min(h[at], p.loss+future2[j+1][k][(ra-ca)*pr.nb+rb-cb])
+					best := math.Inf(1)
+					for _, p := range byPair[group[j]][k] {
+						if p.ca <= ra && p.cb <= rb {
+							if v := p.loss + future2[j+1][k][(ra-p.ca)*pr.nb+rb-p.cb]; v < best {
+								best = v
+							}
 						}
 					}
+					h[at] = best
 				}
 			}
 			future2[j][k] = h
@@ -300,9 +414,13 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			return 0, nil, false
 		}
 		next.reset()
+		work := 0 // transitions since the last look at ctx
 		for s, st := range curKeys {
-			if s&4095 == 4095 && ctx.Err() != nil {
-				return 0, nil, false
+			if work += len(pats[j]); work >= 1<<14 {
+				if ctx.Err() != nil {
+					return 0, nil, false
+				}
+				work = 0
 			}
 			loss := curLoss[s]
 			for k, p := range pats[j] {

@@ -40,13 +40,19 @@ func TestCostDPBoundIsABound(t *testing.T) {
 			if inc < 0 {
 				continue
 			}
-			ub, _, ok := costDPBound(context.Background(), m, sorted, lb, inc)
-			if !ok {
-				continue
-			}
-			ran++
-			if ub < opt-objTol && inc < opt-objTol {
-				t.Fatalf("case %d: inc %v: bound %v below the optimum %v\n%+v", c, inc, ub, opt, in)
+			// with the pair tables and without them (their work cap)
+			for _, pairOps := range []int{costDPMaxPairOps, 0} {
+				saved := costDPMaxPairOps
+				costDPMaxPairOps = pairOps
+				ub, _, ok := costDPBound(context.Background(), m, sorted, lb, inc)
+				costDPMaxPairOps = saved
+				if !ok {
+					continue
+				}
+				ran++
+				if ub < opt-objTol && inc < opt-objTol {
+					t.Fatalf("case %d: inc %v, pair work cap %d: bound %v below the optimum %v\n%+v", c, inc, pairOps, ub, opt, in)
+				}
 			}
 		}
 	}

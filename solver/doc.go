@@ -23,7 +23,10 @@
 //     (costdp.go) lowers the bound below the LP bound where the LP's
 //     near-optimal patterns cannot use up the binding supplies exactly;
 //     its shortest path, repaired, is an incumbent that is often the
-//     optimum. Where the grids are coarsened, the exact single-node maxima
+//     optimum; a price-and-dive heuristic on the pattern LP (dive.go:
+//     fix the LP's patterns, re-solve by column generation, solve the
+//     last few nodes exactly) finds the optima that sit at the rounded
+//     LP bound. Where the grids are coarsened, the exact single-node maxima
 //     of the LP's pricing cap each node's bound. Instances that the greedy
 //     places entirely, or that the cheap bounds prove, skip the LP. A
 //     time limit returns the incumbent with its proven bound and

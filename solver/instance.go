@@ -69,6 +69,10 @@ func invalid(field string, value any, format string, args ...any) error {
 // C[j,p] is exceeded in any resource p and the total value
 // Σ_i Σ_j x_ij · Σ_p w_p·R[i,p] (the objective of the paper's §3.3) is maximal.
 type Instance struct {
+	// ResourceNames names the k resources ("memory_mb", "vcores"), in the
+	// order of every capacity, demand and weight. Optional: the result's
+	// utilization uses them, r0, r1, … when omitted (ResourceName).
+	ResourceNames []string `json:"resource_names,omitempty"`
 	// Weights w_p of the k resources. Omitted (nil) means w_p = 1 for every
 	// resource.
 	Weights []float64  `json:"weights,omitempty"`
@@ -93,6 +97,8 @@ type TaskType struct {
 // Resources returns k, the number of resources (0 for an empty instance).
 func (in *Instance) Resources() int {
 	switch {
+	case len(in.ResourceNames) > 0:
+		return len(in.ResourceNames)
 	case len(in.Weights) > 0:
 		return len(in.Weights)
 	case len(in.Nodes) > 0:
@@ -109,6 +115,15 @@ func (in *Instance) Weight(p int) float64 {
 		return 1
 	}
 	return in.Weights[p]
+}
+
+// ResourceName returns the name of resource p: ResourceNames[p], or "r0",
+// "r1", … when the instance names none.
+func (in *Instance) ResourceName(p int) string {
+	if len(in.ResourceNames) == 0 {
+		return fmt.Sprintf("r%d", p)
+	}
+	return in.ResourceNames[p]
 }
 
 // Value returns the value of one task of type i, Σ_p w_p·R[i,p].
@@ -165,11 +180,24 @@ func (in *Instance) Validate() error {
 		return invalid("tasks", len(in.Tasks), "more than the limit of %d task types", MaxTaskTypes)
 	}
 	k := in.Resources()
+	kField := "nodes[0].capacity" // the field that sets k (Resources)
+	switch {
+	case len(in.ResourceNames) > 0:
+		kField = "resource_names"
+	case len(in.Weights) > 0:
+		kField = "weights"
+	}
 	if k == 0 {
-		return invalid("nodes[0].capacity", "[]", "at least one resource is required")
+		return invalid(kField, "[]", "at least one resource is required")
 	}
 	if k > MaxResources {
-		return invalid("nodes[0].capacity", k, "more than the limit of %d resources", MaxResources)
+		return invalid(kField, k, "more than the limit of %d resources", MaxResources)
+	}
+	if err := in.validateResourceNames(k); err != nil {
+		return err
+	}
+	if len(in.Weights) > 0 && len(in.Weights) != k {
+		return invalid("weights", fmt.Sprint(in.Weights), "has %d entries, want k = %d resources (resource_names)", len(in.Weights), k)
 	}
 	for p, w := range in.Weights {
 		f := fmt.Sprintf("weights[%d]", p)
@@ -232,6 +260,32 @@ func (in *Instance) Validate() error {
 		if t.Count > MaxCount {
 			return invalid(fmt.Sprintf("tasks[%d].count", i), t.Count, "larger than the limit of %d tasks of a type", MaxCount)
 		}
+	}
+	return nil
+}
+
+// validateResourceNames checks the optional names of the k resources:
+// one per resource, non-empty, distinct, at most MaxIDLength bytes.
+func (in *Instance) validateResourceNames(k int) error {
+	if len(in.ResourceNames) == 0 {
+		return nil
+	}
+	if len(in.ResourceNames) != k {
+		return invalid("resource_names", fmt.Sprintf("%q", in.ResourceNames), "has %d entries, want k = %d resources", len(in.ResourceNames), k)
+	}
+	seen := make(map[string]int, k)
+	for p, name := range in.ResourceNames {
+		f := fmt.Sprintf("resource_names[%d]", p)
+		switch {
+		case name == "":
+			return invalid(f, `""`, "a resource name is required")
+		case len(name) > MaxIDLength:
+			return invalid(f, fmt.Sprintf("%.20q…", name), "longer than the limit of %d bytes", MaxIDLength)
+		}
+		if prev, ok := seen[name]; ok {
+			return invalid(f, fmt.Sprintf("%q", name), "duplicate resource name (also at index %d)", prev)
+		}
+		seen[name] = p
 	}
 	return nil
 }

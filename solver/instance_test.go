@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,7 @@ func TestDecodeInstanceErrors(t *testing.T) {
 		name, json string
 		want       []string // substrings of the error
 	}{
-		{"unknown top-level field", `{"nodes": [], "tasks": [], "extra": 1}`, []string{`extra: unknown field (allowed here: weights, nodes, tasks)`}},
+		{"unknown top-level field", `{"nodes": [], "tasks": [], "extra": 1}`, []string{`extra: unknown field (allowed here: resource_names, weights, nodes, tasks)`}},
 		{"unknown nested field", `{"nodes": [{"id": "a", "capacity": [1], "cpu": 2}], "tasks": []}`, []string{`nodes[0].cpu: unknown field`}},
 		{"wrong type", `{"nodes": [{"id": "a", "capacity": ["x"]}], "tasks": []}`, []string{`nodes[0].capacity[0] = "x": must be an integer`}},
 		{"fractional count", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1.5}]}`, []string{"tasks[0].count = 1.5: must be an integer"}},
@@ -38,6 +40,13 @@ func TestDecodeInstanceErrors(t *testing.T) {
 		{"empty id", `{"nodes": [{"id": "", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[0].id"}},
 		{"count limit", `{"nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1000001}]}`, []string{"tasks[0].count", "the limit of 1000000"}},
 		{"quantity limit", `{"nodes": [{"id": "a", "capacity": [1099511627777]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"nodes[0].capacity[0]", "the limit of 1099511627776"}},
+		{"resource names too few", `{"resource_names": ["mem"], "nodes": [{"id": "a", "capacity": [4, 4]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`, []string{"nodes[0].capacity", "want k = 1"}},
+		{"resource names against weights", `{"resource_names": ["mem", "cpu"], "weights": [1], "nodes": [{"id": "a", "capacity": [4, 4]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`, []string{"weights = [1]", "want k = 2"}},
+		{"empty resource name", `{"resource_names": ["mem", ""], "nodes": [{"id": "a", "capacity": [4, 4]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`, []string{`resource_names[1] = ""`, "required"}},
+		{"duplicate resource name", `{"resource_names": ["mem", "mem"], "nodes": [{"id": "a", "capacity": [4, 4]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`, []string{`resource_names[1] = "mem"`, "duplicate", "index 0"}},
+		{"long resource name", `{"resource_names": ["` + strings.Repeat("m", MaxIDLength+1) + `"], "nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"resource_names[0]", "limit of 256 bytes"}},
+		{"resource names limit", `{"resource_names": ["a","b","c","d","e","f","g","h","i"], "nodes": [{"id": "a", "capacity": [1]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"resource_names = 9", "the limit of 8 resources"}},
+		{"resource name not a string", `{"resource_names": [1], "nodes": [{"id": "a", "capacity": [4]}], "tasks": [{"id": "t", "demand": [1], "count": 1}]}`, []string{"resource_names[0] = 1"}},
 		{"resource limit", `{"nodes": [{"id": "a", "capacity": [1,1,1,1,1,1,1,1,1]}], "tasks": [{"id": "t", "demand": [1,1,1,1,1,1,1,1,1], "count": 1}]}`, []string{"the limit of 8 resources"}},
 	}
 	for _, tc := range tests {
@@ -70,6 +79,51 @@ func TestDecodeInstanceValid(t *testing.T) {
 	in2, err := DecodeInstance(strings.NewReader(`{"nodes": [{"id": "a", "capacity": [4, 2]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`))
 	if err != nil || in2.Value(0) != 2 {
 		t.Fatalf("default weights: %v %v", in2, err)
+	}
+}
+
+// TestUtilizationByName: the result names each resource's utilization by
+// the instance's resource_names, or r0, r1, … without them, on every
+// method and on random instances (names of any length and order); the
+// arrays and the map agree and the cluster fraction is Σ used / Σ capacity.
+func TestUtilizationByName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 20))
+	for trial := range 16 {
+		in, err := RandomInstance(rng, RandomSpec{Nodes: 1 + rng.IntN(4), Types: 1 + rng.IntN(3), Resources: 1 + rng.IntN(4), Supply: 1.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := trial%2 == 0
+		if named {
+			for p := range in.Resources() {
+				in.ResourceNames = append(in.ResourceNames, fmt.Sprintf("res-%d-%c", trial, 'z'-p))
+			}
+		}
+		for _, method := range Methods() {
+			r, err := Solve(t.Context(), in, method, Options{TimeLimit: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := r.Utilization
+			if len(u.Names) != in.Resources() || len(u.ByResource) != in.Resources() {
+				t.Fatalf("trial %d %s: names %v, by_resource %v for %d resources", trial, method, u.Names, u.ByResource, in.Resources())
+			}
+			for p, name := range u.Names {
+				want := fmt.Sprintf("r%d", p)
+				if named {
+					want = in.ResourceNames[p]
+				}
+				var used, total int64
+				for j, n := range u.Nodes {
+					used += n.Used[p]
+					total += in.Nodes[j].Capacity[p]
+				}
+				if name != want || u.ByResource[name] != u.Resources[p] || u.Resources[p] != fraction(used, total) {
+					t.Fatalf("trial %d %s resource %d: name %q (want %q), by_resource %v, resources %v, used %d of %d",
+						trial, method, p, name, want, u.ByResource[name], u.Resources[p], used, total)
+				}
+			}
+		}
 	}
 }
 
@@ -128,6 +182,8 @@ func FuzzDecodeInstance(f *testing.F) {
 	f.Add(`{"nodes": [{"id": "a", "capacity": [6, 6]}, {"id": "b", "capacity": [3, 3]}], "tasks": [{"id": "big", "demand": [5, 5], "count": 1}, {"id": "small", "demand": [3, 3], "count": 2}]}`)
 	f.Add(`{"nodes": [], "tasks": [], "extra": 1}`)
 	f.Add(`{"weights": [0.5], "nodes": [{"id": "a", "capacity": [7]}], "tasks": [{"id": "t", "demand": [2], "count": 3}]}`)
+	f.Add(`{"resource_names": ["memory_mb", "vcores"], "nodes": [{"id": "a", "capacity": [8192, 8]}], "tasks": [{"id": "t", "demand": [1024, 1], "count": 9}]}`)
+	f.Add(`{"resource_names": ["m", "m"], "nodes": [{"id": "a", "capacity": [4, 4]}], "tasks": [{"id": "t", "demand": [1, 1], "count": 1}]}`)
 	f.Add(`[]`)
 	f.Add(`{"nodes": [{"id": "a", "capacity": [1e3]}], "tasks": null}`)
 	f.Fuzz(func(t *testing.T, data string) {

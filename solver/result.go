@@ -64,7 +64,7 @@ type Progress struct {
 	// NodesExplored counts the branch-and-bound nodes of every phase.
 	NodesExplored int64
 	// Phase names what the solver is doing: "heuristics", "lp",
-	// "improve", "search".
+	// "dive", "improve", "search", "done".
 	Phase string
 }
 
@@ -116,10 +116,15 @@ type Unplaced struct {
 }
 
 // Utilization of the solution: per resource over the whole cluster
-// (Σ_j used_jp / Σ_j C[j,p]) and per node.
+// (Σ_j used_jp / Σ_j C[j,p]) and per node. Names are the resources'
+// names (the instance's resource_names, or r0, r1, …), in the order of
+// Resources and of each node's Used and Fraction; ByResource is Resources
+// keyed by name.
 type Utilization struct {
-	Resources []float64         `json:"resources"`
-	Nodes     []NodeUtilization `json:"nodes"`
+	Names      []string           `json:"names"`
+	Resources  []float64          `json:"resources"`
+	ByResource map[string]float64 `json:"by_resource"`
+	Nodes      []NodeUtilization  `json:"nodes"`
 }
 
 // Stats are solve statistics.
@@ -214,8 +219,12 @@ func newResult(in *Instance, m *model, method Method, x [][]int, ub float64) *Re
 		r.Utilization.Nodes = append(r.Utilization.Nodes, nu)
 	}
 	r.Utilization.Resources = make([]float64, k)
+	r.Utilization.Names = make([]string, k)
+	r.Utilization.ByResource = make(map[string]float64, k)
 	for p := range k {
 		r.Utilization.Resources[p] = fraction(used[p], total[p])
+		r.Utilization.Names[p] = in.ResourceName(p)
+		r.Utilization.ByResource[r.Utilization.Names[p]] = r.Utilization.Resources[p]
 	}
 	r.Unplaced = m.unplaced
 	r.Objective = m.snap(r.Objective)

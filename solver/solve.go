@@ -217,11 +217,15 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	}
 	cheap = m.floorBound(cheap)
 	track.proven(cheap)
+	columns := newColumnPool()
 	if m.canImprove(cheap, bestVal) && !withinGap(opts.Gap, cheap, bestVal) {
 		track.setPhase("lp")
 		var lpStats lpStats
 		bounds, lpStats = rootBounds(ctx, m, sorted, permuteRows(bestX, order), base, opts)
 		stats.LPSolves = lpStats.LPSolves
+		if lpStats.columns != nil {
+			columns = lpStats.columns
+		}
 		if lpStats.rounded != nil {
 			tryIncumbent(unpermuteRows(lpStats.rounded, order))
 		}
@@ -248,7 +252,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		return finish(root)
 	}
 	track.setPhase("improve")
-	root = improveAndProve(ctx, m, sorted, bounds, s, root, opts.Seed, deadline, &stats, track)
+	root = improveAndProve(ctx, m, sorted, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
 	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)
 	}
@@ -290,7 +294,7 @@ func stopReason(ctx context.Context) StopReason {
 // or stalls) follows the first search and every step of the DP that
 // lowered the bound (up to lnsRounds). It returns the bound; the incumbent
 // of s is updated in place.
-func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
+func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
 	var lb *lagBound // the LP duals' bound, the one the DP needs
 	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
 		lb = b
@@ -326,6 +330,12 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		track.proven(root)
 		return true
 	}
+	// one deterministic dive first (it finds the optima at the rounded
+	// LP bound in milliseconds where they exist: large, identical), the
+	// randomised ones after the first LNS round
+	if lb != nil && !done() {
+		dive(ctx, m, sorted, s, bounds, columns, root, seed, 0, 1, dpFirstShare, deadline, stats, track)
+	}
 	// the first pass only where the gap is more than a couple of units:
 	// a gap of one or two the LNS usually closes at once
 	for lb != nil && m.unit > 0 && root-s.bestVal > dpFirstGap*m.unit && !done() && step(dpFirstShare) {
@@ -345,6 +355,9 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		s.setIncumbent(l.x, l.val)
 	}
 	improve()
+	if lb != nil && !done() {
+		dive(ctx, m, sorted, s, bounds, columns, root, seed, 1, diveTries, diveShare, deadline, stats, track)
+	}
 	for lb != nil && !reached && !done() && step(dpShare) {
 		improve()
 	}
@@ -353,6 +366,42 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	}
 	return root
 }
+
+// dive runs the dives from..to−1 of the price-and-dive heuristic
+// (diveAssign; dive 0 deterministic, the others randomised) from the
+// incumbent of s and the LP's columns, with at most share of the time
+// left, until one reaches the bound root, and installs what they find.
+func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, columns *columnPool, root float64, seed uint64, from, to int, share float64, deadline time.Time, stats *Stats, track *tracker) {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*share)))
+		defer cancel()
+	}
+	track.setPhase("dive")
+	for try := from; try < to && ctx.Err() == nil && m.canImprove(root, s.bestVal); try++ {
+		var rng *rand.Rand // dive 0 is deterministic, the others random
+		if try > 0 {
+			rng = rand.New(rand.NewPCG(seed, diveStream+uint64(try)))
+		}
+		x, val, solves := diveAssign(ctx, m, sorted, columns, s.best, bounds, s.bestVal, rng)
+		stats.LPSolves += solves
+		if x != nil {
+			s.setIncumbent(x, val)
+			track.incumbent(s.bestVal)
+		}
+	}
+	track.setPhase("improve")
+}
+
+// The randomised dives after the first LNS round may take diveShare of
+// the time left, up to dive diveTries−1 (the deterministic dive 0 before
+// it gets dpFirstShare).
+const (
+	diveShare = 1.0 / 4
+	diveTries = 8
+	// diveStream is the second PCG word of the randomised dives.
+	diveStream = 0x64697665
+)
 
 // Shares of the time left that one DP step may take: the first pass, and
 // the steps between LNS rounds. Without a time limit the first pass gets
@@ -418,7 +467,8 @@ func unpermuteRows(rows [][]int, order []int) [][]int {
 // lpStats reports what the LP bound computation did.
 type lpStats struct {
 	LPSolves int
-	rounded  [][]int // an assignment from rounding the LP (search node order), or nil
+	rounded  [][]int     // an assignment from rounding the LP (search node order), or nil
+	columns  *columnPool // the columns the LP generated (price and dive starts from them)
 }
 
 // rootBounds returns the Lagrangian bounds for the search over sorted nodes:

@@ -88,21 +88,7 @@ func TestTopsKeepBoundsValid(t *testing.T) {
 						t.Fatalf("case %d: the DP's path puts %v on node %v: over capacity", c, a, sorted[j])
 					}
 				}
-				fixed := repairPath(m, sorted, path)
-				left := append([]int(nil), m.supply...)
-				for j, a := range fixed {
-					if !fitsPattern(m, a, sorted[j]) {
-						t.Fatalf("case %d: the repaired path is over capacity on node %d", c, j)
-					}
-					for i, n := range a {
-						if left[i] -= n; left[i] < 0 {
-							t.Fatalf("case %d: the repaired path exceeds the supply of type %d", c, i)
-						}
-					}
-				}
-				if v := assignmentValue(m, fixed); v > opt+objTol {
-					t.Fatalf("case %d: the repaired path is worth %v above the optimum %v", c, v, opt)
-				}
+				checkModelAssignment(t, fmt.Sprintf("case %d: the repaired path", c), m, sorted, repairPath(m, sorted, path), opt)
 			}
 		}
 		ex, err := Exact(context.Background(), in, Options{})
@@ -132,4 +118,24 @@ func fitsPattern(m *model, a []int, c []int64) bool {
 		}
 	}
 	return true
+}
+
+// checkModelAssignment fails unless x (model types, nodes in the order of
+// nodes) fits every node and the supply and is worth at most opt.
+func checkModelAssignment(t *testing.T, what string, m *model, nodes [][]int64, x [][]int, opt float64) {
+	t.Helper()
+	left := append([]int(nil), m.supply...)
+	for j, a := range x {
+		if !fitsPattern(m, a, nodes[j]) {
+			t.Fatalf("%s is over capacity on node %d", what, j)
+		}
+		for i, n := range a {
+			if left[i] -= n; left[i] < 0 {
+				t.Fatalf("%s exceeds the supply of type %d", what, i)
+			}
+		}
+	}
+	if v := assignmentValue(m, x); v > opt+objTol {
+		t.Fatalf("%s is worth %v above the optimum %v", what, v, opt)
+	}
 }

@@ -31,8 +31,13 @@ type Config struct {
 	NoLP      bool
 	// Gap is the relative optimality tolerance of the exact method.
 	Gap float64
-	// Progress is the interval of the progress lines on stderr (0: none).
-	Progress time.Duration
+	// Progress is the progress mode on stderr (cli.ProgressModes: a bar
+	// on a terminal, plain lines otherwise, ...). The numeric form of
+	// the former flag (an interval such as "2s"; "0" for none) is still
+	// read, with a deprecation note.
+	Progress string
+	// ProgressInterval is the period of the plain progress lines.
+	ProgressInterval time.Duration
 	// Family draws the instance from a family of the robustness suite
 	// (with RandomSeed as its seed) instead of Random.
 	Family string
@@ -46,8 +51,11 @@ func Default() Config {
 	return Config{
 		Method:    string(solver.MethodExact),
 		TimeLimit: 10 * time.Second,
-		Progress:  time.Second,
-		Random:    solver.RandomSpec{Nodes: 20, Types: 10, Resources: 2},
+		Progress:  cli.ProgressAuto,
+		// a MIP solver's log rhythm, not the 5 s of the simulation verbs:
+		// a solve with the default 10 s limit shows about ten lines
+		ProgressInterval: time.Second,
+		Random:           solver.RandomSpec{Nodes: 20, Types: 10, Resources: 2},
 	}
 }
 
@@ -73,9 +81,11 @@ Every valid instance is accepted: capacities, demands and counts may be 0; a
 task type that fits no node gets no task and is listed under "unplaced" with
 the reason.
 
-While it solves, the exact method prints a progress line on stderr every
---progress (elapsed, incumbent, best proven bound, relative gap, nodes); the
-result's upper_bound is the best proven bound. --gap stops once
+While it solves, the exact method reports its progress on stderr
+(--progress auto: a bar on a terminal, otherwise a plain line every
+--progress-interval with elapsed time, phase, incumbent, best proven bound,
+relative gap and nodes, as MIP solvers print; plain, bar or none force one);
+the result's upper_bound is the best proven bound. --gap stops once
 (bound − incumbent) ≤ gap·bound.
 
 --instance is a JSON file (format: ` + "`optd schema ita-instance`, a starter: `optd example ita-instance`" + `) or a built-in name: ` + strings.Join(solver.BuiltinNames(), ", ") + `.
@@ -96,7 +106,10 @@ robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,
 	f.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "stop the search after this long (0: no limit)")
 	f.BoolVar(&cfg.NoLP, "no-lp", cfg.NoLP, "exact: do not use the LP (column generation) bound")
 	f.Float64Var(&cfg.Gap, "gap", cfg.Gap, "exact: relative optimality tolerance in [0, 1) (0: prove the optimum)")
-	f.DurationVar(&cfg.Progress, "progress", cfg.Progress, "exact: interval of the progress lines on stderr (0: none)")
+	cli.AddProgressFlag(f, &cfg.Progress)
+	f.Lookup("progress").Usage = "exact: progress on stderr: " + strings.Join(cli.ProgressModes, ", ") +
+		" (auto: a bar on a terminal, a plain line every --progress-interval otherwise)"
+	f.DurationVar(&cfg.ProgressInterval, "progress-interval", cfg.ProgressInterval, "exact: period of the plain progress lines")
 	f.StringVar(&cfg.Family, "family", cfg.Family, "with --random SEED: draw from this family of the robustness suite")
 	f.Int64Var(&cfg.RandomSeed, "random", 0, "solve a random instance drawn with this seed instead of --instance")
 	f.IntVar(&cfg.Random.Nodes, "nodes", cfg.Random.Nodes, "random instance: number of nodes")
@@ -124,8 +137,9 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	if math.IsNaN(cfg.Gap) || cfg.Gap < 0 || cfg.Gap >= 1 {
 		return fmt.Errorf("%w: --gap %v: the relative tolerance must be in [0, 1)", ErrUsage, cfg.Gap)
 	}
-	if cfg.Progress < 0 {
-		return fmt.Errorf("%w: --progress %v is negative", ErrUsage, cfg.Progress)
+	mode, err := progressMode(cmd, &cfg)
+	if err != nil {
+		return err
 	}
 	if cfg.Family != "" && !random {
 		return fmt.Errorf("%w: --family needs --random SEED", ErrUsage)
@@ -158,10 +172,9 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 		}
 	}
 	opts := solver.Options{TimeLimit: cfg.TimeLimit, NoLP: cfg.NoLP, Gap: cfg.Gap}
-	if cfg.Progress > 0 && method == solver.MethodExact {
-		keep := newKeepAlive(ProgressPrinter(cmd.ErrOrStderr()), cfg.Progress)
-		defer keep.stop()
-		opts.Progress, opts.ProgressInterval = keep.report, cfg.Progress
+	if method == solver.MethodExact {
+		stop := reportProgress(cmd.ErrOrStderr(), mode, cfg, &opts)
+		defer stop()
 	}
 	res, err := solver.Solve(cmd.Context(), in, method, opts)
 	if err != nil {
@@ -172,6 +185,101 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	return enc.Encode(res)
 }
 
+// progressMode checks --progress and --progress-interval and returns the
+// mode. A duration given to --progress (the flag's former meaning, an
+// interval) still works: "0" is none, any other the plain lines at that
+// interval; a note on stderr says what to write instead.
+func progressMode(cmd *cobra.Command, cfg *Config) (string, error) {
+	if cfg.ProgressInterval <= 0 {
+		return "", fmt.Errorf("%w: --progress-interval %v: must be positive (--progress none prints nothing)", ErrUsage, cfg.ProgressInterval)
+	}
+	mode := cfg.Progress
+	if err := cli.CheckProgressMode(mode); err == nil {
+		return mode, nil
+	}
+	d, perr := time.ParseDuration(mode)
+	switch {
+	case perr != nil:
+		return "", fmt.Errorf("%w: --progress = %q: want one of %s (the interval is --progress-interval)",
+			ErrUsage, mode, strings.Join(cli.ProgressModes, ", "))
+	case d < 0:
+		return "", fmt.Errorf("%w: --progress %v is a negative interval; want one of %s", ErrUsage, d, strings.Join(cli.ProgressModes, ", "))
+	case d == 0:
+		fmt.Fprintf(cmd.ErrOrStderr(), "optd ita: --progress %s is deprecated: write --progress none\n", mode)
+		return cli.ProgressNone, nil
+	}
+	if cmd.Flags().Changed("progress-interval") {
+		return "", fmt.Errorf("%w: --progress %s (a deprecated interval) and --progress-interval exclude each other", ErrUsage, mode)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "optd ita: --progress %s is deprecated: write --progress plain --progress-interval %s\n", mode, mode)
+	cfg.ProgressInterval = d
+	return cli.ProgressPlain, nil
+}
+
+// reportProgress sets opts.Progress to report on w in mode (auto: a bar
+// on a terminal, plain lines otherwise) and returns the function that
+// ends the reports.
+func reportProgress(w io.Writer, mode string, cfg Config, opts *solver.Options) (stop func()) {
+	if mode == cli.ProgressAuto {
+		mode = cli.ProgressPlain
+		if cli.IsTerminal(w) {
+			mode = cli.ProgressBar
+		}
+	}
+	switch mode {
+	case cli.ProgressPlain:
+		keep := newKeepAlive(ProgressPrinter(w), cfg.ProgressInterval)
+		opts.Progress, opts.ProgressInterval = keep.report, cfg.ProgressInterval
+		return keep.stop
+	case cli.ProgressBar:
+		bar := newProgressBar(w, cfg.TimeLimit)
+		opts.Progress, opts.ProgressInterval = bar.report, cfg.ProgressInterval
+		return bar.Finish
+	}
+	return func() {}
+}
+
+// progressBar shows a solve as a bar over its time limit (the share of the
+// limit used, in tenths of a percent; a count of reports without a limit)
+// described by the phase, incumbent, bound, gap and nodes.
+type progressBar struct {
+	*cli.Progress
+	limit time.Duration
+	n     int
+}
+
+// barSteps is the bar's length: tenths of a percent of the time limit.
+const barSteps = 1000
+
+func newProgressBar(w io.Writer, limit time.Duration) *progressBar {
+	total := barSteps
+	if limit <= 0 {
+		total = 0
+	}
+	return &progressBar{Progress: cli.NewProgressMode(w, cli.ProgressBar, "optd ita", "starting", total, ""), limit: limit}
+}
+
+func (b *progressBar) report(p solver.Progress) {
+	b.Describe(p.Phase)
+	b.Note(progressNote(p))
+	if b.limit > 0 {
+		b.Set(min(barSteps, int(barSteps*p.Elapsed/b.limit)), barSteps)
+		return
+	}
+	b.n++
+	b.Set(b.n, 0)
+}
+
+// progressNote is the incumbent, bound, gap and nodes of a report.
+func progressNote(p solver.Progress) string {
+	bound, gap := "-", "-"
+	if !math.IsInf(p.Bound, 1) {
+		bound = strconv.FormatFloat(p.Bound, 'g', 12, 64)
+		gap = strconv.FormatFloat(100*p.Gap, 'f', 3, 64) + "%"
+	}
+	return fmt.Sprintf("incumbent %s  bound %s  gap %s  nodes %d", strconv.FormatFloat(p.Incumbent, 'g', 12, 64), bound, gap, p.NodesExplored)
+}
+
 // ProgressPrinter returns a progress callback that writes one line per
 // report to w, as MIP solvers do (plain lines, also when w is not a
 // terminal):
@@ -179,13 +287,7 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 //	ita:   1.00s  search      incumbent 4219.3  bound 4226  gap 0.159%  nodes 203045
 func ProgressPrinter(w io.Writer) func(solver.Progress) {
 	return func(p solver.Progress) {
-		bound, gap := "-", "-"
-		if !math.IsInf(p.Bound, 1) {
-			bound = strconv.FormatFloat(p.Bound, 'g', 12, 64)
-			gap = strconv.FormatFloat(100*p.Gap, 'f', 3, 64) + "%"
-		}
-		fmt.Fprintf(w, "ita: %7.2fs  %-10s  incumbent %s  bound %s  gap %s  nodes %d\n",
-			p.Elapsed.Seconds(), p.Phase, strconv.FormatFloat(p.Incumbent, 'g', 12, 64), bound, gap, p.NodesExplored)
+		fmt.Fprintf(w, "ita: %7.2fs  %-10s  %s\n", p.Elapsed.Seconds(), p.Phase, progressNote(p))
 	}
 }
 

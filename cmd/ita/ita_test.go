@@ -123,12 +123,12 @@ func TestRandomInstance(t *testing.T) {
 // TestGapAndFamily solves a family instance with a loose gap: the result
 // is within the gap of its proven bound, and stopped by it unless proven.
 func TestGapAndFamily(t *testing.T) {
-	out, stderr, err := execute(t, "--family", "hetero-3r", "--random", "1", "--gap", "0.01", "--time-limit", "20s", "--progress", "0")
+	out, stderr, err := execute(t, "--family", "hetero-3r", "--random", "1", "--gap", "0.01", "--time-limit", "20s", "--progress", "none")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if stderr != "" {
-		t.Errorf("--progress 0 printed %q", stderr)
+		t.Errorf("--progress none printed %q", stderr)
 	}
 	var r struct {
 		Obj     float64 `json:"objective"`
@@ -146,6 +146,51 @@ func TestGapAndFamily(t *testing.T) {
 	}
 }
 
+// TestProgressModes: --progress takes the mode of the other verbs; plain
+// (and auto off a terminal) prints MIP-style lines, bar draws a bar,
+// none nothing; the former numeric form still works with a deprecation
+// note. The result on stdout is the same in every mode.
+func TestProgressModes(t *testing.T) {
+	small := filepath.Join("testdata", "small.json")
+	var want map[string]any
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr []string // substrings; nil: stderr empty
+	}{
+		{"auto off a terminal", nil, []string{"ita:", " done ", "incumbent 16", "bound 16", "gap 0.000%"}},
+		{"plain", []string{"--progress", "plain", "--progress-interval", "50ms"}, []string{"ita:", " done ", "bound 16"}},
+		{"bar", []string{"--progress", "bar"}, []string{"heuristics", "done, incumbent 16  bound 16", "/1000"}},
+		{"none", []string{"--progress", "none"}, nil},
+		{"deprecated zero", []string{"--progress", "0"}, []string{"--progress 0 is deprecated", "--progress none"}},
+		{"deprecated interval", []string{"--progress", "250ms"}, []string{"--progress 250ms is deprecated", "--progress plain --progress-interval 250ms", "ita:", " done "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, err := execute(t, append([]string{"--instance", small}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.stderr == nil && stderr != "" {
+				t.Errorf("stderr %q, want nothing", stderr)
+			}
+			for _, w := range tc.stderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+			got := withoutElapsed(t, out)
+			if want == nil {
+				want = got
+			}
+			a, _ := json.Marshal(got)
+			b, _ := json.Marshal(want)
+			if !bytes.Equal(a, b) {
+				t.Errorf("result %s differs from the first mode's %s", a, b)
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -160,7 +205,10 @@ func TestErrors(t *testing.T) {
 		{"negative limit", []string{"--instance", "haste-table2", "--time-limit", "-1s"}, []string{"--time-limit"}},
 		{"gap too large", []string{"--instance", "haste-table2", "--gap", "1"}, []string{"--gap", "[0, 1)"}},
 		{"negative gap", []string{"--instance", "haste-table2", "--gap", "-0.1"}, []string{"--gap"}},
-		{"negative progress", []string{"--instance", "haste-table2", "--progress", "-1s"}, []string{"--progress"}},
+		{"negative progress", []string{"--instance", "haste-table2", "--progress", "-1s"}, []string{"--progress", "negative", "plain"}},
+		{"unknown progress mode", []string{"--instance", "haste-table2", "--progress", "loud"}, []string{`--progress = "loud"`, "auto, bar, plain, none", "--progress-interval"}},
+		{"zero progress interval", []string{"--instance", "haste-table2", "--progress-interval", "0s"}, []string{"--progress-interval", "positive"}},
+		{"deprecated interval and the new flag", []string{"--instance", "haste-table2", "--progress", "2s", "--progress-interval", "1s"}, []string{"--progress 2s", "--progress-interval", "exclude"}},
 		{"family without seed", []string{"--family", "yarn"}, []string{"--family", "--random"}},
 		{"unknown family", []string{"--family", "nope", "--random", "1"}, []string{"--family", `"nope"`, "yarn"}},
 		{"extra argument", []string{"haste-table2"}, []string{"unknown command"}},

@@ -1,0 +1,208 @@
+package solver
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Limits of the price-and-dive heuristic (diveAssign).
+const (
+	// diveCGIterations caps the master LP solves of the column generation
+	// at one step of a dive.
+	diveCGIterations = 30
+	// divePricingNodes caps the branch-and-bound nodes of one pricing
+	// problem in a dive (a heuristic: a pricing cut short only leaves a
+	// column out).
+	divePricingNodes = 4000
+	// diveExactNodes is the number of nodes left at which a dive stops
+	// fixing and solves the rest exactly, within diveExactSearchNodes
+	// branch-and-bound nodes.
+	diveExactNodes       = 6
+	diveExactSearchNodes = 200000
+	// diveTop is the number of largest fractional columns among which a
+	// randomised dive picks the one it rounds up.
+	diveTop = 3
+	// diveIntTol is how close to an integer a master value counts as one.
+	diveIntTol = 1e-6
+)
+
+// diveAssign is a primal heuristic on the pattern formulation (colgen.go):
+// price and dive. At each step it solves the LP relaxation of the master
+// over what is still free (the supply s' left by the patterns fixed so
+// far, the nodes m'_c of each class still without a pattern) by column
+// generation, then fixes patterns: every column at y ≥ 1 gets ⌊y⌋ nodes of
+// its class; when none is, the column of largest fractional y gets one
+// node (rounded up). It stops when every node has a pattern, when nothing
+// fits, or when the LP value of what is left plus the value fixed cannot
+// beat incVal by one value unit (this dive cannot improve the incumbent).
+// The nodes left without a pattern are filled one by one optimally
+// (perNodeAssign) and every node is then topped up greedily (repairPath).
+//
+// Why: on the families where the search stalls a unit or a few below the
+// LP bound (yarn, identical, hetero-3r), the LP bound rounded down is
+// usually the optimum (the integer round-up property of cutting-stock
+// masters), and the solutions that reach it are combinations of the LP's
+// own patterns that neither per-node fills nor exchanges among a few nodes
+// find; re-solving the LP after each fixing keeps the rest of the
+// solution LP-optimal (Vanderbeck 2000; Sadykov et al. 2019, "Primal
+// heuristics for branch and price").
+//
+// The dive starts from the columns of pool (those of the root LP) and the
+// incumbent's patterns, and adds the columns it prices to pool.
+//
+// Pricing in a dive bounds its knapsacks with base (the tables of the
+// values v, valid for every u ≤ v) and at most divePricingNodes nodes: a
+// heuristic needs good columns, not proven ones, and the tables at the
+// duals would cost a rebuild per LP solve. With rng set, the dive is
+// randomised (a repeated dive explores other roundings): it fixes at most
+// half the free nodes per step, the columns in random order, and rounds
+// up one of the diveTop largest fractional columns. It returns the
+// assignment (sorted node order) and its value, or nil when the dive was
+// cut off or ctx ended, and the number of LP solves.
+func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, incumbent [][]int, bounds []*lagBound, incVal float64, rng *rand.Rand) ([][]int, float64, int) {
+	base := bounds[0].tab
+	n := len(m.dem)
+	classes := classesOf(sorted)
+	classOf := classOfNodes(sorted)
+	for j, a := range incumbent {
+		pool.add(classOf[j], a)
+	}
+	left := slices.Clone(m.supply)
+	free := classCounts(classes)
+	var fixed []patternColumn
+	fixedVal := 0.0
+	fix := func(col patternColumn) {
+		fixed = append(fixed, col)
+		free[col.class]--
+		for i, a := range col.a {
+			left[i] -= a
+		}
+		fixedVal += m.patternValue(col.a)
+	}
+	fits := func(col patternColumn) bool { return free[col.class] > 0 && fitsSupply(col.a, left) }
+	solves := 0
+	u := make([]float64, n)
+	for slices.Max(free) > 0 {
+		if rest := sum(free); rest <= diveExactNodes && rest < len(sorted) {
+			break // the last nodes are solved exactly below
+		}
+		sol, err := solveMaster(ctx, m, left, free, pool)
+		solves++
+		for iter := 0; err == nil && iter < diveCGIterations; iter++ {
+			for i := range u {
+				u[i] = m.val[i] - math.Max(0, sol.RowDuals[i])
+			}
+			added := false
+			for c, cl := range classes {
+				if free[c] == 0 {
+					continue
+				}
+				mu := math.Max(0, sol.RowDuals[n+c])
+				a, _ := pricePattern(ctx, m, u, base, cl.cap, left, divePricingNodes)
+				if a != nil && dot(u, a)-mu > cgReducedCostTol*math.Max(1, mu) {
+					added = pool.add(c, a) || added
+				}
+			}
+			if !added {
+				break
+			}
+			sol, err = solveMaster(ctx, m, left, free, pool)
+			solves++
+		}
+		if err != nil || ctx.Err() != nil {
+			return nil, 0, solves
+		}
+		if !m.canImprove(m.floorBound(fixedVal+sol.Objective), incVal) {
+			return nil, 0, solves // this dive cannot beat the incumbent
+		}
+		// a randomised dive fixes at most half the free nodes at once,
+		// the columns in random order
+		quota, order := sum(free), make([]int, len(pool.cols))
+		for k := range order {
+			order[k] = k
+		}
+		if rng != nil {
+			quota = max(1, quota/2)
+			rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		}
+		progress := 0
+		for _, k := range order {
+			col := pool.cols[k]
+			for r := math.Floor(sol.Primal[k] + diveIntTol); r >= 1 && progress < quota && fits(col); r-- {
+				fix(col)
+				progress++
+			}
+		}
+		if progress == 0 {
+			// the column of largest fractional y (a randomised dive: one
+			// of the diveTop largest)
+			var cands []int
+			for k, col := range pool.cols {
+				if sol.Primal[k] > diveIntTol && fits(col) {
+					cands = append(cands, k)
+				}
+			}
+			if len(cands) == 0 {
+				break // the LP places nothing more that fits
+			}
+			slices.SortStableFunc(cands, func(a, b int) int { return -cmpFloat(sol.Primal[a], sol.Primal[b]) })
+			pick := 0
+			if rng != nil {
+				pick = rng.IntN(min(diveTop, len(cands)))
+			}
+			fix(pool.cols[cands[pick]])
+		}
+	}
+	// the patterns onto the nodes of their classes, the rest filled
+	x := make([][]int, len(sorted))
+	next := make(map[int]int) // patterns of each class placed so far
+	byClass := make([][]int, len(classes))
+	for j, c := range classOf {
+		byClass[c] = append(byClass[c], j)
+	}
+	for _, col := range fixed {
+		j := byClass[col.class][next[col.class]]
+		next[col.class]++
+		x[j] = slices.Clone(col.a)
+	}
+	var restIdx []int
+	var restCaps [][]int64
+	for j := range x {
+		if x[j] == nil {
+			restIdx = append(restIdx, j)
+			restCaps = append(restCaps, sorted[j])
+		}
+	}
+	deadline, _ := ctx.Deadline()
+	var fill [][]int
+	if len(restIdx) <= diveExactNodes {
+		// the last nodes together, by the branch and bound (the root
+		// bounds hold for any supply and any subset of the nodes)
+		same := make([]bool, len(restCaps))
+		for r := 1; r < len(restCaps); r++ {
+			same[r] = slices.Equal(restCaps[r], restCaps[r-1])
+		}
+		srch := newSearch(ctx, m, restCaps, same, left, bounds)
+		srch.deadline = deadline
+		srch.nodeLimit = diveExactSearchNodes
+		srch.run()
+		fill = srch.best
+	} else {
+		fill, _, _ = perNodeAssign(ctx, m, restCaps, left, deadline, base)
+	}
+	for r, j := range restIdx {
+		x[j] = slices.Clone(fill[r])
+	}
+	x = repairPath(m, sorted, x)
+	return x, assignmentValue(m, x), solves
+}
+
+func sum(v []int) int {
+	t := 0
+	for _, x := range v {
+		t += x
+	}
+	return t
+}

@@ -4217,10 +4217,13 @@ func (x *Workload) GetJoint() []*JointPoint {
 // ItaInstance is an initial task assignment instance
 // (docs/formats.md#ita-instance).
 type ItaInstance struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Weights       []float64              `protobuf:"fixed64,1,rep,packed,name=weights,proto3" json:"weights,omitempty"`
-	Nodes         []*ItaNode             `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
-	Tasks         []*ItaTask             `protobuf:"bytes,3,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Weights []float64              `protobuf:"fixed64,1,rep,packed,name=weights,proto3" json:"weights,omitempty"`
+	Nodes   []*ItaNode             `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Tasks   []*ItaTask             `protobuf:"bytes,3,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// resource_names names the resources, in the order of weights,
+	// capacities and demands (optional; the result then names them r0, r1, …).
+	ResourceNames []string `protobuf:"bytes,4,rep,name=resource_names,json=resourceNames,proto3" json:"resource_names,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4272,6 +4275,13 @@ func (x *ItaInstance) GetNodes() []*ItaNode {
 func (x *ItaInstance) GetTasks() []*ItaTask {
 	if x != nil {
 		return x.Tasks
+	}
+	return nil
+}
+
+func (x *ItaInstance) GetResourceNames() []string {
+	if x != nil {
+		return x.ResourceNames
 	}
 	return nil
 }
@@ -5536,8 +5546,13 @@ func (x *ItaUnplaced) GetReason() string {
 type ItaUtilization struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// resources[p] is Σ_j used_jp / Σ_j C[j,p].
-	Resources     []float64             `protobuf:"fixed64,1,rep,packed,name=resources,proto3" json:"resources,omitempty"`
-	Nodes         []*ItaNodeUtilization `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Resources []float64             `protobuf:"fixed64,1,rep,packed,name=resources,proto3" json:"resources,omitempty"`
+	Nodes     []*ItaNodeUtilization `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// names are the resources' names (the instance's resource_names, or r0,
+	// r1, …) in the order of resources and of each node's used and fraction.
+	Names []string `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`
+	// by_resource is resources keyed by name.
+	ByResource    map[string]float64 `protobuf:"bytes,4,rep,name=by_resource,json=byResource,proto3" json:"by_resource,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5582,6 +5597,20 @@ func (x *ItaUtilization) GetResources() []float64 {
 func (x *ItaUtilization) GetNodes() []*ItaNodeUtilization {
 	if x != nil {
 		return x.Nodes
+	}
+	return nil
+}
+
+func (x *ItaUtilization) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+func (x *ItaUtilization) GetByResource() map[string]float64 {
+	if x != nil {
+		return x.ByResource
 	}
 	return nil
 }
@@ -7888,11 +7917,12 @@ const file_optd_proto_rawDesc = "" +
 	"\bWorkload\x12 \n" +
 	"\x04data\x18\x01 \x01(\v2\f.optd.v1.LawR\x04data\x12&\n" +
 	"\areduces\x18\x02 \x01(\v2\f.optd.v1.LawR\areduces\x12)\n" +
-	"\x05joint\x18\x03 \x03(\v2\x13.optd.v1.JointPointR\x05joint\"w\n" +
+	"\x05joint\x18\x03 \x03(\v2\x13.optd.v1.JointPointR\x05joint\"\x9e\x01\n" +
 	"\vItaInstance\x12\x18\n" +
 	"\aweights\x18\x01 \x03(\x01R\aweights\x12&\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x10.optd.v1.ItaNodeR\x05nodes\x12&\n" +
-	"\x05tasks\x18\x03 \x03(\v2\x10.optd.v1.ItaTaskR\x05tasks\"A\n" +
+	"\x05tasks\x18\x03 \x03(\v2\x10.optd.v1.ItaTaskR\x05tasks\x12%\n" +
+	"\x0eresource_names\x18\x04 \x03(\tR\rresourceNames\"A\n" +
 	"\aItaNode\x12\x13\n" +
 	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x03(\x03R\bcapacityB\x05\n" +
@@ -8057,10 +8087,16 @@ const file_optd_proto_rawDesc = "" +
 	"\vItaUnplaced\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"a\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x80\x02\n" +
 	"\x0eItaUtilization\x12\x1c\n" +
 	"\tresources\x18\x01 \x03(\x01R\tresources\x121\n" +
-	"\x05nodes\x18\x02 \x03(\v2\x1b.optd.v1.ItaNodeUtilizationR\x05nodes\"X\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x1b.optd.v1.ItaNodeUtilizationR\x05nodes\x12\x14\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\x12H\n" +
+	"\vby_resource\x18\x04 \x03(\v2'.optd.v1.ItaUtilization.ByResourceEntryR\n" +
+	"byResource\x1a=\n" +
+	"\x0fByResourceEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"X\n" +
 	"\x12ItaNodeUtilization\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04used\x18\x02 \x03(\x03R\x04used\x12\x1a\n" +
@@ -8354,7 +8390,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 }
 
 var file_optd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 112)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 113)
 var file_optd_proto_goTypes = []any{
 	(ActionKind)(0),                        // 0: optd.v1.ActionKind
 	(TaskType)(0),                          // 1: optd.v1.TaskType
@@ -8455,23 +8491,24 @@ var file_optd_proto_goTypes = []any{
 	nil,                                    // 96: optd.v1.SubmitJobRequest.ReduceDemandEntry
 	nil,                                    // 97: optd.v1.HeartbeatRequest.OutputMbEntry
 	nil,                                    // 98: optd.v1.Action.ResourcesEntry
-	nil,                                    // 99: optd.v1.BoundMdpInfo.PolicyCostsEntry
-	nil,                                    // 100: optd.v1.BoundResult.PoliciesEntry
-	nil,                                    // 101: optd.v1.BoundResult.LowerBoundsEntry
-	nil,                                    // 102: optd.v1.BoundResult.UpperBoundsEntry
-	nil,                                    // 103: optd.v1.BoundResult.GapsEntry
-	nil,                                    // 104: optd.v1.BoundResult.CertifiedGapsEntry
-	nil,                                    // 105: optd.v1.BoundResult.BoundRatiosEntry
-	nil,                                    // 106: optd.v1.ClusterSimResult.UtilizationEntry
-	nil,                                    // 107: optd.v1.SearchRun.BestParamsEntry
-	nil,                                    // 108: optd.v1.SearchRun.DefaultParamsEntry
-	nil,                                    // 109: optd.v1.SearchRun.StartParamsEntry
-	nil,                                    // 110: optd.v1.SearchPhase.ReferencesEntry
-	nil,                                    // 111: optd.v1.SearchPhase.BestMinusReferenceEntry
-	nil,                                    // 112: optd.v1.SearchPhase.LowerBoundsEntry
-	nil,                                    // 113: optd.v1.SearchRepFigures.ReferencesEntry
-	nil,                                    // 114: optd.v1.SearchRepFigures.LowerBoundsEntry
-	nil,                                    // 115: optd.v1.SearchCandidate.ParamsEntry
+	nil,                                    // 99: optd.v1.ItaUtilization.ByResourceEntry
+	nil,                                    // 100: optd.v1.BoundMdpInfo.PolicyCostsEntry
+	nil,                                    // 101: optd.v1.BoundResult.PoliciesEntry
+	nil,                                    // 102: optd.v1.BoundResult.LowerBoundsEntry
+	nil,                                    // 103: optd.v1.BoundResult.UpperBoundsEntry
+	nil,                                    // 104: optd.v1.BoundResult.GapsEntry
+	nil,                                    // 105: optd.v1.BoundResult.CertifiedGapsEntry
+	nil,                                    // 106: optd.v1.BoundResult.BoundRatiosEntry
+	nil,                                    // 107: optd.v1.ClusterSimResult.UtilizationEntry
+	nil,                                    // 108: optd.v1.SearchRun.BestParamsEntry
+	nil,                                    // 109: optd.v1.SearchRun.DefaultParamsEntry
+	nil,                                    // 110: optd.v1.SearchRun.StartParamsEntry
+	nil,                                    // 111: optd.v1.SearchPhase.ReferencesEntry
+	nil,                                    // 112: optd.v1.SearchPhase.BestMinusReferenceEntry
+	nil,                                    // 113: optd.v1.SearchPhase.LowerBoundsEntry
+	nil,                                    // 114: optd.v1.SearchRepFigures.ReferencesEntry
+	nil,                                    // 115: optd.v1.SearchRepFigures.LowerBoundsEntry
+	nil,                                    // 116: optd.v1.SearchCandidate.ParamsEntry
 }
 var file_optd_proto_depIdxs = []int32{
 	93,  // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
@@ -8545,82 +8582,83 @@ var file_optd_proto_depIdxs = []int32{
 	70,  // 68: optd.v1.ItaResult.utilization:type_name -> optd.v1.ItaUtilization
 	72,  // 69: optd.v1.ItaResult.stats:type_name -> optd.v1.ItaStats
 	71,  // 70: optd.v1.ItaUtilization.nodes:type_name -> optd.v1.ItaNodeUtilization
-	99,  // 71: optd.v1.BoundMdpInfo.policy_costs:type_name -> optd.v1.BoundMdpInfo.PolicyCostsEntry
-	100, // 72: optd.v1.BoundResult.policies:type_name -> optd.v1.BoundResult.PoliciesEntry
-	101, // 73: optd.v1.BoundResult.lower_bounds:type_name -> optd.v1.BoundResult.LowerBoundsEntry
-	102, // 74: optd.v1.BoundResult.upper_bounds:type_name -> optd.v1.BoundResult.UpperBoundsEntry
-	103, // 75: optd.v1.BoundResult.gaps:type_name -> optd.v1.BoundResult.GapsEntry
-	104, // 76: optd.v1.BoundResult.certified_gaps:type_name -> optd.v1.BoundResult.CertifiedGapsEntry
-	105, // 77: optd.v1.BoundResult.bound_ratios:type_name -> optd.v1.BoundResult.BoundRatiosEntry
-	74,  // 78: optd.v1.BoundResult.mdp:type_name -> optd.v1.BoundMdpInfo
-	106, // 79: optd.v1.ClusterSimResult.utilization:type_name -> optd.v1.ClusterSimResult.UtilizationEntry
-	77,  // 80: optd.v1.ClusterSimResult.locality:type_name -> optd.v1.SimLocality
-	78,  // 81: optd.v1.ClusterSimResult.speculative:type_name -> optd.v1.SimSpeculative
-	79,  // 82: optd.v1.ClusterSimResult.fairness:type_name -> optd.v1.SimFairness
-	80,  // 83: optd.v1.ClusterSimResult.jobs:type_name -> optd.v1.SimJobOutcome
-	81,  // 84: optd.v1.ClusterSimResult.vetoes:type_name -> optd.v1.SimVetoCount
-	82,  // 85: optd.v1.ClusterSimResult.shuffle:type_name -> optd.v1.SimShuffle
-	56,  // 86: optd.v1.SearchRequest.placement_scenario:type_name -> optd.v1.PlacementScenario
-	58,  // 87: optd.v1.SearchRequest.cluster_scenario:type_name -> optd.v1.ClusterScenario
-	84,  // 88: optd.v1.SearchResponse.progress:type_name -> optd.v1.SearchProgress
-	86,  // 89: optd.v1.SearchResponse.result:type_name -> optd.v1.SearchResult
-	87,  // 90: optd.v1.SearchResult.space:type_name -> optd.v1.SearchParam
-	88,  // 91: optd.v1.SearchResult.result:type_name -> optd.v1.SearchRun
-	107, // 92: optd.v1.SearchRun.best_params:type_name -> optd.v1.SearchRun.BestParamsEntry
-	108, // 93: optd.v1.SearchRun.default_params:type_name -> optd.v1.SearchRun.DefaultParamsEntry
-	109, // 94: optd.v1.SearchRun.start_params:type_name -> optd.v1.SearchRun.StartParamsEntry
-	90,  // 95: optd.v1.SearchRun.search:type_name -> optd.v1.SearchPhase
-	90,  // 96: optd.v1.SearchRun.validation:type_name -> optd.v1.SearchPhase
-	92,  // 97: optd.v1.SearchRun.history:type_name -> optd.v1.SearchCandidate
-	89,  // 98: optd.v1.SearchPhase.best:type_name -> optd.v1.Estimate
-	89,  // 99: optd.v1.SearchPhase.default:type_name -> optd.v1.Estimate
-	89,  // 100: optd.v1.SearchPhase.best_minus_default:type_name -> optd.v1.Estimate
-	110, // 101: optd.v1.SearchPhase.references:type_name -> optd.v1.SearchPhase.ReferencesEntry
-	111, // 102: optd.v1.SearchPhase.best_minus_reference:type_name -> optd.v1.SearchPhase.BestMinusReferenceEntry
-	112, // 103: optd.v1.SearchPhase.lower_bounds:type_name -> optd.v1.SearchPhase.LowerBoundsEntry
-	91,  // 104: optd.v1.SearchPhase.raw:type_name -> optd.v1.SearchRepFigures
-	113, // 105: optd.v1.SearchRepFigures.references:type_name -> optd.v1.SearchRepFigures.ReferencesEntry
-	114, // 106: optd.v1.SearchRepFigures.lower_bounds:type_name -> optd.v1.SearchRepFigures.LowerBoundsEntry
-	115, // 107: optd.v1.SearchCandidate.params:type_name -> optd.v1.SearchCandidate.ParamsEntry
-	73,  // 108: optd.v1.BoundResult.PoliciesEntry.value:type_name -> optd.v1.PolicyFigure
-	89,  // 109: optd.v1.SearchPhase.ReferencesEntry.value:type_name -> optd.v1.Estimate
-	89,  // 110: optd.v1.SearchPhase.BestMinusReferenceEntry.value:type_name -> optd.v1.Estimate
-	89,  // 111: optd.v1.SearchPhase.LowerBoundsEntry.value:type_name -> optd.v1.Estimate
-	10,  // 112: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	12,  // 113: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
-	14,  // 114: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
-	17,  // 115: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	27,  // 116: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	21,  // 117: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	24,  // 118: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	34,  // 119: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	36,  // 120: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	39,  // 121: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	41,  // 122: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	44,  // 123: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	44,  // 124: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
-	47,  // 125: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
-	83,  // 126: optd.v1.OptimizeService.Search:input_type -> optd.v1.SearchRequest
-	11,  // 127: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	13,  // 128: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
-	16,  // 129: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
-	20,  // 130: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	29,  // 131: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	23,  // 132: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	25,  // 133: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	35,  // 134: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	38,  // 135: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	40,  // 136: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	43,  // 137: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	46,  // 138: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	46,  // 139: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
-	49,  // 140: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
-	85,  // 141: optd.v1.OptimizeService.Search:output_type -> optd.v1.SearchResponse
-	127, // [127:142] is the sub-list for method output_type
-	112, // [112:127] is the sub-list for method input_type
-	112, // [112:112] is the sub-list for extension type_name
-	112, // [112:112] is the sub-list for extension extendee
-	0,   // [0:112] is the sub-list for field type_name
+	99,  // 71: optd.v1.ItaUtilization.by_resource:type_name -> optd.v1.ItaUtilization.ByResourceEntry
+	100, // 72: optd.v1.BoundMdpInfo.policy_costs:type_name -> optd.v1.BoundMdpInfo.PolicyCostsEntry
+	101, // 73: optd.v1.BoundResult.policies:type_name -> optd.v1.BoundResult.PoliciesEntry
+	102, // 74: optd.v1.BoundResult.lower_bounds:type_name -> optd.v1.BoundResult.LowerBoundsEntry
+	103, // 75: optd.v1.BoundResult.upper_bounds:type_name -> optd.v1.BoundResult.UpperBoundsEntry
+	104, // 76: optd.v1.BoundResult.gaps:type_name -> optd.v1.BoundResult.GapsEntry
+	105, // 77: optd.v1.BoundResult.certified_gaps:type_name -> optd.v1.BoundResult.CertifiedGapsEntry
+	106, // 78: optd.v1.BoundResult.bound_ratios:type_name -> optd.v1.BoundResult.BoundRatiosEntry
+	74,  // 79: optd.v1.BoundResult.mdp:type_name -> optd.v1.BoundMdpInfo
+	107, // 80: optd.v1.ClusterSimResult.utilization:type_name -> optd.v1.ClusterSimResult.UtilizationEntry
+	77,  // 81: optd.v1.ClusterSimResult.locality:type_name -> optd.v1.SimLocality
+	78,  // 82: optd.v1.ClusterSimResult.speculative:type_name -> optd.v1.SimSpeculative
+	79,  // 83: optd.v1.ClusterSimResult.fairness:type_name -> optd.v1.SimFairness
+	80,  // 84: optd.v1.ClusterSimResult.jobs:type_name -> optd.v1.SimJobOutcome
+	81,  // 85: optd.v1.ClusterSimResult.vetoes:type_name -> optd.v1.SimVetoCount
+	82,  // 86: optd.v1.ClusterSimResult.shuffle:type_name -> optd.v1.SimShuffle
+	56,  // 87: optd.v1.SearchRequest.placement_scenario:type_name -> optd.v1.PlacementScenario
+	58,  // 88: optd.v1.SearchRequest.cluster_scenario:type_name -> optd.v1.ClusterScenario
+	84,  // 89: optd.v1.SearchResponse.progress:type_name -> optd.v1.SearchProgress
+	86,  // 90: optd.v1.SearchResponse.result:type_name -> optd.v1.SearchResult
+	87,  // 91: optd.v1.SearchResult.space:type_name -> optd.v1.SearchParam
+	88,  // 92: optd.v1.SearchResult.result:type_name -> optd.v1.SearchRun
+	108, // 93: optd.v1.SearchRun.best_params:type_name -> optd.v1.SearchRun.BestParamsEntry
+	109, // 94: optd.v1.SearchRun.default_params:type_name -> optd.v1.SearchRun.DefaultParamsEntry
+	110, // 95: optd.v1.SearchRun.start_params:type_name -> optd.v1.SearchRun.StartParamsEntry
+	90,  // 96: optd.v1.SearchRun.search:type_name -> optd.v1.SearchPhase
+	90,  // 97: optd.v1.SearchRun.validation:type_name -> optd.v1.SearchPhase
+	92,  // 98: optd.v1.SearchRun.history:type_name -> optd.v1.SearchCandidate
+	89,  // 99: optd.v1.SearchPhase.best:type_name -> optd.v1.Estimate
+	89,  // 100: optd.v1.SearchPhase.default:type_name -> optd.v1.Estimate
+	89,  // 101: optd.v1.SearchPhase.best_minus_default:type_name -> optd.v1.Estimate
+	111, // 102: optd.v1.SearchPhase.references:type_name -> optd.v1.SearchPhase.ReferencesEntry
+	112, // 103: optd.v1.SearchPhase.best_minus_reference:type_name -> optd.v1.SearchPhase.BestMinusReferenceEntry
+	113, // 104: optd.v1.SearchPhase.lower_bounds:type_name -> optd.v1.SearchPhase.LowerBoundsEntry
+	91,  // 105: optd.v1.SearchPhase.raw:type_name -> optd.v1.SearchRepFigures
+	114, // 106: optd.v1.SearchRepFigures.references:type_name -> optd.v1.SearchRepFigures.ReferencesEntry
+	115, // 107: optd.v1.SearchRepFigures.lower_bounds:type_name -> optd.v1.SearchRepFigures.LowerBoundsEntry
+	116, // 108: optd.v1.SearchCandidate.params:type_name -> optd.v1.SearchCandidate.ParamsEntry
+	73,  // 109: optd.v1.BoundResult.PoliciesEntry.value:type_name -> optd.v1.PolicyFigure
+	89,  // 110: optd.v1.SearchPhase.ReferencesEntry.value:type_name -> optd.v1.Estimate
+	89,  // 111: optd.v1.SearchPhase.BestMinusReferenceEntry.value:type_name -> optd.v1.Estimate
+	89,  // 112: optd.v1.SearchPhase.LowerBoundsEntry.value:type_name -> optd.v1.Estimate
+	10,  // 113: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	12,  // 114: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	14,  // 115: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	17,  // 116: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	27,  // 117: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	21,  // 118: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	24,  // 119: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	34,  // 120: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	36,  // 121: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	39,  // 122: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	41,  // 123: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	44,  // 124: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	44,  // 125: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
+	47,  // 126: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
+	83,  // 127: optd.v1.OptimizeService.Search:input_type -> optd.v1.SearchRequest
+	11,  // 128: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	13,  // 129: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	16,  // 130: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	20,  // 131: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	29,  // 132: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	23,  // 133: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	25,  // 134: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	35,  // 135: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	38,  // 136: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	40,  // 137: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	43,  // 138: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	46,  // 139: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	46,  // 140: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
+	49,  // 141: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
+	85,  // 142: optd.v1.OptimizeService.Search:output_type -> optd.v1.SearchResponse
+	128, // [128:143] is the sub-list for method output_type
+	113, // [113:128] is the sub-list for method input_type
+	113, // [113:113] is the sub-list for extension type_name
+	113, // [113:113] is the sub-list for extension extendee
+	0,   // [0:113] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -8675,7 +8713,7 @@ func file_optd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   112,
+			NumMessages:   113,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

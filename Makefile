@@ -3,7 +3,7 @@
 .PHONY: bench bench-quick
 
 # Regenerate benchmarks/RESULTS.md, benchmarks/figures/ and benchmarks/raw/
-# (under 30 minutes on 2 cores).
+# (about 45 minutes on 2 cores; RESULTS.md gives each section's time).
 bench:
 	go run ./benchmarks/cmd/report
 

@@ -285,6 +285,13 @@ func spliceSections(old []byte, env *Env, results []sectionResult) (out []byte, 
 	for _, r := range results {
 		block := string(renderSection(env, r, note))
 		i := sectionStart(lines, r.sec)
+		if i >= 0 && r.err != nil {
+			// A rerun that was skipped (a peer missing here) or failed
+			// keeps the figures the report has: they are still the last
+			// measured ones, which "skipped" would throw away.
+			env.Logf("%s: kept the report's section (this run: %v)", r.sec.Name, r.err)
+			continue
+		}
 		if i < 0 {
 			lines = insertSection(lines, r.sec.Group, block)
 			continue

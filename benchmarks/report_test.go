@@ -131,6 +131,11 @@ func TestSpliceSections(t *testing.T) {
 	if string(got) != wantS {
 		t.Errorf("report with a retitled section:\n%s\nwant:\n%s", got, wantS)
 	}
+	// A rerun skipped here (or failed) keeps the report's block.
+	skipped := sectionResult{sec: b, err: Skipf("no peer"), elapsed: time.Second}
+	if got, ok = spliceSections(old, env, []sectionResult{skipped}); !ok || string(got) != string(old) {
+		t.Errorf("a skipped rerun changed the report:\n%s", got)
+	}
 	if _, ok := spliceSections([]byte("not a report\n"), env, []sectionResult{result(d, "d")}); ok {
 		t.Error("a file without group headings was spliced into")
 	}

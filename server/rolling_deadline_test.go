@@ -86,6 +86,14 @@ func rollingStopped(t *testing.T, ts *testServer, callCtx func(context.Context) 
 		if err != nil {
 			t.Fatalf("H = %d: the state after the stopped call: %v", h, err)
 		}
+		if st.Code() == codes.DeadlineExceeded && got.GetState().GetJobs()[0].GetPlaced() {
+			// The table was built in time and the deadline passed while the
+			// decision was being made durable: a timed-out change may be
+			// applied (a retry returns it). Not what is tested: try a
+			// larger table.
+			t.Logf("H = %d: the deadline passed after the table was built (applied): a larger table", h)
+			continue
+		}
 		if got.GetState().GetFreeSlots() != before.GetFreeSlots() || got.GetState().GetJobs()[0].GetPlaced() {
 			t.Errorf("H = %d: the stopped call applied something: job %v, %d free slots (before: %d)",
 				h, got.GetState().GetJobs()[0], got.GetState().GetFreeSlots(), before.GetFreeSlots())

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	optdv1 "github.com/optd/optd/proto/optd/v1"
@@ -22,8 +24,8 @@ import (
 
 // The HTTP/JSON gateway (grpc-gateway): every unary method of the
 // registered services at POST /optd.v1.SERVICE/METHOD with the request as
-// its JSON body (protojson: the proto's field names in lowerCamelCase or
-// as written), and the OpenAPI document at GET /openapi.json. The gateway
+// its JSON body (protojson: the proto's field names as written or in
+// lowerCamelCase; answers as written, see gatewayJSON), and the OpenAPI document at GET /openapi.json. The gateway
 // calls the services in process through the same interceptors as a gRPC
 // call (authentication by the same bearer token, size limits, error codes,
 // logging and metrics), so nothing differs but the encoding; it serves TLS
@@ -32,6 +34,38 @@ import (
 // {"result": MESSAGE} line per message as the handler sends it (flushed),
 // and an {"error": STATUS} line if the call fails (with the HTTP status of
 // the error's code when it fails before its first message).
+
+// gatewayJSON is the gateway's encoding. Answers use the proto's field
+// names (snake_case), the names of the JSON formats and of the command
+// line's results, rather than protojson's default lowerCamelCase, so that a
+// typed result reads the same over HTTP as from `optd ita --json` or the
+// files; requests take either spelling. An unknown request field is refused
+// (InvalidArgument, naming it) instead of grpc-gateway's default of
+// dropping it, as the command line's strict decoders refuse it: a
+// misspelled optional field must not silently fall back to its default.
+var gatewayJSON = &runtime.HTTPBodyMarshaler{Marshaler: requestBodyJSON{&runtime.JSONPb{
+	MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+}}}
+
+// requestBodyJSON words protojson's decoding errors for the caller:
+// `proto: (line 1:32): unknown field "reduce"` becomes `request body:
+// (line 1:32): unknown field "reduce"`, without the library's prefix.
+type requestBodyJSON struct{ *runtime.JSONPb }
+
+func (m requestBodyJSON) NewDecoder(r io.Reader) runtime.Decoder {
+	d := m.JSONPb.NewDecoder(r)
+	return runtime.DecoderFunc(func(v any) error {
+		err := d.Decode(v)
+		if err == nil || errors.Is(err, io.EOF) { // an empty body is an empty request
+			return err
+		}
+		// protobuf-go separates its prefix by a space or, at random, a
+		// non-breaking space (to discourage matching its text).
+		msg := strings.TrimLeft(strings.TrimPrefix(err.Error(), "proto:"), " \u00a0")
+		return fmt.Errorf("request body: %s", msg)
+	})
+}
 
 // registrar captures the services Options.Register adds, for the gateway.
 type registrar struct {
@@ -220,7 +254,7 @@ func unaryChain(ics ...grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor 
 // server registered.
 func (s *Server) gatewayHandler(ctx context.Context) (http.Handler, error) {
 	conn := &inProcess{s: s, services: s.registered.services}
-	gw := runtime.NewServeMux()
+	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, gatewayJSON))
 	if _, ok := conn.services["optd.v1.ClusterService"]; ok {
 		if err := optdv1.RegisterClusterServiceHandlerClient(ctx, gw, optdv1.NewClusterServiceClient(conn)); err != nil {
 			return nil, err

@@ -88,6 +88,17 @@ func TestGateway(t *testing.T) {
 	if code, out := post(t, ts, "SubmitJob", "Bearer tok", `{"cluster_id":"nope","job_id":"j","reduces":1}`); code != http.StatusNotFound {
 		t.Errorf("unknown cluster: %d %v", code, out)
 	}
+	// A misspelled field is refused with its name, not dropped (the job
+	// would otherwise be submitted with 0 reduces).
+	code, out = post(t, ts, "SubmitJob", "Bearer tok", `{"cluster_id":"g","job_id":"k","reduce":3}`)
+	if msg, _ := out["message"].(string); code != http.StatusBadRequest || !strings.Contains(msg, `unknown field "reduce"`) || strings.Contains(msg, "proto:") {
+		t.Errorf("misspelled field: %d %v", code, out)
+	}
+	// Answers use the proto's names, as the JSON formats and the command
+	// line do (requests take either spelling).
+	if code, out := post(t, ts, "GetClusterState", "Bearer tok", `{"clusterId":"g"}`); code != http.StatusOK || out["state"].(map[string]any)["jobs"].([]any)[0].(map[string]any)["job_id"] != "j" {
+		t.Errorf("GetClusterState: %d %v, want the state's job under job_id", code, out)
+	}
 	resp, err := http.Get("http://" + ts.gateway + "/openapi.json")
 	if err != nil {
 		t.Fatal(err)
@@ -136,11 +147,11 @@ func TestJavaClient(t *testing.T) {
 			t.Errorf("run %d: heartbeat of n1 = %v, want a node-local then an off-rack map start", run, got["heartbeat"])
 		}
 		for _, a := range actions {
-			if a.(map[string]any)["kind"] != "start" || a.(map[string]any)["taskType"] != "map" {
+			if a.(map[string]any)["kind"] != "start" || a.(map[string]any)["task_type"] != "map" {
 				t.Errorf("run %d: action %v, want a map start", run, a)
 			}
 		}
-		if len(slots) != 1 || got["finished"]["freedSlots"] != float64(1) || got["delete"]["existed"] != true {
+		if len(slots) != 1 || got["finished"]["freed_slots"] != float64(1) || got["delete"]["existed"] != true {
 			t.Errorf("run %d: printed %s", run, out)
 		}
 	}
@@ -232,7 +243,7 @@ func TestGatewayStreams(t *testing.T) {
 		t.Fatalf("Search over HTTP: %d %v", code, lines)
 	}
 	last, _ := lines[len(lines)-1]["result"].(map[string]any)
-	if res, _ := last["result"].(map[string]any); res == nil || res["bestPolicy"] == nil {
+	if res, _ := last["result"].(map[string]any); res == nil || res["best_policy"] == nil {
 		t.Errorf("Search over HTTP: last line %v, want the result", lines[len(lines)-1])
 	}
 	for _, l := range lines[:len(lines)-1] {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/optd/optd/internal/limitdefaults"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -63,24 +64,20 @@ type Limits struct {
 // DefaultLimits returns the default limits.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxRequestBytes: 4 << 20,
-		MaxSlots:        100_000,
-		MaxNodes:        100_000,
-		// 200 clusters of 100,000 slots took 1.8 GB: the totals keep the
-		// held state to a few hundred MB whatever the number of clusters.
-		MaxClusters:      1000,
-		MaxTotalNodes:    1_000_000,
-		MaxTotalSlots:    1_000_000,
-		MaxTotalJobs:     1_000_000,
-		MaxClusterTasks:  2_000_000,
-		MaxTotalTasks:    5_000_000,
-		MaxJobs:          100_000,
-		MaxTasks:         200_000,
-		MaxSolveTime:     time.Minute,
-		MaxSimulatedJobs: 10_000_000,
-		// YARN leaves its per-heartbeat assignment unbounded by default;
-		// a node of 1,000 containers is far beyond any NodeManager.
-		MaxStartsPerHeartbeat: 1000,
+		MaxRequestBytes:       limitdefaults.MaxRequestBytes,
+		MaxSlots:              limitdefaults.MaxSlots,
+		MaxNodes:              limitdefaults.MaxNodes,
+		MaxClusters:           limitdefaults.MaxClusters,
+		MaxTotalNodes:         limitdefaults.MaxTotalNodes,
+		MaxTotalSlots:         limitdefaults.MaxTotalSlots,
+		MaxTotalJobs:          limitdefaults.MaxTotalJobs,
+		MaxClusterTasks:       limitdefaults.MaxClusterTasks,
+		MaxTotalTasks:         limitdefaults.MaxTotalTasks,
+		MaxJobs:               limitdefaults.MaxJobs,
+		MaxTasks:              limitdefaults.MaxTasks,
+		MaxSolveTime:          limitdefaults.MaxSolveTime,
+		MaxSimulatedJobs:      limitdefaults.MaxSimulatedJobs,
+		MaxStartsPerHeartbeat: limitdefaults.MaxStartsPerHeartbeat,
 	}
 }
 

@@ -58,6 +58,7 @@ import (
 	"time"
 
 	"github.com/optd/optd/internal/errkind"
+	"github.com/optd/optd/internal/limitdefaults"
 )
 
 // Keys of the settings, as written in a config file.
@@ -204,21 +205,21 @@ func Default() Config {
 		Log:             Log{Level: "info", Format: "text"},
 		ShutdownTimeout: 10 * time.Second,
 		Limits: Limits{
-			MaxRequestBytes:       4 << 20,
-			MaxSlots:              100_000,
-			MaxJobs:               100_000,
-			MaxTasks:              200_000,
-			MaxSolveTime:          time.Minute,
-			MaxSimulatedJobs:      10_000_000,
-			MaxNodes:              100_000,
-			MaxClusters:           1000,
-			MaxTotalNodes:         1_000_000,
-			MaxTotalSlots:         1_000_000,
-			MaxTotalJobs:          1_000_000,
-			MaxClusterTasks:       2_000_000,
-			MaxTotalTasks:         5_000_000,
-			MaxStartsPerHeartbeat: 1000,
-			MaxMemoryMB:           4096,
+			MaxRequestBytes:       limitdefaults.MaxRequestBytes,
+			MaxSlots:              limitdefaults.MaxSlots,
+			MaxJobs:               limitdefaults.MaxJobs,
+			MaxTasks:              limitdefaults.MaxTasks,
+			MaxSolveTime:          limitdefaults.MaxSolveTime,
+			MaxSimulatedJobs:      limitdefaults.MaxSimulatedJobs,
+			MaxNodes:              limitdefaults.MaxNodes,
+			MaxClusters:           limitdefaults.MaxClusters,
+			MaxTotalNodes:         limitdefaults.MaxTotalNodes,
+			MaxTotalSlots:         limitdefaults.MaxTotalSlots,
+			MaxTotalJobs:          limitdefaults.MaxTotalJobs,
+			MaxClusterTasks:       limitdefaults.MaxClusterTasks,
+			MaxTotalTasks:         limitdefaults.MaxTotalTasks,
+			MaxStartsPerHeartbeat: limitdefaults.MaxStartsPerHeartbeat,
+			MaxMemoryMB:           limitdefaults.MaxMemoryMB,
 		},
 	}
 }

@@ -33,3 +33,13 @@ func TestOptionsFromConfig(t *testing.T) {
 		t.Error("no self-checks")
 	}
 }
+
+// The configuration's default limits (what --help shows and a config file
+// overrides) are the server's defaults, field for field: a limit added to
+// one and not mapped by Options shows here as a difference.
+func TestDefaultConfigLimitsAreTheServerDefaults(t *testing.T) {
+	env := &cli.Env{Config: config.Default()}
+	if got, want := Options(env).Limits, server.DefaultLimits(); got != want {
+		t.Errorf("Options(config.Default()).Limits = %+v\nwant server.DefaultLimits() = %+v", got, want)
+	}
+}

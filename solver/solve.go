@@ -252,7 +252,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		return finish(root)
 	}
 	track.setPhase("improve")
-	root = improveAndProve(ctx, m, sorted, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
+	root = improveAndProve(ctx, m, sorted, base, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
 	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)
 	}
@@ -268,6 +268,26 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	}
 	return finish(math.Min(root, ub))
 }
+
+// bpShare is the share of the time left that the branch and price gets
+// after the first dive, bpCap without a time limit.
+const (
+	bpShare = 1.0 / 8
+	bpCap   = time.Second
+)
+
+// shareOf returns the time at which share of the time left before
+// deadline has passed (the zero time, no deadline, without one).
+func shareOf(deadline time.Time, share float64) time.Time {
+	if deadline.IsZero() {
+		return deadline
+	}
+	return time.Now().Add(time.Duration(float64(time.Until(deadline)) * share))
+}
+
+// useBranchAndPrice enables the branch and price (bp.go) before the count
+// search; tests and ablations switch it off.
+var useBranchAndPrice = true
 
 // stopReason says why ctx ended.
 func stopReason(ctx context.Context) StopReason {
@@ -294,7 +314,7 @@ func stopReason(ctx context.Context) StopReason {
 // or stalls) follows the first search and every step of the DP that
 // lowered the bound (up to lnsRounds). It returns the bound; the incumbent
 // of s is updated in place.
-func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
+func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tables, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
 	var lb *lagBound // the LP duals' bound, the one the DP needs
 	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
 		lb = b
@@ -335,6 +355,19 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	// randomised ones after the first LNS round
 	if lb != nil && !done() {
 		dive(ctx, m, sorted, s, bounds, columns, root, seed, 0, 1, dpFirstShare, deadline, stats, track)
+	}
+	if lb != nil && !done() && useBranchAndPrice {
+		until := shareOf(deadline, bpShare)
+		if until.IsZero() {
+			until = time.Now().Add(bpCap)
+		}
+		bpCtx, cancel := context.WithDeadline(ctx, until)
+		track.setPhase("branch-and-price")
+		ub, _ := branchAndPrice(bpCtx, m, sorted, base, columns, s, root, stats, track)
+		cancel()
+		track.setPhase("improve")
+		root = math.Min(root, ub)
+		track.proven(root)
 	}
 	// the first pass only where the gap is more than a couple of units:
 	// a gap of one or two the LNS usually closes at once

@@ -1,0 +1,91 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestBranchAndPriceBoundAndOptimum checks the branch and price against
+// a second method: on small instances (some with identical nodes) the
+// exhaustive optimum, on medium ones (8-12 nodes in 1-12 classes) the
+// optimum the count search proves without it. It starts from the empty
+// incumbent, so that it must branch and find the solutions itself (the
+// integral subtrees, packed). Its bound is never below the optimum; when it
+// completes, its incumbent fits, is worth what it says and is the optimum;
+// some runs branch (more than one subtree).
+func TestBranchAndPriceBoundAndOptimum(t *testing.T) {
+	cases := 40
+	if testing.Short() {
+		cases = 16
+	}
+	rng := rand.New(rand.NewPCG(15, 3))
+	branched, completed := 0, 0
+	for c := range cases {
+		in := smallInstance(rng)
+		var opt float64
+		if c%2 == 1 {
+			nodes := 8 + rng.IntN(5)
+			var err error
+			in, err = RandomInstance(rng, RandomSpec{Nodes: nodes, Types: 2 + rng.IntN(4), Resources: 1 + rng.IntN(3),
+				Classes: 1 + rng.IntN(nodes), Supply: 1 + rng.Float64()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			useBranchAndPrice = false
+			r, err := Exact(context.Background(), in, Options{TimeLimit: 20 * time.Second})
+			useBranchAndPrice = true
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Optimal {
+				continue
+			}
+			opt = r.Objective
+		} else {
+			opt = exhaustive(in)
+		}
+		m := newModel(in)
+		if len(m.dem) == 0 {
+			continue
+		}
+		_, sorted, same := sortNodes(m, nodeCaps(in))
+		base := baseTables(m, sorted, m.supply)
+		empty := make([][]int, len(sorted))
+		for j := range empty {
+			empty[j] = make([]int, len(m.dem))
+		}
+		bounds, st := rootBounds(context.Background(), m, sorted, empty, base, Options{})
+		if st.columns == nil {
+			continue
+		}
+		s := newSearch(context.Background(), m, sorted, same, m.supply, bounds)
+		root := m.floorBound(s.rootBound())
+		var stats Stats
+		track := newTracker(m, time.Now(), Options{})
+		ub, complete := branchAndPrice(context.Background(), m, sorted, base, st.columns, s, root, &stats, track)
+		what := fmt.Sprintf("case %d (%d nodes, %d types)", c, len(sorted), len(m.dem))
+		if m.canImprove(opt, ub) {
+			t.Fatalf("%s: bound %v below the optimum %v", what, ub, opt)
+		}
+		checkModelAssignment(t, what+": the incumbent", m, sorted, s.best, opt)
+		if v := assignmentValue(m, s.best); v != s.bestVal {
+			t.Fatalf("%s: the incumbent is worth %v, recorded %v", what, v, s.bestVal)
+		}
+		if complete {
+			completed++
+			if m.canImprove(ub, s.bestVal) || m.canImprove(opt, s.bestVal) {
+				t.Fatalf("%s: completed with incumbent %v, bound %v, optimum %v", what, s.bestVal, ub, opt)
+			}
+		}
+		if stats.NodesExplored > 1 {
+			branched++
+		}
+	}
+	if branched == 0 || completed < cases/2 {
+		t.Fatalf("%d of %d runs branched, %d completed", branched, cases, completed)
+	}
+	t.Logf("%d of %d runs branched, %d completed", branched, cases, completed)
+}

@@ -194,10 +194,26 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		track.proven(all)
 		return bestX, bestVal, stats
 	}
+	if len(sorted) == 1 {
+		// one node, one knapsack: first the count search with the cheap
+		// tables of each resource alone (most single nodes take a few
+		// hundred search nodes), the full tables only if it needs more
+		one := newSearch(ctx, m, sorted, []bool{false}, m.supply, []*lagBound{{tab: oneNodeTables(m, sorted)}, {pi: m.val}})
+		one.deadline, one.nodeLimit = deadline, oneNodeQuickNodes
+		one.run()
+		stats.NodesExplored += one.explored
+		tryIncumbent(one.best)
+		if one.stopped == "" {
+			track.proven(bestVal)
+			return bestX, bestVal, stats
+		}
+	}
 	base := baseTables(m, sorted, m.supply)
-	xp, ex, _ := perNodeAssign(ctx, m, caps, m.supply, deadline, base)
-	stats.NodesExplored += ex
-	tryIncumbent(xp)
+	if len(sorted) > 1 {
+		xp, ex, _ := perNodeAssign(ctx, m, caps, m.supply, deadline, base)
+		stats.NodesExplored += ex
+		tryIncumbent(xp)
+	}
 	xs, ex, stopped := perNodeAssign(ctx, m, sorted, m.supply, deadline, base)
 	stats.NodesExplored += ex
 	tryIncumbent(unpermuteRows(xs, order))
@@ -284,6 +300,12 @@ func shareOf(deadline time.Time, share float64) time.Time {
 	}
 	return time.Now().Add(time.Duration(float64(time.Until(deadline)) * share))
 }
+
+// oneNodeQuickNodes caps the first search of a single node (with the
+// cheap tables of oneNodeTables): on the single-node family 8 of 10
+// instances finish within it, the other two needed millions of nodes
+// with those tables and a few dozen with the full ones.
+const oneNodeQuickNodes = 4096
 
 // useBranchAndPrice enables the branch and price (bp.go) before the count
 // search; tests and ablations switch it off.

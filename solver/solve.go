@@ -353,6 +353,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		if m.unit > 0 {
 			target = math.Max(s.bestVal, root-m.unit)
 		}
+		track.setPhase("cost-dp")
 		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline, share)
 		if !ok {
 			return false
@@ -384,7 +385,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 			until = time.Now().Add(bpCap)
 		}
 		bpCtx, cancel := context.WithDeadline(ctx, until)
-		track.setPhase("branch-and-price")
+		track.setPhase("b-and-p")
 		ub, _ := branchAndPrice(bpCtx, m, sorted, base, columns, s, root, stats, track)
 		cancel()
 		track.setPhase("improve")
@@ -403,6 +404,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
 		l.size = lnsMaxSize + 2*round
 		l.track = track
+		track.setPhase("lns")
 		round++
 		l.run(ctx, lnsDeadline(deadline), root)
 		stats.NodesExplored += l.explored

@@ -121,7 +121,7 @@ type branchPrice struct {
 
 	nodes   int64 // subtrees evaluated
 	lpSolve int
-	stuck   float64 // the largest bound of a subtree left open (packing failed)
+	stuck   float64 // the largest bound of a subtree left open (packing failed, or closed by the gap)
 }
 
 // branchAndPrice runs the branch and price from the root LP's columns
@@ -142,7 +142,18 @@ func branchAndPrice(ctx context.Context, m *model, sorted [][]int64, base *table
 		pool.add(classOfNodes(sorted)[j], a)
 	}
 	q := &bpQueue{{bound: root}}
-	done := func(b float64) bool { return !m.canImprove(b, s.bestVal) || withinGap(s.gap, b, s.bestVal) }
+	// done reports whether a subtree of bound b is closed (a subtree
+	// closed by the gap tolerance keeps its bound in stuck)
+	done := func(b float64) bool {
+		if !m.canImprove(b, s.bestVal) {
+			return true
+		}
+		if withinGap(s.gap, b, s.bestVal) {
+			bp.stuck = math.Max(bp.stuck, b)
+			return true
+		}
+		return false
+	}
 	defer func() {
 		stats.NodesExplored += bp.nodes
 		stats.LPSolves += bp.lpSolve
@@ -294,7 +305,11 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 			}
 		}
 		bestL = math.Min(bestL, L)
-		if !m.canImprove(bestL, bp.s.bestVal) || withinGap(bp.s.gap, bestL, bp.s.bestVal) {
+		if !m.canImprove(bestL, bp.s.bestVal) {
+			return nil
+		}
+		if withinGap(bp.s.gap, bestL, bp.s.bestVal) {
+			bp.stuck = math.Max(bp.stuck, bestL)
 			return nil
 		}
 		if !added || sol.Objective >= bestL-cgReducedCostTol*math.Max(1, bestL) {

@@ -173,8 +173,9 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		st.rounded = xr
 	}
 	st.columns = pool
-	if all := viewGrids(capMax(sorted, m.k), m.dem); len(bestTab.views) < len(all) {
-		// the search's tables: every view, at the best π
+	if all := cheapGrids(viewGrids(capMax(sorted, m.k), m.dem)); len(bestTab.views) < len(all) {
+		// the search's tables: every view (but the coarsened full grid
+		// of four resources or more, see cheapGrids), at the best π
 		for i := range u {
 			u[i] = m.val[i] - bestPi[i]
 		}

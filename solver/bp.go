@@ -389,14 +389,7 @@ func (bp *branchPrice) price(u []float64, tab *tables, cp []int64, lo, hi []int)
 // feasible whatever columns the pool holds.
 func (bp *branchPrice) master(cols []int, branches []aggBranch) (*lp.Solution, error) {
 	n := len(bp.m.dem)
-	var p lp.Problem
-	p.Sense = lp.Maximize
-	for i := range n {
-		p.AddRow(math.Inf(-1), float64(bp.m.supply[i]))
-	}
-	for _, cl := range bp.classes {
-		p.AddRow(math.Inf(-1), float64(cl.count))
-	}
+	p := masterRows(bp.m.supply, classCounts(bp.classes))
 	for _, b := range branches {
 		if b.upper {
 			p.AddRow(math.Inf(-1), float64(b.rhs))
@@ -406,14 +399,7 @@ func (bp *branchPrice) master(cols []int, branches []aggBranch) (*lp.Solution, e
 	}
 	for _, k := range cols {
 		col := bp.pool.cols[k]
-		rows := []int{n + col.class}
-		vals := []float64{1}
-		for i, ai := range col.a {
-			if ai > 0 {
-				rows = append(rows, i)
-				vals = append(vals, float64(ai))
-			}
-		}
+		rows, vals := masterEntries(n, col)
 		for b, br := range branches {
 			if br.class == col.class && col.a[br.typ] > 0 {
 				rows = append(rows, n+len(bp.classes)+b)
@@ -427,7 +413,7 @@ func (bp *branchPrice) master(cols []int, branches []aggBranch) (*lp.Solution, e
 			p.AddCol(-bp.penalty, 0, math.Inf(1), []int{n + len(bp.classes) + b}, []float64{1})
 		}
 	}
-	return lp.Solve(bp.ctx, &p, lp.Options{})
+	return lp.Solve(bp.ctx, p, lp.Options{})
 }
 
 // pack turns integral aggregates X into an assignment (sorted node order):

@@ -78,12 +78,19 @@ const (
 	bpIntTol = 1e-6
 )
 
-// aggBranch is one branching constraint: X_ci ≤ rhs (upper) or ≥ rhs.
+// aggBranch is one branching constraint: X_ci ≤ rhs (upper) or ≥ rhs;
+// with class allClasses, on the total Σ_c X_ci.
 type aggBranch struct {
 	class, typ int
 	upper      bool
 	rhs        int
 }
+
+// allClasses is the class of a branch on a type's total.
+const allClasses = -1
+
+// covers reports whether the branch constrains class c's patterns.
+func (b aggBranch) covers(c int) bool { return b.class == allClasses || b.class == c }
 
 // bpNode is an open subtree: its branches and its proven bound.
 type bpNode struct {
@@ -199,9 +206,13 @@ func (bp *branchPrice) limits(branches []aggBranch) (lo, hi [][]int, ok bool) {
 	}
 	for _, b := range branches {
 		switch {
+		case b.upper && b.class == allClasses:
+			for c := range hi {
+				hi[c][b.typ] = min(hi[c][b.typ], b.rhs)
+			}
 		case b.upper:
 			hi[b.class][b.typ] = min(hi[b.class][b.typ], b.rhs)
-		case bp.classes[b.class].count == 1:
+		case b.class != allClasses && bp.classes[b.class].count == 1:
 			lo[b.class][b.typ] = max(lo[b.class][b.typ], b.rhs)
 		}
 	}
@@ -282,7 +293,11 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 			} else {
 				d = math.Min(0, d)
 			}
-			u[br.class][br.typ] -= d
+			for c := range u {
+				if br.covers(c) {
+					u[c][br.typ] -= d
+				}
+			}
 			L += d * float64(br.rhs)
 		}
 		for i := range umax {
@@ -330,8 +345,27 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 			X[col.class][i] += float64(a) * sol.Primal[k]
 		}
 	}
+	// first the total of a type over all classes (on the suite the LP
+	// has one or two fractional totals and 30-60 fractional X_ci), then
+	// the count of a type on one class
 	bc, bi, frac := -1, -1, 0.0
+	total := make([]float64, n)
 	for c := range X {
+		for i, x := range X[c] {
+			total[i] += x
+		}
+	}
+	for i, x := range total {
+		f := x - math.Floor(x)
+		if score := math.Min(f, 1-f) * m.val[i]; math.Min(f, 1-f) > bpIntTol && score > frac {
+			bc, bi, frac = allClasses, i, score
+		}
+	}
+	onTotal := bi >= 0
+	for c := range X {
+		if onTotal {
+			break
+		}
 		for i, x := range X[c] {
 			f := x - math.Floor(x)
 			score := math.Min(f, 1-f) * m.val[i]
@@ -340,7 +374,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 			}
 		}
 	}
-	if bc < 0 {
+	if bi < 0 {
 		if x, ok := bp.pack(X); ok {
 			bp.s.setIncumbent(x, assignmentValue(m, x))
 			if !m.canImprove(bestL, bp.s.bestVal) {
@@ -352,7 +386,10 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 		bp.stuck = math.Max(bp.stuck, bestL)
 		return nil
 	}
-	f := int(math.Floor(X[bc][bi]))
+	f := int(math.Floor(total[bi]))
+	if bc != allClasses {
+		f = int(math.Floor(X[bc][bi]))
+	}
 	return []*bpNode{
 		{branches: append(slices.Clip(nd.branches), aggBranch{bc, bi, true, f}), bound: bestL},
 		{branches: append(slices.Clip(nd.branches), aggBranch{bc, bi, false, f + 1}), bound: bestL},
@@ -401,7 +438,7 @@ func (bp *branchPrice) master(cols []int, branches []aggBranch) (*lp.Solution, e
 		col := bp.pool.cols[k]
 		rows, vals := masterEntries(n, col)
 		for b, br := range branches {
-			if br.class == col.class && col.a[br.typ] > 0 {
+			if br.covers(col.class) && col.a[br.typ] > 0 {
 				rows = append(rows, n+len(bp.classes)+b)
 				vals = append(vals, float64(col.a[br.typ]))
 			}

@@ -129,26 +129,38 @@ type branchPrice struct {
 	nodes   int64 // subtrees evaluated
 	lpSolve int
 	stuck   float64 // the largest bound of a subtree left open (packing failed, or closed by the gap)
+	queue   *bpQueue
 }
 
-// branchAndPrice runs the branch and price from the root LP's columns
-// until the bound meets the incumbent of s (or the gap), or ctx ends. It
-// returns the proven upper bound (at least s.bestVal) and whether the
-// search completed (the bound is then the largest of the incumbent and the
-// subtrees left open by a failed packing).
-func branchAndPrice(ctx context.Context, m *model, sorted [][]int64, base *tables, pool *columnPool, s *search, root float64, stats *Stats, track *tracker) (float64, bool) {
-	bp := &branchPrice{ctx: ctx, m: m, sorted: sorted, classes: classesOf(sorted), base: base,
+// newBranchPrice prepares the branch and price from the root LP's columns
+// (pool) and the incumbent of s, with one open subtree, the root, of
+// bound root.
+func newBranchPrice(m *model, sorted [][]int64, base *tables, pool *columnPool, s *search, root float64) *branchPrice {
+	bp := &branchPrice{m: m, sorted: sorted, classes: classesOf(sorted), base: base,
 		grids: pricingGrids(base), counts: countBounds(m.dem, m.supply, sorted), pool: pool, s: s,
-		stuck: math.Inf(-1)}
+		stuck: math.Inf(-1), queue: &bpQueue{{bound: root}}}
 	bp.byClass = make([][]int, len(bp.classes))
 	for j, c := range classOfNodes(sorted) {
 		bp.byClass[c] = append(bp.byClass[c], j)
 	}
 	bp.penalty = 1 + m.patternValue(m.supply)
+	return bp
+}
+
+// run explores the open subtrees, best first, until the bound meets the
+// incumbent of s (or the gap), ctx ends, or, with probe set, the tree
+// looks degenerate: more than bpMaxOpen subtrees open, bpMaxNodes
+// evaluated, or bpProbe evaluated without closing any (run then reports
+// hopeless). It can be called again to go on. It returns the proven upper
+// bound (at least s.bestVal) and whether the tree is closed (the bound is
+// then the largest of the incumbent and the subtrees left open by a failed
+// packing or closed by the gap).
+func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track *tracker) (ub float64, closed, hopeless bool) {
+	bp.ctx = ctx
+	m, s, q := bp.m, bp.s, bp.queue
 	for j, a := range s.best {
-		pool.add(classOfNodes(sorted)[j], a)
+		bp.pool.add(classOfNodes(bp.sorted)[j], a)
 	}
-	q := &bpQueue{{bound: root}}
 	// done reports whether a subtree of bound b is closed (a subtree
 	// closed by the gap tolerance keeps its bound in stuck)
 	done := func(b float64) bool {
@@ -161,21 +173,24 @@ func branchAndPrice(ctx context.Context, m *model, sorted [][]int64, base *table
 		}
 		return false
 	}
+	nodes0, lp0 := bp.nodes, bp.lpSolve
 	defer func() {
-		stats.NodesExplored += bp.nodes
-		stats.LPSolves += bp.lpSolve
-		track.addNodes(bp.nodes)
+		stats.NodesExplored += bp.nodes - nodes0
+		stats.LPSolves += bp.lpSolve - lp0
+		track.addNodes(bp.nodes - nodes0)
 	}()
 	for q.Len() > 0 {
 		if done((*q)[0].bound) {
-			return math.Max(s.bestVal, bp.stuck), true
+			*q = (*q)[:0]
+			return math.Max(s.bestVal, bp.stuck), true, false
 		}
 		if ctx.Err() != nil {
 			break
 		}
 		open := math.Max((*q)[0].bound, bp.stuck)
 		track.proven(m.floorBound(open))
-		if q.Len() > bpMaxOpen || bp.nodes >= bpMaxNodes || (bp.nodes >= bpProbe && int64(q.Len()) > bp.nodes) {
+		if probe && (q.Len() > bpMaxOpen || bp.nodes >= bpMaxNodes || (bp.nodes >= bpProbe && int64(q.Len()) > bp.nodes)) {
+			hopeless = q.Len() > bpMaxOpen || int64(q.Len()) > bp.nodes
 			break // the tree grows without pruning: the LP is degenerate
 		}
 		nd := heap.Pop(q).(*bpNode)
@@ -192,7 +207,7 @@ func branchAndPrice(ctx context.Context, m *model, sorted [][]int64, base *table
 	if q.Len() > 0 {
 		open = math.Max(open, (*q)[0].bound)
 	}
-	return math.Max(s.bestVal, m.floorBound(open)), q.Len() == 0 && ctx.Err() == nil
+	return math.Max(s.bestVal, m.floorBound(open)), q.Len() == 0 && ctx.Err() == nil, hopeless
 }
 
 // limits returns the per-class pattern bounds of the branches: hi[c][i]

@@ -65,7 +65,7 @@ func TestBranchAndPriceBoundAndOptimum(t *testing.T) {
 		root := m.floorBound(s.rootBound())
 		var stats Stats
 		track := newTracker(m, time.Now(), Options{})
-		ub, complete := branchAndPrice(context.Background(), m, sorted, base, st.columns, s, root, &stats, track)
+		ub, complete, _ := newBranchPrice(m, sorted, base, st.columns, s, root).run(context.Background(), false, &stats, track)
 		what := fmt.Sprintf("case %d (%d nodes, %d types)", c, len(sorted), len(m.dem))
 		if m.canImprove(opt, ub) {
 			t.Fatalf("%s: bound %v below the optimum %v", what, ub, opt)

@@ -326,9 +326,27 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		return finish(root)
 	}
 	track.setPhase("improve")
-	root = improveAndProve(ctx, m, sorted, base, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
+	root, bp := improveAndProve(ctx, m, sorted, base, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
 	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)
+	}
+	if bp != nil {
+		// the branch and price closed subtrees in its first probe: it
+		// goes on, now with the improved incumbent, for a share of the
+		// time left; the count search gets the rest
+		until := shareOf(deadline, bpLateShare)
+		if until.IsZero() {
+			until = time.Now().Add(bpLateCap)
+		}
+		bpCtx, cancel := context.WithDeadline(ctx, until)
+		track.setPhase("b-and-p")
+		ub, _, _ := bp.run(bpCtx, false, &stats, track)
+		cancel()
+		root = math.Min(root, ub)
+		track.proven(root)
+		if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
+			return finish(root)
+		}
 	}
 	track.setPhase("search")
 	s.track = track
@@ -343,11 +361,15 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	return finish(math.Min(root, ub))
 }
 
-// bpShare is the share of the time left that the branch and price gets
-// after the first dive, bpCap without a time limit.
+// bpShare is the share of the time left that the branch and price's
+// probe gets after the first dive (bpCap without a time limit); where it
+// is not hopeless, it goes on before the count search with bpLateShare of
+// the time left (bpLateCap).
 const (
-	bpShare = 1.0 / 8
-	bpCap   = time.Second
+	bpShare     = 1.0 / 8
+	bpCap       = time.Second
+	bpLateShare = 3.0 / 4
+	bpLateCap   = 10 * time.Second
 )
 
 // shareOf returns the time at which share of the time left before
@@ -394,7 +416,7 @@ func stopReason(ctx context.Context) StopReason {
 // or stalls) follows the first search and every step of the DP that
 // lowered the bound (up to lnsRounds). It returns the bound; the incumbent
 // of s is updated in place.
-func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tables, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
+func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tables, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) (_ float64, bp *branchPrice) {
 	var lb *lagBound // the LP duals' bound, the one the DP needs
 	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
 		lb = b
@@ -444,8 +466,12 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		}
 		bpCtx, cancel := context.WithDeadline(ctx, until)
 		track.setPhase("b-and-p")
-		ub, _ := branchAndPrice(bpCtx, m, sorted, base, columns, s, root, stats, track)
+		bp = newBranchPrice(m, sorted, base, columns, s, root)
+		ub, _, hopeless := bp.run(bpCtx, true, stats, track)
 		cancel()
+		if hopeless {
+			bp = nil
+		}
 		track.setPhase("improve")
 		root = math.Min(root, ub)
 		track.proven(root)
@@ -479,7 +505,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	for round < lnsRounds && !done() {
 		improve()
 	}
-	return root
+	return root, bp
 }
 
 // dive runs the dives from..to−1 of the price-and-dive heuristic

@@ -26,9 +26,10 @@
 //     optimum; a price-and-dive heuristic on the pattern LP (dive.go:
 //     fix the LP's patterns, re-solve by column generation, solve the
 //     last few nodes exactly) finds the optima that sit at the rounded
-//     LP bound; a short branch and price (bp.go: the pattern LP re-solved
-//     under branches on the count of a type on a class of identical
-//     nodes) proves the instances whose LP is nearly integral. Where the
+//     LP bound; a branch and price (bp.go: the pattern LP re-solved under
+//     branches on the total count of a type, then on its count on a class
+//     of identical nodes) proves most of the instances whose optimum is
+//     below the rounded LP bound. Where the
 //     grids are coarsened, the exact single-node maxima
 //     of the LP's pricing cap each node's bound. Instances that the greedy
 //     places entirely, or that the cheap bounds prove, skip the LP. A

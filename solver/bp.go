@@ -293,7 +293,11 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 		sol, err = bp.master(cols, nd.branches)
 		bp.lpSolve++
 		if err != nil {
-			return []*bpNode{{branches: nd.branches, bound: bestL}} // keep it open
+			if bp.ctx.Err() != nil {
+				return []*bpNode{{branches: nd.branches, bound: bestL}} // keep it open
+			}
+			bp.stuck = math.Max(bp.stuck, bestL) // the LP failed: the subtree stays open, unexplored
+			return nil
 		}
 		// prices of each class at the duals
 		pi := sol.RowDuals[:n]

@@ -24,28 +24,11 @@ func TestBranchAndPriceBoundAndOptimum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 3))
 	branched, completed := 0, 0
 	for c := range cases {
-		in := smallInstance(rng)
-		var opt float64
-		if c%2 == 1 {
-			nodes := 8 + rng.IntN(5)
-			var err error
-			in, err = RandomInstance(rng, RandomSpec{Nodes: nodes, Types: 2 + rng.IntN(4), Resources: 1 + rng.IntN(3),
-				Classes: 1 + rng.IntN(nodes), Supply: 1 + rng.Float64()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			useBranchAndPrice = false
-			r, err := Exact(context.Background(), in, Options{TimeLimit: 20 * time.Second})
-			useBranchAndPrice = true
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !r.Optimal {
-				continue
-			}
-			opt = r.Objective
-		} else {
-			opt = exhaustive(in)
+		useBranchAndPrice = false // the second method: the count search alone
+		in, opt, ok := optimumCase(t, rng, c, 4)
+		useBranchAndPrice = true
+		if !ok {
+			continue
 		}
 		m := newModel(in)
 		if len(m.dem) == 0 {
@@ -88,4 +71,28 @@ func TestBranchAndPriceBoundAndOptimum(t *testing.T) {
 		t.Fatalf("%d of %d runs branched, %d completed", branched, cases, completed)
 	}
 	t.Logf("%d of %d runs branched, %d completed", branched, cases, completed)
+}
+
+// optimumCase draws case c of a check against the optimum: an even case is
+// a small instance with its exhaustive optimum, an odd one a medium
+// instance (8-12 nodes in 1-12 classes, 2 to 1+types types, 1-3
+// resources) with the optimum the exact method proves within 20 s (ok is
+// false when it does not).
+func optimumCase(t *testing.T, rng *rand.Rand, c, types int) (in *Instance, opt float64, ok bool) {
+	t.Helper()
+	in = smallInstance(rng)
+	if c%2 == 0 {
+		return in, exhaustive(in), true
+	}
+	nodes := 8 + rng.IntN(5)
+	in, err := RandomInstance(rng, RandomSpec{Nodes: nodes, Types: 2 + rng.IntN(types), Resources: 1 + rng.IntN(3),
+		Classes: 1 + rng.IntN(nodes), Supply: 1 + rng.Float64()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Exact(context.Background(), in, Options{TimeLimit: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, r.Objective, r.Optimal
 }

@@ -173,8 +173,9 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		st.rounded = xr
 	}
 	st.columns = pool
-	if all := viewGrids(capMax(sorted, m.k), m.dem); len(bestTab.views) < len(all) {
-		// the search's tables: every view, at the best π
+	if all := cheapGrids(viewGrids(capMax(sorted, m.k), m.dem)); len(bestTab.views) < len(all) {
+		// the search's tables: every view (but the coarsened full grid
+		// of four resources or more, see cheapGrids), at the best π
 		for i := range u {
 			u[i] = m.val[i] - bestPi[i]
 		}
@@ -247,27 +248,40 @@ func classCounts(classes []nodeClass) []int {
 // columns of pool with supplies supply (rows 0..n−1, duals π) and class
 // counts count (rows n.., duals μ).
 func solveMaster(ctx context.Context, m *model, supply, count []int, pool *columnPool) (*lp.Solution, error) {
-	n := len(m.dem)
-	var p lp.Problem
-	p.Sense = lp.Maximize
-	for i := range n {
-		p.AddRow(math.Inf(-1), float64(supply[i]))
+	p := masterRows(supply, count)
+	for _, col := range pool.cols {
+		rows, vals := masterEntries(len(supply), col)
+		p.AddCol(m.patternValue(col.a), 0, math.Inf(1), rows, vals)
+	}
+	return lp.Solve(ctx, p, lp.Options{})
+}
+
+// masterRows returns the pattern master without columns: the supply rows
+// (0..n−1) and the class rows (n..).
+func masterRows(supply, count []int) *lp.Problem {
+	p := &lp.Problem{Sense: lp.Maximize}
+	for _, s := range supply {
+		p.AddRow(math.Inf(-1), float64(s))
 	}
 	for _, c := range count {
 		p.AddRow(math.Inf(-1), float64(c))
 	}
-	for _, col := range pool.cols {
-		rows := []int{n + col.class}
-		vals := []float64{1}
-		for i, ai := range col.a {
-			if ai > 0 {
-				rows = append(rows, i)
-				vals = append(vals, float64(ai))
-			}
+	return p
+}
+
+// masterEntries returns the rows and coefficients of column col in the
+// master of masterRows over n task types: its class row and the supply
+// rows of the types it holds.
+func masterEntries(n int, col patternColumn) ([]int, []float64) {
+	rows := []int{n + col.class}
+	vals := []float64{1}
+	for i, ai := range col.a {
+		if ai > 0 {
+			rows = append(rows, i)
+			vals = append(vals, float64(ai))
 		}
-		p.AddCol(m.patternValue(col.a), 0, math.Inf(1), rows, vals)
 	}
-	return lp.Solve(ctx, &p, lp.Options{})
+	return rows, vals
 }
 
 // pricePattern solves max Σ_i u_i·a_i over the feasible patterns of a node

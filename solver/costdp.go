@@ -352,6 +352,9 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			na := m.supply[f.types[pr.a]] + 1
 			h := make([]float64, na*pr.nb)
 			for ra := 0; ra < na; ra++ {
+				if ra&63 == 63 && ctx.Err() != nil {
+					return 0, nil, false // one pair's table may be millions of operations
+				}
 				for rb := 0; rb < pr.nb; rb++ {
 					at := ra*pr.nb + rb
 					h[at] = pa*float64(ra) + pb*float64(rb)

@@ -24,24 +24,11 @@ func TestDiveFeasibleAndBelowOptimum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 2))
 	optimal, ran, fixing := 0, 0, 0
 	for c := range cases {
-		in := smallInstance(rng)
-		opt := exhaustive(in)
+		in, opt, ok := optimumCase(t, rng, c, 3)
+		if !ok {
+			continue
+		}
 		if c%2 == 1 {
-			nodes := 8 + rng.IntN(5)
-			var err error
-			in, err = RandomInstance(rng, RandomSpec{Nodes: nodes, Types: 2 + rng.IntN(3), Resources: 1 + rng.IntN(3),
-				Classes: 1 + rng.IntN(nodes), Supply: 1 + rng.Float64()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := Exact(context.Background(), in, Options{TimeLimit: 20 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !r.Optimal {
-				continue
-			}
-			opt = r.Objective
 			fixing++
 		}
 		m := newModel(in)

@@ -26,11 +26,16 @@
 //     optimum; a price-and-dive heuristic on the pattern LP (dive.go:
 //     fix the LP's patterns, re-solve by column generation, solve the
 //     last few nodes exactly) finds the optima that sit at the rounded
-//     LP bound. Where the grids are coarsened, the exact single-node maxima
+//     LP bound; a branch and price (bp.go: the pattern LP re-solved under
+//     branches on the total count of a type, then on its count on a class
+//     of identical nodes) proves most of the instances whose optimum is
+//     below the rounded LP bound. Where the
+//     grids are coarsened, the exact single-node maxima
 //     of the LP's pricing cap each node's bound. Instances that the greedy
 //     places entirely, or that the cheap bounds prove, skip the LP. A
 //     time limit returns the incumbent with its proven bound and
-//     Optimal = false.
+//     Optimal = false, at the limit even if a phase has not yet noticed it
+//     (answerBy).
 //   - per-node: the paper's Algorithm 1 as intended — node 1 filled with an
 //     optimal single-node knapsack, then node 2 with what is left, etc.
 //     (see perNodeAssign for why Algorithm 1 as printed is not exact).

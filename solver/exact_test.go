@@ -367,3 +367,45 @@ func TestTimeLimitReturnsIncumbentAndBound(t *testing.T) {
 		t.Error("optimal after cancellation")
 	}
 }
+
+// TestAnswerByDoesNotWaitForAPhase checks the answer at the time limit
+// when a phase does not look at the clock (as on an oversubscribed
+// machine, where a few milliseconds of CPU become seconds): answerBy
+// returns the published incumbent and bound with Stopped = time_limit
+// while the phase still runs (it is blocked until answerBy has returned),
+// cancels it, and no progress report follows the answer.
+func TestAnswerByDoesNotWaitForAPhase(t *testing.T) {
+	in := hardInstance(0)
+	m := newModel(in)
+	reports := 0
+	track := newTracker(m, time.Now(), Options{Progress: func(Progress) { reports++ }})
+	x := ffdAssign(m, nodeCaps(in), m.supply)
+	val := assignmentValue(m, x)
+	release, finished := make(chan struct{}), make(chan error, 1)
+	var phaseCtx context.Context
+	got, ub, stats := answerBy(context.Background(), time.Now().Add(20*time.Millisecond), track, func(ctx context.Context) ([][]int, float64, Stats) {
+		phaseCtx = ctx
+		track.publish(x, val, false)
+		track.proven(val + 10)
+		<-release // a phase that does not check ctx
+		before := reports
+		track.tick(true)
+		if reports != before {
+			finished <- fmt.Errorf("a progress report after the answer")
+		} else {
+			finished <- nil
+		}
+		return nil, 0, Stats{}
+	})
+	close(release)
+	if err := <-finished; err != nil {
+		t.Fatal(err)
+	}
+	if phaseCtx.Err() == nil {
+		t.Error("the abandoned phase's context is not cancelled")
+	}
+	if stats.Stopped != StopTimeLimit || assignmentValue(m, got) != val || ub != m.floorBound(val+10) {
+		t.Fatalf("answer %v (worth %v), bound %v, stopped %q; want the published %v, bound %v, time_limit",
+			got, assignmentValue(m, got), ub, stats.Stopped, val, m.floorBound(val+10))
+	}
+}

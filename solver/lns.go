@@ -80,6 +80,7 @@ func (l *lns) run(ctx context.Context, deadline time.Time, target float64) {
 		if l.step(ctx, deadline, l.pick(min(size, n))) {
 			stall = 0
 			if l.track != nil {
+				l.track.publish(l.x, l.val, true)
 				l.track.incumbent(l.val)
 			}
 			continue

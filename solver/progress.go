@@ -2,6 +2,8 @@ package solver
 
 import (
 	"math"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -22,6 +24,24 @@ type tracker struct {
 	bound    float64
 	gap      float64
 	lastSeen float64 // the incumbent of the last report
+
+	// pub is what the solve has found so far, readable by another
+	// goroutine (answerBy): the solving goroutine publishes every better
+	// incumbent and bound into it.
+	pub published
+}
+
+// published is the incumbent (input node order), its value, the best
+// proven bound and the nodes of the finished phases, under mu; closed
+// stops the progress reports once the answer has been given.
+type published struct {
+	mu     sync.Mutex
+	order  []int // search node j is input node order[j]
+	x      [][]int
+	val    float64
+	bound  float64
+	nodes  int64
+	closed bool
 }
 
 // defaultProgressInterval is the interval of progress reports when
@@ -31,6 +51,7 @@ const defaultProgressInterval = time.Second
 func newTracker(m *model, start time.Time, opts Options) *tracker {
 	t := &tracker{m: m, start: start, report: opts.Progress, every: opts.ProgressInterval,
 		bound: math.Inf(1), gap: opts.Gap, inc: math.Inf(-1), lastSeen: math.Inf(-1)}
+	t.pub.val, t.pub.bound = math.Inf(-1), math.Inf(1)
 	if t.every <= 0 {
 		t.every = defaultProgressInterval
 	}
@@ -55,11 +76,49 @@ func (t *tracker) incumbent(v float64) {
 func (t *tracker) proven(b float64) {
 	if b = t.m.floorBound(b); b < t.bound {
 		t.bound = b
+		t.pub.mu.Lock()
+		t.pub.bound = b
+		t.pub.mu.Unlock()
 	}
 }
 
 // addNodes adds the nodes of a finished phase.
-func (t *tracker) addNodes(n int64) { t.nodes += n; t.live = 0 }
+func (t *tracker) addNodes(n int64) {
+	t.nodes += n
+	t.live = 0
+	t.pub.mu.Lock()
+	t.pub.nodes = t.nodes
+	t.pub.mu.Unlock()
+}
+
+// publish records a feasible assignment x worth val (input node order;
+// search node order when sorted) if it is better than the last one.
+func (t *tracker) publish(x [][]int, val float64, sorted bool) {
+	t.pub.mu.Lock()
+	defer t.pub.mu.Unlock()
+	if val <= t.pub.val || (sorted && t.pub.order == nil) {
+		return
+	}
+	cp := make([][]int, len(x))
+	for j, a := range x {
+		o := j
+		if sorted {
+			o = t.pub.order[j]
+		}
+		cp[o] = slices.Clone(a)
+	}
+	t.pub.x, t.pub.val = cp, val
+}
+
+// take closes the tracker (no progress report after it) and returns the
+// best published assignment, its value, the best proven bound and the
+// nodes explored.
+func (t *tracker) take() ([][]int, float64, float64, int64) {
+	t.pub.mu.Lock()
+	defer t.pub.mu.Unlock()
+	t.pub.closed = true
+	return t.pub.x, t.pub.val, t.pub.bound, t.pub.nodes
+}
 
 // tick reports progress when the interval has passed, the incumbent has
 // improved or force is set.
@@ -72,7 +131,11 @@ func (t *tracker) tick(force bool) {
 		return
 	}
 	t.last, t.lastSeen = now, t.inc
-	t.report(t.snapshot(now))
+	t.pub.mu.Lock() // no report once the answer is given (answerBy)
+	defer t.pub.mu.Unlock()
+	if !t.pub.closed {
+		t.report(t.snapshot(now))
+	}
 }
 
 func (t *tracker) snapshot(now time.Time) Progress {

@@ -64,7 +64,9 @@ type Progress struct {
 	// NodesExplored counts the branch-and-bound nodes of every phase.
 	NodesExplored int64
 	// Phase names what the solver is doing: "heuristics", "lp",
-	// "dive", "improve", "search", "done".
+	// "dive", "b-and-p" (branch and price), "improve", "cost-dp" (the
+	// reduced-cost DP), "lns" (large neighbourhood search), "search",
+	// "done".
 	Phase string
 }
 

@@ -48,6 +48,9 @@ func Solve(ctx context.Context, in *Instance, method Method, opts Options) (*Res
 		for j := range x {
 			x[j] = []int{}
 		}
+	case method == MethodExact && opts.TimeLimit > 0:
+		x, ub, stats = answerBy(ctx, start.Add(opts.TimeLimit-timeLimitSlack(opts.TimeLimit)), track,
+			func(ctx context.Context) ([][]int, float64, Stats) { return exactAssign(ctx, m, caps, opts, track) })
 	case method == MethodExact:
 		x, ub, stats = exactAssign(ctx, m, caps, opts, track)
 	case method == MethodPerNode:
@@ -66,9 +69,59 @@ func Solve(ctx context.Context, in *Instance, method Method, opts Options) (*Res
 		res.UpperBound, res.Gap = res.Objective, 0
 	}
 	res.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
-	track.inc, track.bound, track.nodes, track.live = res.Objective, res.UpperBound, stats.NodesExplored, 0
-	track.setPhase("done")
+	if track.report != nil {
+		p := Progress{Elapsed: time.Since(start), NodesExplored: stats.NodesExplored, Phase: "done",
+			Incumbent: res.Objective, Bound: res.UpperBound, Gap: relGap(res.UpperBound, res.Objective)}
+		track.take() // the phases' own reports end here
+		track.report(p)
+	}
 	return res, nil
+}
+
+// answerBy runs solve (the exact method's phases) in its own goroutine and
+// returns its answer, or, if it has not answered by the time answer, the
+// best assignment and bound it has published (tracker.publish) with
+// Stopped = time_limit, and cancels it. Why: the phases stop at the time
+// limit (less timeLimitSlack) and check it every few milliseconds of
+// CPU, but on an oversubscribed machine the solve gets a small share of a
+// core (measured: 5-20% with a load of 9 on 2 cores) and a few
+// milliseconds of CPU between two checks become hundreds of milliseconds
+// of wall clock: a 3 s solve answered up to 33% late, in every phase
+// (heuristics, lp, b-and-p, dive, search). The answer itself needs only
+// this goroutine to wake up. The abandoned phases stop at their next
+// check; they no longer report progress.
+func answerBy(ctx context.Context, answer time.Time, track *tracker, solve func(context.Context) ([][]int, float64, Stats)) ([][]int, float64, Stats) {
+	type outcome struct {
+		x     [][]int
+		ub    float64
+		stats Stats
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		x, ub, stats := solve(ctx)
+		done <- outcome{x, ub, stats}
+	}()
+	timer := time.NewTimer(time.Until(answer))
+	defer timer.Stop()
+	select {
+	case o := <-done:
+		return o.x, o.ub, o.stats
+	case <-timer.C:
+	}
+	select { // an answer that came at the same time wins
+	case o := <-done:
+		return o.x, o.ub, o.stats
+	default:
+	}
+	x, val, bound, nodes := track.take()
+	if x == nil { // nothing published yet: the first greedy is microseconds away
+		o := <-done
+		return o.x, o.ub, o.stats
+	}
+	bound = math.Min(bound, track.m.floorBound(track.m.patternValue(track.m.supply))) // π = v
+	return x, math.Max(val, bound), Stats{NodesExplored: nodes, Stopped: StopTimeLimit}
 }
 
 // timeLimitSlack is how long before the time limit the phases stop: 0.5%
@@ -179,10 +232,14 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	order, sorted, same := sortNodes(m, caps)
 	track.setPhase("heuristics")
 	bestX := ffdAssign(m, caps, m.supply)
-	bestVal := assignmentValue(m, bestX)
+	bestVal := math.Inf(-1)
+	track.pub.mu.Lock()
+	track.pub.order = order
+	track.pub.mu.Unlock()
 	tryIncumbent := func(x [][]int) {
 		if v := assignmentValue(m, x); v > bestVal {
 			bestX, bestVal = x, v
+			track.publish(x, v, false)
 		}
 		track.incumbent(bestVal)
 	}
@@ -194,10 +251,26 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		track.proven(all)
 		return bestX, bestVal, stats
 	}
+	if len(sorted) == 1 {
+		// one node, one knapsack: first the count search with the cheap
+		// tables of each resource alone (most single nodes take a few
+		// hundred search nodes), the full tables only if it needs more
+		one := newSearch(ctx, m, sorted, []bool{false}, m.supply, []*lagBound{{tab: oneNodeTables(m, sorted)}, {pi: m.val}})
+		one.deadline, one.nodeLimit = deadline, oneNodeQuickNodes
+		one.run()
+		stats.NodesExplored += one.explored
+		tryIncumbent(one.best)
+		if one.stopped == "" {
+			track.proven(bestVal)
+			return bestX, bestVal, stats
+		}
+	}
 	base := baseTables(m, sorted, m.supply)
-	xp, ex, _ := perNodeAssign(ctx, m, caps, m.supply, deadline, base)
-	stats.NodesExplored += ex
-	tryIncumbent(xp)
+	if len(sorted) > 1 {
+		xp, ex, _ := perNodeAssign(ctx, m, caps, m.supply, deadline, base)
+		stats.NodesExplored += ex
+		tryIncumbent(xp)
+	}
 	xs, ex, stopped := perNodeAssign(ctx, m, sorted, m.supply, deadline, base)
 	stats.NodesExplored += ex
 	tryIncumbent(unpermuteRows(xs, order))
@@ -234,6 +307,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	s := newSearch(ctx, m, sorted, same, m.supply, bounds)
 	s.deadline = deadline
 	s.gap = opts.Gap
+	s.publish = track
 	s.setIncumbent(permuteRows(bestX, order), bestVal)
 	result := func() [][]int { return unpermuteRows(s.best, order) }
 	root := math.Min(cheap, m.floorBound(s.rootBound()))
@@ -252,9 +326,27 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		return finish(root)
 	}
 	track.setPhase("improve")
-	root = improveAndProve(ctx, m, sorted, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
+	root, bp := improveAndProve(ctx, m, sorted, base, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
 	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)
+	}
+	if bp != nil {
+		// the branch and price closed subtrees in its first probe: it
+		// goes on, now with the improved incumbent, for a share of the
+		// time left; the count search gets the rest
+		until := shareOf(deadline, bpLateShare)
+		if until.IsZero() {
+			until = time.Now().Add(bpLateCap)
+		}
+		bpCtx, cancel := context.WithDeadline(ctx, until)
+		track.setPhase("b-and-p")
+		ub, _, _ := bp.run(bpCtx, false, &stats, track)
+		cancel()
+		root = math.Min(root, ub)
+		track.proven(root)
+		if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
+			return finish(root)
+		}
 	}
 	track.setPhase("search")
 	s.track = track
@@ -268,6 +360,36 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	}
 	return finish(math.Min(root, ub))
 }
+
+// bpShare is the share of the time left that the branch and price's
+// probe gets after the first dive (bpCap without a time limit); where it
+// is not hopeless, it goes on before the count search with bpLateShare of
+// the time left (bpLateCap).
+const (
+	bpShare     = 1.0 / 8
+	bpCap       = time.Second
+	bpLateShare = 3.0 / 4
+	bpLateCap   = 10 * time.Second
+)
+
+// shareOf returns the time at which share of the time left before
+// deadline has passed (the zero time, no deadline, without one).
+func shareOf(deadline time.Time, share float64) time.Time {
+	if deadline.IsZero() {
+		return deadline
+	}
+	return time.Now().Add(time.Duration(float64(time.Until(deadline)) * share))
+}
+
+// oneNodeQuickNodes caps the first search of a single node (with the
+// cheap tables of oneNodeTables): on the single-node family 8 of 10
+// instances finish within it, the other two needed millions of nodes
+// with those tables and a few dozen with the full ones.
+const oneNodeQuickNodes = 4096
+
+// useBranchAndPrice enables the branch and price (bp.go) before the count
+// search; tests and ablations switch it off.
+var useBranchAndPrice = true
 
 // stopReason says why ctx ended.
 func stopReason(ctx context.Context) StopReason {
@@ -294,7 +416,7 @@ func stopReason(ctx context.Context) StopReason {
 // or stalls) follows the first search and every step of the DP that
 // lowered the bound (up to lnsRounds). It returns the bound; the incumbent
 // of s is updated in place.
-func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) float64 {
+func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tables, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) (_ float64, bp *branchPrice) {
 	var lb *lagBound // the LP duals' bound, the one the DP needs
 	if b := bounds[len(bounds)-1]; b.pi != nil && b.tab != nil {
 		lb = b
@@ -311,6 +433,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		if m.unit > 0 {
 			target = math.Max(s.bestVal, root-m.unit)
 		}
+		track.setPhase("cost-dp")
 		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline, share)
 		if !ok {
 			return false
@@ -336,6 +459,23 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	if lb != nil && !done() {
 		dive(ctx, m, sorted, s, bounds, columns, root, seed, 0, 1, dpFirstShare, deadline, stats, track)
 	}
+	if lb != nil && !done() && useBranchAndPrice {
+		until := shareOf(deadline, bpShare)
+		if until.IsZero() {
+			until = time.Now().Add(bpCap)
+		}
+		bpCtx, cancel := context.WithDeadline(ctx, until)
+		track.setPhase("b-and-p")
+		bp = newBranchPrice(m, sorted, base, columns, s, root)
+		ub, _, hopeless := bp.run(bpCtx, true, stats, track)
+		cancel()
+		if hopeless {
+			bp = nil
+		}
+		track.setPhase("improve")
+		root = math.Min(root, ub)
+		track.proven(root)
+	}
 	// the first pass only where the gap is more than a couple of units:
 	// a gap of one or two the LNS usually closes at once
 	for lb != nil && m.unit > 0 && root-s.bestVal > dpFirstGap*m.unit && !done() && step(dpFirstShare) {
@@ -348,6 +488,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
 		l.size = lnsMaxSize + 2*round
 		l.track = track
+		track.setPhase("lns")
 		round++
 		l.run(ctx, lnsDeadline(deadline), root)
 		stats.NodesExplored += l.explored
@@ -364,7 +505,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, bounds []*
 	for round < lnsRounds && !done() {
 		improve()
 	}
-	return root
+	return root, bp
 }
 
 // dive runs the dives from..to−1 of the price-and-dive heuristic

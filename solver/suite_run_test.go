@@ -16,7 +16,9 @@ import (
 // robustness suite (OPTD_SUITE=1; `make ita-suite`) with the time limit
 // OPTD_SUITE_LIMIT seconds (default 10), optionally one family
 // (OPTD_SUITE_FAMILY) and fewer seeds (OPTD_SUITE_SEEDS), or a list of
-// instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"). It checks every
+// instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"); OPTD_SUITE_TRACE=1
+// prints the phases (with their start times) of every solve that answers
+// after its time limit. It checks every
 // result (feasible, bound at or above the objective, an optimum closes the
 // gap) and prints per instance and per family what the method proved and
 // in how long (wall clock, and the process's CPU time, steadier on a
@@ -51,6 +53,7 @@ func TestExactOnWholeSuite(t *testing.T) {
 			picked[strings.TrimSpace(name)] = true
 		}
 	}
+	trace := os.Getenv("OPTD_SUITE_TRACE") != "" // print the phases of the solves that answer late
 	var all []float64
 	proven, within1, overrun := 0, 0, 0.0
 	for _, f := range Families() {
@@ -65,7 +68,16 @@ func TestExactOnWholeSuite(t *testing.T) {
 			}
 			in := f.Instance(seed)
 			cpu0 := cpuTime()
-			r, err := Exact(context.Background(), in, Options{TimeLimit: limit})
+			opts := Options{TimeLimit: limit}
+			var phases []Progress // phase changes, to find what overruns the limit
+			if trace {
+				opts.Progress = func(p Progress) {
+					if len(phases) == 0 || phases[len(phases)-1].Phase != p.Phase {
+						phases = append(phases, p)
+					}
+				}
+			}
+			r, err := Exact(context.Background(), in, opts)
 			cpu := cpuTime() - cpu0
 			if err != nil {
 				t.Fatal(err)
@@ -82,6 +94,11 @@ func TestExactOnWholeSuite(t *testing.T) {
 				}
 			} else {
 				overrun = max(overrun, r.ElapsedMS/float64(limit.Milliseconds())-1)
+				if trace && r.ElapsedMS > float64(limit.Milliseconds()) {
+					for _, p := range phases {
+						fmt.Printf("    %s-%d late: phase %q from %v\n", f.Name, seed, p.Phase, p.Elapsed)
+					}
+				}
 			}
 			fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q\n",
 				f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped)

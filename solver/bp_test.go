@@ -1,0 +1,98 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestBranchAndPriceBoundAndOptimum checks the branch and price against
+// a second method: on small instances (some with identical nodes) the
+// exhaustive optimum, on medium ones (8-12 nodes in 1-12 classes) the
+// optimum the count search proves without it. It starts from the empty
+// incumbent, so that it must branch and find the solutions itself (the
+// integral subtrees, packed). Its bound is never below the optimum; when it
+// completes, its incumbent fits, is worth what it says and is the optimum;
+// some runs branch (more than one subtree).
+func TestBranchAndPriceBoundAndOptimum(t *testing.T) {
+	cases := 24 // light under -race: the medium instances' exact solves dominate
+	if testing.Short() {
+		cases = 16
+	}
+	rng := rand.New(rand.NewPCG(15, 3))
+	branched, completed := 0, 0
+	for c := range cases {
+		useBranchAndPrice = false // the second method: the count search alone
+		in, opt, ok := optimumCase(t, rng, c, 4)
+		useBranchAndPrice = true
+		if !ok {
+			continue
+		}
+		m := newModel(in)
+		if len(m.dem) == 0 {
+			continue
+		}
+		_, sorted, same := sortNodes(m, nodeCaps(in))
+		base := baseTables(m, sorted, m.supply)
+		empty := make([][]int, len(sorted))
+		for j := range empty {
+			empty[j] = make([]int, len(m.dem))
+		}
+		bounds, st := rootBounds(context.Background(), m, sorted, empty, base, Options{})
+		if st.columns == nil {
+			continue
+		}
+		s := newSearch(context.Background(), m, sorted, same, m.supply, bounds)
+		root := m.floorBound(s.rootBound())
+		var stats Stats
+		track := newTracker(m, time.Now(), Options{})
+		ub, complete, _ := newBranchPrice(m, sorted, base, st.columns, s, root).run(context.Background(), false, &stats, track)
+		what := fmt.Sprintf("case %d (%d nodes, %d types)", c, len(sorted), len(m.dem))
+		if m.canImprove(opt, ub) {
+			t.Fatalf("%s: bound %v below the optimum %v", what, ub, opt)
+		}
+		checkModelAssignment(t, what+": the incumbent", m, sorted, s.best, opt)
+		if v := assignmentValue(m, s.best); v != s.bestVal {
+			t.Fatalf("%s: the incumbent is worth %v, recorded %v", what, v, s.bestVal)
+		}
+		if complete {
+			completed++
+			if m.canImprove(ub, s.bestVal) || m.canImprove(opt, s.bestVal) {
+				t.Fatalf("%s: completed with incumbent %v, bound %v, optimum %v", what, s.bestVal, ub, opt)
+			}
+		}
+		if stats.NodesExplored > 1 {
+			branched++
+		}
+	}
+	if branched == 0 || completed < cases/2 {
+		t.Fatalf("%d of %d runs branched, %d completed", branched, cases, completed)
+	}
+	t.Logf("%d of %d runs branched, %d completed", branched, cases, completed)
+}
+
+// optimumCase draws case c of a check against the optimum: an even case is
+// a small instance with its exhaustive optimum, an odd one a medium
+// instance (8-12 nodes in 1-12 classes, 2 to 1+types types, 1-3
+// resources) with the optimum the exact method proves within 20 s (ok is
+// false when it does not).
+func optimumCase(t *testing.T, rng *rand.Rand, c, types int) (in *Instance, opt float64, ok bool) {
+	t.Helper()
+	in = smallInstance(rng)
+	if c%2 == 0 {
+		return in, exhaustive(in), true
+	}
+	nodes := 8 + rng.IntN(5)
+	in, err := RandomInstance(rng, RandomSpec{Nodes: nodes, Types: 2 + rng.IntN(types), Resources: 1 + rng.IntN(3),
+		Classes: 1 + rng.IntN(nodes), Supply: 1 + rng.Float64()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Exact(context.Background(), in, Options{TimeLimit: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, r.Objective, r.Optimal
+}

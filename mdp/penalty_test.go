@@ -142,16 +142,24 @@ func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Pen
 	return out
 }
 
+// cheapestRecords simulates replication rep of s with every job on the
+// cheapest free slots.
+func cheapestRecords(t testing.TB, s *sim.Scenario, rep int) *sim.Replication {
+	t.Helper()
+	r, err := s.RunReplication(context.Background(), rep, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // cheapestRun simulates replication rep of s with every job on the
 // cheapest free slots and returns the run and the hindsight LP of its
 // counted jobs.
 func cheapestRun(t testing.TB, s *sim.Scenario, rep int) (*sim.Replication, float64) {
 	t.Helper()
 	ctx := context.Background()
-	r, err := s.RunReplication(ctx, rep, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := cheapestRecords(t, s, rep)
 	var counted []sim.JobRecord
 	for _, j := range r.Records {
 		if j.Counted {
@@ -405,44 +413,66 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, reps
-		b, err := newPenaltyBasis(s)
+		b, err := newPenaltyBasis(s, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b.rich == nil {
 			t.Fatalf("%s: no rich buckets", path)
 		}
-		F := b.nFeat
-		means := make([][]float64, F)
-		for rep := range reps {
-			r, _ := cheapestRun(t, s, rep)
-			tr := b.traceOf(r.Records)
-			n := float64(len(tr.jobs))
-			sum := make([]float64, F)
-			for i := range tr.jobs {
-				for k, v := range tr.f[i*F : (i+1)*F] {
-					sum[k] += v / n
-				}
-			}
-			for k := range F {
-				means[k] = append(means[k], sum[k])
-			}
-		}
-		// Two-sided 1e-3 over all features together: z for 5e-4/F.
-		z := normalQuantile(1 - 5e-4/float64(F))
-		tested := 0
-		for k, xs := range means {
-			m, half := sim.MeanCI95(xs)
-			if half == 0 {
-				continue
-			}
-			tested++
-			if se := half / 1.96; math.Abs(m) > z*se*1.1 { // 1.1: t vs normal at 20+ replications
-				t.Errorf("%s: feature %d (of %d) has mean %.4g, %.1f standard errors from 0", path, k, F, m, math.Abs(m)/se)
-			}
-		}
-		t.Logf("%s: %d features tested (z = %.2f)", path, tested, z)
+		checkFeaturesMeanZero(t, path, s, b)
 	}
+	// The compact features of a large cluster (K = 100, 1000 classes) at
+	// both loads of the Fig. 9 setting beyond the paper.
+	for _, rho := range []string{"0.6", "0.9"} {
+		path := "../search/testdata/fig9-rho" + rho + ".json"
+		s, err := sim.LoadScenario(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, reps
+		b, err := newPenaltyBasis(s, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFeaturesMeanZero(t, path+" (compact)", s, b)
+	}
+}
+
+// checkFeaturesMeanZero checks that every feature of basis b has mean zero
+// over s's replications (Bonferroni over the features).
+func checkFeaturesMeanZero(t *testing.T, name string, s *sim.Scenario, b *penaltyBasis) {
+	t.Helper()
+	F := b.nFeat
+	means := make([][]float64, F)
+	for rep := range s.Replications {
+		r := cheapestRecords(t, s, rep)
+		tr := b.traceOf(r.Records)
+		n := float64(len(tr.jobs))
+		sum := make([]float64, F)
+		for i := range tr.jobs {
+			for k, v := range tr.f[i*F : (i+1)*F] {
+				sum[k] += v / n
+			}
+		}
+		for k := range F {
+			means[k] = append(means[k], sum[k])
+		}
+	}
+	// Two-sided 1e-3 over all features together: z for 5e-4/F.
+	z := normalQuantile(1 - 5e-4/float64(F))
+	tested := 0
+	for k, xs := range means {
+		m, half := sim.MeanCI95(xs)
+		if half == 0 {
+			continue
+		}
+		tested++
+		if se := half / 1.96; math.Abs(m) > z*se*1.1 { // 1.1: t vs normal at 20+ replications
+			t.Errorf("%s: feature %d (of %d) has mean %.4g, %.1f standard errors from 0", name, k, F, m, math.Abs(m)/se)
+		}
+	}
+	t.Logf("%s: %d features tested (z = %.2f)", name, tested, z)
 }
 
 // normalQuantile is the standard normal quantile (bisection on Erfc).

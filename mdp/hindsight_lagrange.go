@@ -113,14 +113,6 @@ func (a *groupAdj) at(i, c int) float64 {
 	return a.s[i*a.G+a.grp[c]]
 }
 
-// minOf is min_c z_{i,c}.
-func (a *groupAdj) minOf(i int) float64 {
-	if a == nil {
-		return 0
-	}
-	return slices.Min(a.s[i*a.G : (i+1)*a.G])
-}
-
 // lagrangian is HindsightBoundLagrangian for the LP whose reducer costs
 // are Y_i·H_c + z_{i,c} (adj; nil: z = 0). Relaxing the job rows works
 // alike for any costs: the packing of class c weighs job i by
@@ -326,17 +318,35 @@ func newLagrangeParts(workers, n int) lagrangeParts {
 // the classes split among the workers (each class's packing depends on u
 // alone).
 func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []float64, parts lagrangeParts) float64 {
-	// Classes at or above the largest (u_i − min_c z_{i,c})/Y_i give no
-	// job a positive weight: their packings are empty.
-	top := math.Inf(-1)
+	// Classes at or above the largest (u_i − z_{i,c})/Y_i, per group of
+	// classes, give no job a positive weight: their packings are empty.
+	G := 1
+	if adj != nil {
+		G = adj.G
+	}
+	top := make([]float64, G)
+	for k := range top {
+		top[k] = math.Inf(-1)
+	}
 	for i, j := range w.jobs {
-		ui := u[i] - adj.minOf(i)
-		switch {
-		case j.Y > 0:
-			top = max(top, ui/j.Y)
-		case ui > 0:
-			top = math.Inf(1)
+		for k := range top {
+			ui := u[i]
+			if adj != nil {
+				ui -= adj.s[i*G+k]
+			}
+			switch {
+			case j.Y > 0:
+				top[k] = max(top[k], ui/j.Y)
+			case ui > 0:
+				top[k] = math.Inf(1)
+			}
 		}
+	}
+	topOf := func(c int) float64 {
+		if adj == nil {
+			return top[0]
+		}
+		return top[adj.grp[c]]
 	}
 	var wg sync.WaitGroup
 	for k := range parts {
@@ -346,7 +356,13 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []flo
 			part := &parts[p]
 			clear(part.g)
 			part.w = 0
-			for c := p; c < cls.num() && cls.cost[c] < top; c += len(parts) {
+			for c := p; c < cls.num(); c += len(parts) {
+				if cls.cost[c] >= topOf(c) {
+					if adj == nil {
+						break // the classes are in order of cost
+					}
+					continue
+				}
 				nc := float64(cls.count[c])
 				part.w += nc * w.pack(u, c, cls.cost[c], nc, adj, part.g, part.value)
 			}

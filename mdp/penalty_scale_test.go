@@ -50,7 +50,7 @@ func TestPenaltyScale(t *testing.T) {
 		}
 		s.Jobs, s.WarmupJobs, s.Replications = jobs, 1000, reps
 		st := time.Now()
-		pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps})
+		pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0)})
 		if err != nil {
 			t.Fatal(err)
 		}

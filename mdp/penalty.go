@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -177,7 +178,13 @@ type penaltyBasis struct {
 	// nGroup[n] is the group of n in service (1 ≤ n ≤ K): n·nGrp/K
 	// evenly, or on a geometric grid when compact (at scale the queue
 	// spends most of its time at a few jobs in service).
-	nGroup       []int
+	nGroup []int
+	// compact: the features of a large cluster (newPenaltyBasis); yEdges
+	// are then the upper ends of the bins of Y that group the jobs.
+	compact bool
+	yEdges  []float64
+	// trace: the arrivals are a trace's (fixed), not Poisson.
+	trace        bool
 	marks        []markFeature
 	atomGroups   bool
 	rs           []int // R values (groups when not per atom)
@@ -211,7 +218,7 @@ type markFeature struct {
 
 // errNoPenalty says that a scenario does not meet the conditions of the
 // penalized bound.
-var errNoPenalty = &NoModelError{"a trace scenario has no penalized bound: it needs Poisson arrivals, exponential work and i.i.d. (X, R)"}
+var errNoPenalty = &NoModelError{"a trace scenario whose works are not exponential has no penalized bound: it needs exponential work, and Poisson arrivals with i.i.d. (X, R) or a trace's"}
 
 // newPenaltyBasis builds the features of scenario s; compact (a large
 // cluster, whose classes the penalty groups) keeps them few: n in service
@@ -219,10 +226,16 @@ var errNoPenalty = &NoModelError{"a trace scenario has no penalized bound: it ne
 // Y·R, centred) instead of per atom or per R, so that a job's features
 // stay about two hundred numbers.
 func newPenaltyBasis(s *sim.Scenario, compact bool) (*penaltyBasis, error) {
-	if s.Trace != nil {
+	if s.Trace != nil && s.Trace.Work != sim.WorkExponential {
 		return nil, errNoPenalty
 	}
 	b := &penaltyBasis{k: s.K, wMax: s.MaxWaiting, lambda: s.ArrivalRate, mu: s.ServiceRate}
+	if s.Trace != nil {
+		// A trace: its arrivals and marks are fixed, the works alone are
+		// random; the queue terms with the arrivals as predictable jumps,
+		// no mark terms (see "Traces" above).
+		b.trace, b.lambda, compact = true, 0, true
+	}
 	b.nGrp = min(s.K, 12)
 	b.nGroup = make([]int, s.K+1)
 	for n := 1; n <= s.K; n++ {
@@ -237,17 +250,27 @@ func newPenaltyBasis(s *sim.Scenario, compact bool) (*penaltyBasis, error) {
 	}
 	conds := s.Workload.Conditionals()
 	if compact {
-		var er, ey, eyr float64
+		var er, eyr float64
 		for _, c := range conds {
 			b.rs = append(b.rs, c.R)
-			b.groupProb = append(b.groupProb, c.Prob)
 			er += c.Prob * float64(c.R)
-			ey += c.Prob * c.Y.Mean()
 			eyr += c.Prob * float64(c.R) * c.Y.Mean()
 		}
-		b.marks = []markFeature{{kind: 3, mean: er}, {kind: 4, mean: ey}, {kind: 5, mean: eyr}}
-		b.nGrp2 = len(b.rs)
-		b.nFeat = b.buckets() + len(b.marks)*(1+b.buckets()) + len(b.marks)
+		// Jobs grouped by their own Y (its bins of about equal
+		// probability, exact from the laws' CDF), and marks of the jobs
+		// entering meanwhile by the same bins: together they say whether
+		// a later job outbids job i for the cheap slots.
+		b.yEdges, b.groupProb = yBins(conds, penaltyYBins)
+		b.compact = true
+		b.nGrp2 = len(b.groupProb)
+		for q, p := range b.groupProb {
+			b.marks = append(b.marks, markFeature{kind: 6, r: q, mean: p})
+		}
+		b.marks = append(b.marks, markFeature{kind: 3, mean: er}, markFeature{kind: 5, mean: eyr})
+		if b.trace {
+			b.marks = nil
+		}
+		b.nFeat = b.buckets() + len(b.marks)*(1+b.markBuckets()) + len(b.marks)
 		return b, nil
 	}
 	var atoms []markFeature
@@ -285,7 +308,7 @@ func newPenaltyBasis(s *sim.Scenario, compact bool) (*penaltyBasis, error) {
 		}
 	}
 	b.buildRich()
-	b.nFeat = b.buckets() + len(b.rich) + len(b.marks)*(1+b.buckets()) + 2*len(b.marks)*len(b.rich) + len(b.marks)
+	b.nFeat = b.buckets() + len(b.rich) + len(b.marks)*(1+b.markBuckets()) + 2*len(b.marks)*len(b.rich) + len(b.marks)
 	return b, nil
 }
 
@@ -423,6 +446,68 @@ func (b *penaltyBasis) richGenerator(w int, in []byte, own int, memo map[string]
 	return row
 }
 
+// markBuckets is the number of buckets of the queue state at a job's
+// entry that the marks are multiplied by: every bucket, or when compact
+// the groups of n alone (a compact basis has more marks, and their prefix
+// sums take entries × marks × buckets numbers).
+func (b *penaltyBasis) markBuckets() int {
+	if b.compact {
+		return b.nGrp
+	}
+	return b.buckets()
+}
+
+func (b *penaltyBasis) markBucket(n, w int) int {
+	if b.compact {
+		return b.nGroup[n]
+	}
+	return b.bucket(n, w)
+}
+
+// penaltyYBins is the number of bins of Y of a compact basis.
+const penaltyYBins = 6
+
+// yBins returns the upper ends of q bins of Y of about equal probability
+// under the workload's law (Σ_R P[R]·F_{Y|R}, bisection; the last bin open)
+// and each bin's exact probability.
+func yBins(conds []models.Conditional, q int) (edges, probs []float64) {
+	cdf := func(y float64) float64 {
+		v := 0.0
+		for _, c := range conds {
+			v += c.Prob * c.Y.CDF(y)
+		}
+		return v
+	}
+	hi := 1.0
+	for cdf(hi) < 1-1e-12 && hi < 1e300 {
+		hi *= 2
+	}
+	lo := -1.0
+	for cdf(lo) > 1e-12 && lo > -1e300 {
+		lo *= 2
+	}
+	prev := 0.0
+	for k := 1; k < q; k++ {
+		a, z := lo, hi
+		for range 200 {
+			m := a/2 + z/2
+			if cdf(m) < float64(k)/float64(q) {
+				a = m
+			} else {
+				z = m
+			}
+		}
+		if len(edges) > 0 && z <= edges[len(edges)-1] {
+			continue // an atom spans several bins
+		}
+		edges = append(edges, z)
+		p := cdf(z)
+		probs = append(probs, p-prev)
+		prev = p
+	}
+	return edges, append(probs, 1-prev)
+}
+
 // buckets is the number of queue-state buckets.
 func (b *penaltyBasis) buckets() int { return b.nGrp * (b.wCap + 1) }
 
@@ -476,6 +561,9 @@ func (b *penaltyBasis) groupsOfR(r int) []float64 {
 
 // group is the group of a job with (y, r): its atom, or its R.
 func (b *penaltyBasis) group(y float64, r int) int {
+	if b.compact {
+		return sort.SearchFloat64s(b.yEdges, y)
+	}
 	if b.atomGroups {
 		return b.atomOf(y, r)
 	}
@@ -516,6 +604,8 @@ func (b *penaltyBasis) phi(y float64, r int, out []float64) {
 			v = y
 		case m.kind == 5:
 			v = y * float64(r)
+		case m.kind == 6 && b.compact && sort.SearchFloat64s(b.yEdges, y) == m.r:
+			v = 1
 		}
 		out[k] = v - m.mean
 	}
@@ -567,9 +657,12 @@ func (b *penaltyBasis) traceOfEach(recs []sim.JobRecord, each func(i, group int,
 	in := make([]byte, G)
 	var ins []byte // per segment: the jobs in service per group (rich buckets)
 	n, w := 0, 0
+	var arrives []bool // per time: an arrival (a trace's: a predictable jump)
 	for k := 0; k < len(evs); {
 		t := evs[k].t
+		arrival := false
 		for k < len(evs) && evs[k].t == t {
+			arrival = arrival || (evs[k].dn == 0 && evs[k].dw == 1)
 			n += evs[k].dn
 			w += evs[k].dw
 			if b.rich != nil && evs[k].g >= 0 {
@@ -578,6 +671,7 @@ func (b *penaltyBasis) traceOfEach(recs []sim.JobRecord, each func(i, group int,
 			k++
 		}
 		times, ns, ws = append(times, t), append(ns, n), append(ws, w)
+		arrives = append(arrives, arrival)
 		if b.rich != nil {
 			ins = append(ins, in...)
 		}
@@ -585,6 +679,11 @@ func (b *penaltyBasis) traceOfEach(recs []sim.JobRecord, each func(i, group int,
 	cum := make([]float64, len(times)*B)
 	for k := 0; k+1 < len(times); k++ {
 		copy(cum[(k+1)*B:(k+2)*B], cum[k*B:(k+1)*B])
+		if b.trace && arrives[k+1] && ns[k] >= 1 {
+			// The jump of 1_g at a trace's arrival, known before it.
+			cum[(k+1)*B+b.bucket(ns[k+1], ws[k+1])]++
+			cum[(k+1)*B+b.bucket(ns[k], ws[k])]--
+		}
 		if ns[k] == 0 {
 			continue
 		}
@@ -607,7 +706,8 @@ func (b *penaltyBasis) traceOfEach(recs []sim.JobRecord, each func(i, group int,
 	// Entries in order of Start with prefix sums of φ − Eφ.
 	M := len(b.marks)
 	R := len(b.rich)
-	MF := M * (1 + B) // plain marks, then marks × bucket of the entry state
+	MB := b.markBuckets()
+	MF := M * (1 + MB) // plain marks, then marks × bucket of the entry state
 	var entries []int
 	for i, r := range recs {
 		if !r.Lost {
@@ -632,11 +732,11 @@ func (b *penaltyBasis) traceOfEach(recs []sim.JobRecord, each func(i, group int,
 		for m := range M {
 			sum[m] += phi[m]
 		}
-		g := b.bucket(ns[ke], ws[ke])
+		g := b.markBucket(ns[ke], ws[ke])
 		copy(mcum[(k+1)*MF:(k+2)*MF], mcum[k*MF:(k+1)*MF])
 		for m := range M {
 			mcum[(k+1)*MF+m] += phi[m]
-			mcum[(k+1)*MF+M+m*B+g] += phi[m]
+			mcum[(k+1)*MF+M+m*MB+g] += phi[m]
 		}
 	}
 	tr := &penaltyTrace{}
@@ -992,13 +1092,14 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	if opts.Steps < 1 || opts.Jobs < 2 {
 		return nil, modelErr("PenaltyFit", fmt.Sprintf("steps %d, jobs %d", opts.Steps, opts.Jobs), "need steps ≥ 1 and jobs ≥ 2")
 	}
-	if s.Trace != nil {
+	if s.Trace != nil && s.Trace.Work != sim.WorkExponential {
 		return nil, errNoPenalty
 	}
 	tr := *s
 	tr.Seed = s.Seed ^ penaltySeedSalt
 	checkRuns := max(penaltyCheckRuns, opts.Steps/10)
-	tr.Jobs, tr.WarmupJobs, tr.Replications = opts.Jobs, 0, opts.Steps+checkRuns
+	// (A trace's runs are its first jobs, with other works.)
+	tr.Jobs, tr.WarmupJobs, tr.Replications = min(opts.Jobs, max(s.Jobs, 2)), 0, opts.Steps+checkRuns
 	first := sim.NamedFactory{Name: "cheapest", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}
 	run := func(t int) ([]sim.JobRecord, error) {
 		if opts.Progress != nil && t > 0 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,27 +36,30 @@ func TestPenaltyScale(t *testing.T) {
 		t.Skip("set OPTD_PENALTY_SCALE=1")
 	}
 	ctx := context.Background()
-	rhos := []string{"0.6", "0.9"}
-	if v := os.Getenv("OPTD_PENALTY_RHOS"); v != "" {
-		rhos = []string{v}
+	paths := []string{"../search/testdata/fig9-rho0.6.json", "../search/testdata/fig9-rho0.9.json"}
+	if v := os.Getenv("OPTD_PENALTY_SCENARIOS"); v != "" {
+		paths = strings.Split(v, ",")
 	}
 	steps := envInt("OPTD_PENALTY_STEPS", 600)
 	jobs := envInt("OPTD_PENALTY_JOBS", 10000)
 	reps := envInt("OPTD_PENALTY_REPS", 3)
 	lsteps := envInt("OPTD_PENALTY_LSTEPS", DefaultLagrangeIterations)
-	for _, rho := range rhos {
-		s, err := sim.LoadScenario("../search/testdata/fig9-rho" + rho + ".json")
+	for _, rho := range paths {
+		s, err := sim.LoadScenario(rho)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Jobs, s.WarmupJobs, s.Replications = jobs, 1000, reps
+		s.WarmupJobs, s.Replications = 1000, reps
+		if s.Trace == nil || jobs < s.Jobs {
+			s.Jobs = jobs
+		}
 		st := time.Now()
 		pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pen.Lagrange = LagrangeOptions{Iterations: lsteps}
-		fmt.Printf("rho %s: fit %d steps in %v (coarse fit LP %.3f/job)\n", rho, steps, time.Since(st).Round(time.Second), pen.Fit)
+		fmt.Printf("%s: fit %d steps in %v (coarse fit LP %.3f/job)\n", rho, steps, time.Since(st).Round(time.Second), pen.Fit)
 		names := []string{"greedy", "state-threshold"}
 		var fs []sim.NamedFactory
 		for _, n := range names {
@@ -103,7 +107,7 @@ func TestPenaltyScale(t *testing.T) {
 		}
 		mp, hp := sim.MeanCI95(plain)
 		mz, hz := sim.MeanCI95(penal)
-		fmt.Printf("rho %s: plain %.3f ± %.3f, penalized %.3f ± %.3f (lift %+.2f%%)", rho, mp, hp, mz, hz, 100*(mz/mp-1))
+		fmt.Printf("%s: plain %.3f ± %.3f, penalized %.3f ± %.3f (lift %+.2f%%)", rho, mp, hp, mz, hz, 100*(mz/mp-1))
 		for _, n := range names {
 			mc, _ := sim.MeanCI95(cost[n])
 			fmt.Printf(", %s %.3f gap %.1f%% (plain %.1f%%)", n, mc, 100*(mc/mz-1), 100*(mc/mp-1))

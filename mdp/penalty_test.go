@@ -469,6 +469,18 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 		}
 		checkFeaturesMeanZero(t, path+" (compact)", s, b)
 	}
+	// A trace (SWIM FB-2010's first jobs, exponential works): the queue
+	// terms with the trace's arrivals as predictable jumps.
+	s, err := sim.LoadScenario("../search/testdata/swim-fb2010.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, reps
+	b, err := newPenaltyBasis(s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFeaturesMeanZero(t, "swim-fb2010 (trace)", s, b)
 }
 
 // checkFeaturesMeanZero checks that every feature of basis b has mean zero

@@ -1099,17 +1099,18 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	tr.Seed = s.Seed ^ penaltySeedSalt
 	checkRuns := max(penaltyCheckRuns, opts.Steps/10)
 	// (A trace's runs are its first jobs, with other works.)
-	tr.Jobs, tr.WarmupJobs, tr.Replications = min(opts.Jobs, max(s.Jobs, 2)), 0, opts.Steps+checkRuns
-	first := sim.NamedFactory{Name: "cheapest", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}
+	tr.Jobs, tr.WarmupJobs, tr.Replications = opts.Jobs, 0, opts.Steps+checkRuns
 	run := func(t int) ([]sim.JobRecord, error) {
 		if opts.Progress != nil && t > 0 {
 			opts.Progress(min(t, opts.Steps), opts.Steps)
 		}
-		r, err := tr.RunReplication(ctx, t, []sim.NamedFactory{first}, true)
+		// The first opts.Jobs jobs of replication t's stream (a trace's
+		// source replays the whole trace, whatever tr.Jobs says).
+		res, err := tr.Model().Run(ctx, &firstJobs{src: tr.Source(t), left: tr.Jobs}, cheapestFree{}, sim.RunOptions{Record: true})
 		if err != nil {
 			return nil, fmt.Errorf("mdp: penalty training run %d: %w", t, err)
 		}
-		return r.Records, nil
+		return res.Records, nil
 	}
 	pen, err := fitPenaltyStochastic(ctx, s, opts.Steps, run, opts.grouped)
 	if err != nil {
@@ -1146,6 +1147,20 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 		return pen.zero(), nil
 	}
 	return pen, nil
+}
+
+// firstJobs is the first left jobs of src.
+type firstJobs struct {
+	src  sim.Source
+	left int
+}
+
+func (f *firstJobs) Next() (sim.JobSpec, bool) {
+	if f.left <= 0 {
+		return sim.JobSpec{}, false
+	}
+	f.left--
+	return f.src.Next()
 }
 
 // penaltyCheckRuns is the least number of check runs of FitPenalty.

@@ -230,6 +230,33 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	}
 	randomTheta(pen, rand.New(rand.NewPCG(5, 1)), 0.05)
 	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, pen, names, nil)
+	// A trace (SWIM FB-2010's first jobs): only the works are random.
+	s = swimScenario(t, 400, reps)
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
+	randomTheta(pen, rand.New(rand.NewPCG(6, 1)), 0.5)
+	checkPenaltyUnderPolicies(t, "swim-fb2010", "swim-fb2010.json", s, pen, names, nil)
+}
+
+// swimScenario is search/testdata/swim-fb2010.json cut to its first jobs
+// (a trace replays all it has: its length is decoded, not set) with reps
+// replications (other exponential works each) and 20 warm-up jobs.
+func swimScenario(t *testing.T, jobs, reps int) *sim.Scenario {
+	t.Helper()
+	raw, err := os.ReadFile("../search/testdata/swim-fb2010.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	v["jobs"], v["replications"], v["warmup_jobs"] = jobs, reps, 20
+	raw, _ = json.Marshal(v)
+	s, err := sim.DecodeScenario(raw, "../search/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // checkPenaltyUnderPolicies checks, under each named policy (and
@@ -471,11 +498,7 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 	}
 	// A trace (SWIM FB-2010's first jobs, exponential works): the queue
 	// terms with the trace's arrivals as predictable jumps.
-	s, err := sim.LoadScenario("../search/testdata/swim-fb2010.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, reps
+	s := swimScenario(t, jobs, reps)
 	b, err := newPenaltyBasis(s, true)
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 	pb := lagrangeBudget(Pick(env, 30, 300), Pick(env, 2*time.Second, 20*time.Second))
 	pb.classes = classes
 	names := []string{placement.NameRandom, placement.NameGreedy, placement.NameRecedingHorizon, placement.NameRollingHorizon}
-	t := newTable("trace", "jobs used", "policy", "mean cost per job", "gap to best bound", "certified gap (expected cost)")
+	t := newTable("trace", "jobs used", "policy", "mean cost per job", "gap to best bound")
 	var cats []string
 	var values [][]float64
 	members := []string{placement.NameGreedy, placement.NameRecedingHorizon, placement.NameRollingHorizon, "best lower bound"}
@@ -86,22 +86,12 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 		}
 		best := r.bests()
 		mb, hb := sim.MeanCI95(best)
-		// The penalized hindsight bound (exponential works: the queue's
-		// terms), an expected-cost bound: its gaps compare means.
-		pr, err := penalizedBounds(ctx, env, tr.name, s, Pick(env, 20, 400), pb.lagrange)
-		if err != nil {
-			return nil, err
-		}
-		expected := best
-		if mp, _ := sim.MeanCI95(pr.perJob); pr.perJob != nil && mp > mb {
-			expected = pr.perJob
-		}
 		perRep := r.jobs / s.Replications
 		row := make([]float64, len(members))
 		for _, name := range names {
 			m, h := sim.MeanCI95(r.cost[name])
 			gm, gh := sim.MeanCI95(gaps(r.cost[name], best))
-			t.add(tr.name, perRep, name, ci(m, h), ci(gm, gh)+"%", ci(certifiedGap(r.cost[name], expected))+"%")
+			t.add(tr.name, perRep, name, ci(m, h), ci(gm, gh)+"%")
 			for k, mem := range members {
 				if mem == name {
 					row[k] = m / mb
@@ -111,17 +101,11 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 		row[len(members)-1] = 1
 		mh, hh := sim.MeanCI95(r.hindsight)
 		me, he := sim.MeanCI95(r.empty)
-		t.add(tr.name, perRep, "**best lower bound**", ci(mb, hb), "", "")
+		t.add(tr.name, perRep, "**best lower bound**", ci(mb, hb), "")
 		ml, hl := sim.MeanCI95(r.lagrangian)
-		t.add(tr.name, perRep, "(coarse hindsight LP)", ci(mh, hh), "", "")
-		t.add(tr.name, perRep, "(Lagrangian, exact LP: "+r.lagrangeSummary()+")", ci(ml, hl), "", "")
-		t.add(tr.name, perRep, "(empty cluster)", ci(me, he), "", "")
-		if pr.perJob != nil {
-			t.add(tr.name, perRep, fmt.Sprintf("(penalized hindsight, expected-cost bound: fit %.0f s, %.1f s per replication)", pr.fit.Seconds(), pr.eval.Seconds()),
-				ci(sim.MeanCI95(pr.perJob)), "", "")
-		} else {
-			t.add(tr.name, perRep, "(penalized hindsight: "+pr.skipped+")", "", "", "")
-		}
+		t.add(tr.name, perRep, "(coarse hindsight LP)", ci(mh, hh), "")
+		t.add(tr.name, perRep, "(Lagrangian, exact LP: "+r.lagrangeSummary()+")", ci(ml, hl), "")
+		t.add(tr.name, perRep, "(empty cluster)", ci(me, he), "")
 		cats = append(cats, tr.name)
 		values = append(values, row)
 	}
@@ -133,12 +117,7 @@ func tracesPlacement(ctx context.Context, env *Env) (*Output, error) {
 		"the coarse hindsight LP (mdp.HindsightBoundCoarse with %d cost classes), the Lagrangian relaxation of the exact "+
 		"(uncoarsened) hindsight LP's job rows (mdp.HindsightBoundLagrangian, started from the level bound "+
 		"mdp.HindsightBoundLevels, then %d subgradient steps or %s per replication, whichever ends first; every step is a "+
-		"bound) and the empty-cluster bound, checked below every policy's cost on every replication. The certified gap "+
-		"compares expected costs: mean(policy − bound)/mean(bound) over the replications, the bound the larger in mean of "+
-		"the best bound above and the penalized hindsight bound (mdp.FitPenalty on training runs of the trace's first jobs "+
-		"with other works, then the Lagrangian of the penalized LP on the exact costs per replication, same budget): "+
-		"the penalty, zero-mean under every non-anticipative policy, takes away part of what the hindsight LP gains from "+
-		"knowing the works, so it bounds every policy's expected cost, not each replication's.\n\n",
+		"bound) and the empty-cluster bound, checked below every policy's cost on every replication.\n\n",
 		map[bool]string{true: fmt.Sprintf("the first %d jobs of each trace", jobs), false: "whole traces"}[jobs > 0], reps, env.Seed, classes,
 		pb.lagrange.Iterations, pb.lagrange.TimeLimit)
 	b.WriteString(t.String())

@@ -208,6 +208,9 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 		scale   float64
 		grouped bool
 	}{{3, 5, false}, {8, 20, false}, {8, 20, true}} {
+		if testing.Short() && c.grouped {
+			continue // grouped: TestPenaltyBelowOptimum, and the cases at scale below
+		}
 		s, desc := genPlacementScenario(t, c.seed, 600, reps)
 		// Random θ of two scales: FitPenalty may keep θ = 0 (a zero
 		// penalty), and validity must not depend on the fit.
@@ -223,16 +226,24 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Jobs, s.WarmupJobs, s.Replications = 400, 50, reps
+	jobs := 400
+	if testing.Short() {
+		jobs, reps = 150, 8
+	}
+	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
 	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
 	if pen.grp == nil {
 		t.Fatal("1000 classes are not grouped")
 	}
+	// Every step of the Lagrangian is a bound: a few keep (P2) tested
+	// and the test light.
+	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(5, 1)), 0.05)
 	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, pen, names, nil)
 	// A trace (SWIM FB-2010's first jobs): only the works are random.
-	s = swimScenario(t, 400, reps)
+	s = swimScenario(t, jobs, reps)
 	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
+	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(6, 1)), 0.5)
 	checkPenaltyUnderPolicies(t, "swim-fb2010", "swim-fb2010.json", s, pen, names, nil)
 }

@@ -140,9 +140,12 @@ import (
 //     (the few cheap slots that decide most have groups of their own):
 //     z_{i,c} = s_{i,grp(c)}, s_{i,b} = Σ_k θ_{b,g(i),k}·f_{i,k}. (P1)
 //     holds for each f, so (P2) and (P3) hold for any fixed θ;
-//   - the features are compact: n in service on a geometric grid, and the
-//     marks R, Y and Y·R of the whole workload, centred (still mean zero:
-//     i.i.d. marks independent of the past);
+//   - the features are compact: n in service on a geometric grid; the jobs
+//     grouped by their own Y (penaltyYBins bins of about equal probability,
+//     exact from the law's CDF), and the marks of the jobs entering
+//     meanwhile by the same bins of Y, plus R and Y·R, centred (still mean
+//     zero: i.i.d. marks independent of the past), times the n-group at
+//     their entry;
 //   - θ is fitted on the coarse cluster, each group's slots at the group's
 //     mean cost, whose LP has G columns per job and is solved exactly on
 //     short independent training runs (its primal gives the
@@ -161,6 +164,19 @@ import (
 // runs only). Choosing θ on the evaluated traces would break this: θ would
 // depend on the very noise the penalty's mean zero averages out. The
 // conditions are those above (a workload scenario) plus that independence.
+//
+// # Traces
+//
+// A trace replayed with exponential works (sim.WorkExponential) fixes the
+// arrivals and the marks; only the works are random. The queue terms stay
+// valid with the arrivals as predictable jumps: X jumps at a trace's
+// arrival by a known amount, so for job i
+//
+//	q_{i,g} = −g(X(S_i)) − ∫_{S_i}^{E_i} (𝒢_dep g)(X(t)) dt − Σ_{arrivals a ∈ (S_i, E_i)} (g(X(a)) − g(X(a−)))
+//
+// (𝒢_dep: 𝒢 without its λ term) has conditional mean zero given F_{S_i};
+// the mark terms do not apply (the marks are known). The bound then holds
+// for every policy's expected cost over the works, the trace fixed.
 
 // penaltyMaxAtoms is the largest number of (Y, R) atoms for which the mark
 // features and the job groups are per atom; beyond, per R value.
@@ -222,9 +238,10 @@ var errNoPenalty = &NoModelError{"a trace scenario whose works are not exponenti
 
 // newPenaltyBasis builds the features of scenario s; compact (a large
 // cluster, whose classes the penalty groups) keeps them few: n in service
-// on a geometric grid and three marks of the whole workload (R, Y and
-// Y·R, centred) instead of per atom or per R, so that a job's features
-// stay about two hundred numbers.
+// on a geometric grid, the jobs grouped by bins of their own Y, and marks
+// by the same bins plus R and Y·R instead of per atom or per R, a job's
+// features then a few hundred numbers. A trace (exponential works) gets
+// the compact queue terms alone.
 func newPenaltyBasis(s *sim.Scenario, compact bool) (*penaltyBasis, error) {
 	if s.Trace != nil && s.Trace.Work != sim.WorkExponential {
 		return nil, errNoPenalty

@@ -39,8 +39,11 @@ type Backend interface {
 	EmptyClusterBound(w *models.Workload, slotCosts []float64) float64
 	// FitPenalty fits the information-relaxation penalty of the scenario
 	// with steps training runs (0: the default); skipped (non-empty) says
-	// why the scenario has none (then the bounder is nil).
-	FitPenalty(ctx context.Context, s *sim.Scenario, steps int, progress func(done, total int)) (b PenalizedBounder, skipped string, err error)
+	// why the scenario has none (then the bounder is nil). On a large
+	// cluster (more slot classes than the penalty gives a coefficient each)
+	// the bounder bounds each replication's penalized LP by its Lagrangian
+	// relaxation with lagrangeSteps steps (0: the default).
+	FitPenalty(ctx context.Context, s *sim.Scenario, steps, lagrangeSteps int, progress func(done, total int)) (b PenalizedBounder, skipped string, err error)
 }
 
 // PenalizedBounder computes the penalized hindsight LP of one run.

@@ -45,7 +45,7 @@ func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) flo
 	return mdp.EmptyClusterBound(w, slotCosts)
 }
 
-func (mdpBackend) FitPenalty(ctx context.Context, s *sim.Scenario, steps int, progress func(done, total int)) (PenalizedBounder, string, error) {
+func (mdpBackend) FitPenalty(ctx context.Context, s *sim.Scenario, steps, lagrangeSteps int, progress func(done, total int)) (PenalizedBounder, string, error) {
 	pen, err := mdp.FitPenalty(ctx, s, mdp.PenaltyFit{Steps: steps, Progress: progress})
 	var no *mdp.NoModelError
 	if errors.As(err, &no) {
@@ -54,5 +54,6 @@ func (mdpBackend) FitPenalty(ctx context.Context, s *sim.Scenario, steps int, pr
 	if err != nil {
 		return nil, "", err
 	}
+	pen.Lagrange.Iterations = lagrangeSteps
 	return pen, "", nil
 }

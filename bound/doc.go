@@ -23,8 +23,12 @@
 //     changed by an information-relaxation penalty of zero mean under every
 //     non-anticipative policy (mdp.FitPenalty, fitted on training runs
 //     simulated apart from the replications), averaged over replications:
-//     a bound on every policy's EXPECTED cost, not trace by trace. Only for
-//     workload scenarios (Poisson arrivals, exponential work).
+//     a bound on every policy's EXPECTED cost, not trace by trace. For
+//     workload scenarios (Poisson arrivals, exponential work) and traces
+//     with exponential works (queue terms only). On a large cluster the
+//     penalty is constant on groups of slots and each replication's
+//     penalized LP is bounded by its Lagrangian relaxation (LagrangeSteps
+//     steps).
 //   - "empty-cluster": every job alone in an empty cluster,
 //     E[Y·Σ_{k≤R} H_(k)] (mdp.EmptyClusterBound; for a trace scenario the
 //     mean over the simulated jobs).

@@ -177,7 +177,7 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 			return nil, invalidf("bounds: %s: this build has no LP solver", BoundPenalized)
 		}
 		var skipped string
-		pen, skipped, err = be.FitPenalty(ctx, s, req.PenaltySteps, prog.Penalty)
+		pen, skipped, err = be.FitPenalty(ctx, s, req.PenaltySteps, req.LagrangeSteps, prog.Penalty)
 		if err != nil {
 			return nil, fmt.Errorf("penalty fit: %w", err)
 		}

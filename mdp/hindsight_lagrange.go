@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 )
@@ -92,6 +93,39 @@ type LagrangeResult struct {
 // reaches in 100 steps what the cold one did not in 1000 (make
 // lagrange-scale).
 func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, opts LagrangeOptions) (LagrangeResult, error) {
+	return lagrangian(ctx, jobs, slotCosts, nil, opts)
+}
+
+// groupAdj adds z_{i,c} = s[i·G + grp[c]] to the cost of each reducer of
+// job i on class c: a penalty constant over groups of classes (the
+// penalized bound at scale, Penalty.boundLagrangian).
+type groupAdj struct {
+	grp []int // group of each class
+	G   int
+	s   []float64 // len(jobs)·G
+	// byEnd[g·n + k] is s of the k-th job by End (lagrangeWork's order),
+	// group by group: each packing reads its group's row in order (at
+	// 200,000 jobs the rows of s read in End order missed the cache at
+	// every job, 16 s a step instead of about 1).
+	byEnd []float64
+}
+
+// at is z_{i,c}.
+func (a *groupAdj) at(i, c int) float64 {
+	if a == nil {
+		return 0
+	}
+	return a.s[i*a.G+a.grp[c]]
+}
+
+// lagrangian is HindsightBoundLagrangian for the LP whose reducer costs
+// are Y_i·H_c + z_{i,c} (adj; nil: z = 0). Relaxing the job rows works
+// alike for any costs: the packing of class c weighs job i by
+// u_i − Y_i·H_c − z_{i,c}. With adj the level bound is not a bound of the
+// penalized LP, so its multipliers are only the start: each moved by
+// z_{i,c*} at the class c* whose cost their ratio u_i/Y_i reaches (the
+// class job i pays at the margin), and the bound is the best step.
+func lagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, adj *groupAdj, opts LagrangeOptions) (LagrangeResult, error) {
 	if err := checkSlotCosts(slotCosts); err != nil {
 		return LagrangeResult{}, err
 	}
@@ -109,7 +143,11 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 	if n == 0 {
 		return LagrangeResult{}, nil
 	}
-	upper, err := greedyTraceCost(jobs, slotCosts)
+	var extra func(i int, cost float64) float64
+	if adj != nil {
+		extra = func(i int, cost float64) float64 { return adj.at(i, cls.of[cost]) }
+	}
+	upper, err := greedyTraceCost(jobs, slotCosts, extra)
 	if err != nil {
 		return LagrangeResult{}, err
 	}
@@ -139,6 +177,16 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 			return LagrangeResult{}, err
 		}
 		best = res.Levels
+		if adj != nil {
+			for i, j := range jobs {
+				c := 0
+				if j.Y > 0 {
+					c = max(sort.SearchFloat64s(cls.cost, u[i]/j.Y)-1, 0)
+				}
+				u[i] += adj.at(i, c)
+			}
+			best, res.Levels = math.Inf(-1), math.NaN()
+		}
 		// The level bound is within a fraction of a percent of the LP,
 		// so the target starts near it (0.1: the worst of 40 random
 		// traces at 1.0000 of the LP after 400 steps; 0.03 to 0.3 alike
@@ -147,6 +195,14 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 	}
 	g, d := make([]float64, n), make([]float64, n)
 	lag := newLagrangeWork(jobs, order)
+	if adj != nil {
+		adj.byEnd = make([]float64, adj.G*n)
+		for k, i := range order {
+			for g := range adj.G {
+				adj.byEnd[g*n+k] = adj.s[i*adj.G+g]
+			}
+		}
+	}
 	parts := newLagrangeParts(runtime.GOMAXPROCS(0), n)
 	// Polyak's step aims at a target above the best bound: the greedy
 	// placement's cost is far above the LP on congested traces, so the
@@ -165,7 +221,7 @@ func HindsightBoundLagrangian(ctx context.Context, jobs []TraceJob, slotCosts []
 			val += float64(j.R) * u[i]
 			g[i] = float64(j.R)
 		}
-		val -= lag.packAll(u, cls, g, parts)
+		val -= lag.packAll(u, cls, adj, g, parts)
 		res.Steps = step + 1
 		if val > best {
 			best, stall = val, 0
@@ -230,11 +286,20 @@ func newLagrangeWork(jobs []TraceJob, order []int) *lagrangeWork {
 // subtracts mult from g_i of every job packed; value (len(jobs)+1) is
 // scratch. The recursion over jobs by End: value[k+1] = max(value[k],
 // weight + value[pred[k]]), only jobs of positive weight taking part.
-func (w *lagrangeWork) pack(u []float64, h, mult float64, g, value []float64) float64 {
+func (w *lagrangeWork) pack(u []float64, c int, h, mult float64, adj *groupAdj, g, value []float64) float64 {
 	value[0] = 0
+	var z []float64 // the penalties of c's group, by End
+	if adj != nil {
+		n := len(w.order)
+		z = adj.byEnd[adj.grp[c]*n : (adj.grp[c]+1)*n]
+	}
 	for k, i := range w.order {
 		v := value[k]
-		if wt := u[i] - w.jobs[i].Y*h; wt > 0 {
+		wt := u[i] - w.jobs[i].Y*h
+		if z != nil {
+			wt -= z[k]
+		}
+		if wt > 0 {
 			v = max(v, wt+value[w.pred[k]])
 		}
 		value[k+1] = v
@@ -270,17 +335,36 @@ func newLagrangeParts(workers, n int) lagrangeParts {
 // packAll returns Σ_c n_c·W_c(u) and subtracts n_c·1{i ∈ I_c} from g,
 // the classes split among the workers (each class's packing depends on u
 // alone).
-func (w *lagrangeWork) packAll(u []float64, cls *classes, g []float64, parts lagrangeParts) float64 {
-	// Classes at or above the largest u_i/Y_i give no job a positive
-	// weight: their packings are empty.
-	top := math.Inf(-1)
+func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []float64, parts lagrangeParts) float64 {
+	// Classes at or above the largest (u_i − z_{i,c})/Y_i, per group of
+	// classes, give no job a positive weight: their packings are empty.
+	G := 1
+	if adj != nil {
+		G = adj.G
+	}
+	top := make([]float64, G)
+	for k := range top {
+		top[k] = math.Inf(-1)
+	}
 	for i, j := range w.jobs {
-		switch {
-		case j.Y > 0:
-			top = max(top, u[i]/j.Y)
-		case u[i] > 0:
-			top = math.Inf(1)
+		for k := range top {
+			ui := u[i]
+			if adj != nil {
+				ui -= adj.s[i*G+k]
+			}
+			switch {
+			case j.Y > 0:
+				top[k] = max(top[k], ui/j.Y)
+			case ui > 0:
+				top[k] = math.Inf(1)
+			}
 		}
+	}
+	topOf := func(c int) float64 {
+		if adj == nil {
+			return top[0]
+		}
+		return top[adj.grp[c]]
 	}
 	var wg sync.WaitGroup
 	for k := range parts {
@@ -290,9 +374,15 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, g []float64, parts lag
 			part := &parts[p]
 			clear(part.g)
 			part.w = 0
-			for c := p; c < cls.num() && cls.cost[c] < top; c += len(parts) {
+			for c := p; c < cls.num(); c += len(parts) {
+				if cls.cost[c] >= topOf(c) {
+					if adj == nil {
+						break // the classes are in order of cost
+					}
+					continue
+				}
 				nc := float64(cls.count[c])
-				part.w += nc * w.pack(u, cls.cost[c], nc, part.g, part.value)
+				part.w += nc * w.pack(u, c, cls.cost[c], nc, adj, part.g, part.value)
 			}
 		}(k)
 	}
@@ -308,8 +398,10 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, g []float64, parts lag
 }
 
 // greedyTraceCost places the trace's jobs in order of Start on the
-// cheapest free slots and returns the total cost, or ErrInfeasibleTrace.
-func greedyTraceCost(jobs []TraceJob, slotCosts []float64) (float64, error) {
+// cheapest free slots and returns the total cost, or ErrInfeasibleTrace;
+// extra, if not nil, adds extra(i, H) to each reducer of job i on a slot of
+// cost H (a penalty: the same placement, priced on the penalized costs).
+func greedyTraceCost(jobs []TraceJob, slotCosts []float64, extra func(i int, cost float64) float64) (float64, error) {
 	type ev struct {
 		t     float64
 		start bool
@@ -360,6 +452,9 @@ func greedyTraceCost(jobs []TraceJob, slotCosts []float64) (float64, error) {
 			r, _ := free.pop()
 			held[e.i] = append(held[e.i], r)
 			total += j.Y * slotCosts[idx[r]]
+			if extra != nil {
+				total += extra(e.i, slotCosts[idx[r]])
+			}
 		}
 	}
 	return total, nil

@@ -3,9 +3,11 @@ package mdp
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,4 +149,54 @@ func lagrangeScaleSizes() []int {
 		}
 	}
 	return out
+}
+
+// TestLagrangianPenalizedBelowExactLP: with a random penalty constant on
+// random groups of classes (z_{i,c} = s_{i,grp(c)}, of either sign and up
+// to the slot costs' scale), every Lagrangian value is at most the
+// penalized hindsight LP solved by Clp with the same costs made dense (the
+// second method), and the greedy placement priced on the penalized costs
+// is at least it.
+func TestLagrangianPenalizedBelowExactLP(t *testing.T) {
+	ctx := context.Background()
+	worst := 1.0
+	n := eachRandomTrace(t, 11, 2, func(trial int, rng *rand.Rand, jobs []TraceJob, costs []float64, _ float64) {
+		cls := newClasses(costs)
+		G := 1 + rng.IntN(4)
+		adj := &groupAdj{grp: make([]int, cls.num()), G: G, s: make([]float64, len(jobs)*G)}
+		for c := range adj.grp {
+			adj.grp[c] = rng.IntN(G)
+		}
+		for k := range adj.s {
+			adj.s[k] = (rng.Float64() - 0.5) * slices.Max(costs)
+		}
+		dense := make([]float64, len(jobs)*cls.num())
+		for i := range jobs {
+			for c := range cls.num() {
+				dense[i*cls.num()+c] = adj.at(i, c)
+			}
+		}
+		exact, err := hindsight(ctx, jobs, cls, dense)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []float64
+		res, err := lagrangian(ctx, jobs, costs, adj, LagrangeOptions{Iterations: 400, Progress: func(_ int, b float64) { steps = append(steps, b) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tol := 1e-9 * (1 + math.Abs(exact))
+		for k, v := range steps {
+			if v > exact+tol {
+				t.Fatalf("trial %d: step %d: Lagrangian %.12g above the penalized LP %.12g", trial, k+1, v, exact)
+			}
+		}
+		if res.Upper < exact-tol {
+			t.Errorf("trial %d: greedy placement %.12g below the penalized LP %.12g", trial, res.Upper, exact)
+		}
+		if exact > 0 && res.Bound > 0 {
+			worst = min(worst, res.Bound/exact)
+		}
+	})
+	t.Logf("worst penalized Lagrangian/LP ratio over %d traces: %.4f", n, worst)
 }

@@ -142,16 +142,24 @@ func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Pen
 	return out
 }
 
+// cheapestRecords simulates replication rep of s with every job on the
+// cheapest free slots.
+func cheapestRecords(t testing.TB, s *sim.Scenario, rep int) *sim.Replication {
+	t.Helper()
+	r, err := s.RunReplication(context.Background(), rep, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // cheapestRun simulates replication rep of s with every job on the
 // cheapest free slots and returns the run and the hindsight LP of its
 // counted jobs.
 func cheapestRun(t testing.TB, s *sim.Scenario, rep int) (*sim.Replication, float64) {
 	t.Helper()
 	ctx := context.Background()
-	r, err := s.RunReplication(ctx, rep, []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := cheapestRecords(t, s, rep)
 	var counted []sim.JobRecord
 	for _, j := range r.Records {
 		if j.Counted {
@@ -167,9 +175,9 @@ func cheapestRun(t testing.TB, s *sim.Scenario, rep int) (*sim.Replication, floa
 
 // testPenalty fits a penalty cheaply (few short training runs): validity
 // holds for every θ, so the tests do not need a good fit.
-func testPenalty(t testing.TB, s *sim.Scenario, steps int) *Penalty {
+func testPenalty(t testing.TB, s *sim.Scenario, fit PenaltyFit) *Penalty {
 	t.Helper()
-	pen, err := FitPenalty(context.Background(), s, PenaltyFit{Steps: steps, Jobs: 200})
+	pen, err := FitPenalty(context.Background(), s, fit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,48 +198,114 @@ func randomTheta(pen *Penalty, rng *rand.Rand, scale float64) {
 // and trace by trace the penalized LP is at most the policy's cost plus
 // its own realized penalty (P2).
 func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
-	ctx := context.Background()
 	reps := 24
 	if testing.Short() {
 		reps = 12
 	}
-	for _, seed := range []uint64{3, 8} {
-		s, desc := genPlacementScenario(t, seed, 600, reps)
+	names := []string{"greedy", "random", "receding-horizon", "state-threshold:base=2;per-job=1.5"}
+	for _, c := range []struct {
+		seed    uint64
+		scale   float64
+		grouped bool
+	}{{3, 5, false}, {8, 20, false}, {8, 20, true}} {
+		if testing.Short() && c.grouped {
+			continue // grouped: TestPenaltyBelowOptimum, and the cases at scale below
+		}
+		s, desc := genPlacementScenario(t, c.seed, 600, reps)
 		// Random θ of two scales: FitPenalty may keep θ = 0 (a zero
 		// penalty), and validity must not depend on the fit.
-		pen := testPenalty(t, s, 20)
-		randomTheta(pen, rand.New(rand.NewPCG(seed, 1)), map[uint64]float64{3: 5, 8: 20}[seed])
+		pen := testPenalty(t, s, PenaltyFit{Steps: 20, Jobs: 200, grouped: c.grouped})
+		randomTheta(pen, rand.New(rand.NewPCG(c.seed, 1)), c.scale)
 		sol := solveScenario(t, s)
-		names := []string{"greedy", "random", "receding-horizon", "state-threshold:base=2;per-job=1.5"}
-		for _, name := range append(names, OptimalPolicyName) {
-			zs := make([]float64, reps)
-			for rep := range reps {
-				var p policy.Placement
-				if name == OptimalPolicyName {
-					p = sol.Policy
-				} else {
-					base, params, err := policy.ParsePlacementSpec(name)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if p, err = policy.NewPlacement(base, policy.PlacementConfig{Seed: uint64(rep), Params: params}); err != nil {
-						t.Fatal(err)
-					}
+		checkPenaltyUnderPolicies(t, fmt.Sprintf("seed %d (grouped %v)", c.seed, c.grouped), desc, s, pen, append(names, OptimalPolicyName), sol.Policy)
+	}
+	// At scale: the Fig. 9 setting beyond the paper (K = 100, 1000
+	// distinct costs: grouped classes, compact features, the Lagrangian
+	// as the inner bound), short replications.
+	s, err := sim.LoadScenario("../search/testdata/fig9-rho0.9.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := 400
+	if testing.Short() {
+		jobs, reps = 150, 8
+	}
+	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
+	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
+	if pen.grp == nil {
+		t.Fatal("1000 classes are not grouped")
+	}
+	// Every step of the Lagrangian is a bound: a few keep (P2) tested
+	// and the test light.
+	pen.Lagrange.Iterations = 40
+	randomTheta(pen, rand.New(rand.NewPCG(5, 1)), 0.05)
+	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, pen, names, nil)
+	// A trace (SWIM FB-2010's first jobs): only the works are random.
+	s = swimScenario(t, jobs, reps)
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
+	pen.Lagrange.Iterations = 40
+	randomTheta(pen, rand.New(rand.NewPCG(6, 1)), 0.5)
+	checkPenaltyUnderPolicies(t, "swim-fb2010", "swim-fb2010.json", s, pen, names, nil)
+}
+
+// swimScenario is search/testdata/swim-fb2010.json cut to its first jobs
+// (a trace replays all it has: its length is decoded, not set) with reps
+// replications (other exponential works each) and 20 warm-up jobs.
+func swimScenario(t *testing.T, jobs, reps int) *sim.Scenario {
+	t.Helper()
+	raw, err := os.ReadFile("../search/testdata/swim-fb2010.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	v["jobs"], v["replications"], v["warmup_jobs"] = jobs, reps, 20
+	raw, _ = json.Marshal(v)
+	s, err := sim.DecodeScenario(raw, "../search/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// checkPenaltyUnderPolicies checks, under each named policy (and
+// OptimalPolicyName: opt), that the realized penalty per job has mean zero
+// within its 99.9% interval over s's replications and that, trace by
+// trace, the penalized bound is at most the policy's cost plus its own
+// realized penalty (P2).
+func checkPenaltyUnderPolicies(t *testing.T, label, desc string, s *sim.Scenario, pen *Penalty, names []string, opt policy.Placement) {
+	t.Helper()
+	ctx := context.Background()
+	for _, name := range names {
+		zs := make([]float64, s.Replications)
+		for rep := range s.Replications {
+			var p policy.Placement
+			if name == OptimalPolicyName {
+				p = opt
+			} else {
+				base, params, err := policy.ParsePlacementSpec(name)
+				if err != nil {
+					t.Fatal(err)
 				}
-				run := runWithPenalty(t, ctx, s, pen, rep, p)
-				zs[rep] = run.z / float64(run.counted)
-				if lhs, rhs := run.lpPenalized, run.cost+run.z; lhs > rhs+1e-7*(1+math.Abs(rhs)) {
-					t.Errorf("%s, %s, rep %d: penalized LP %.9g > cost %.9g + own penalty %.9g", desc, name, rep, lhs, run.cost, run.z)
+				if p, err = policy.NewPlacement(base, policy.PlacementConfig{Seed: uint64(rep), Params: params}); err != nil {
+					t.Fatal(err)
 				}
 			}
-			mean, half := sim.MeanCI95(zs)
-			// 99.9% instead of 95%: 10 checks must not fail by chance.
-			half *= 3.3 / 1.96
-			if math.Abs(mean) > half {
-				t.Errorf("seed %d, %s: mean penalty per job %.4g, outside ±%.4g", seed, name, mean, half)
+			run := runWithPenalty(t, ctx, s, pen, rep, p)
+			zs[rep] = run.z / float64(run.counted)
+			if lhs, rhs := run.lpPenalized, run.cost+run.z; lhs > rhs+1e-7*(1+math.Abs(rhs)) {
+				t.Errorf("%s, %s, rep %d: penalized LP %.9g > cost %.9g + own penalty %.9g", desc, name, rep, lhs, run.cost, run.z)
 			}
-			t.Logf("seed %d %-36s mean penalty/job %+.4f ± %.4f", seed, name, mean, half)
 		}
+		mean, half := sim.MeanCI95(zs)
+		// 99.9% instead of 95%: a dozen checks must not fail by chance.
+		half *= 3.3 / 1.96
+		if math.Abs(mean) > half {
+			t.Errorf("%s, %s: mean penalty per job %.4g, outside ±%.4g", label, name, mean, half)
+		}
+		t.Logf("%s %-36s mean penalty/job %+.4f ± %.4f", label, name, mean, half)
 	}
 }
 
@@ -240,7 +314,7 @@ func TestPenaltyZeroIsHindsight(t *testing.T) {
 	ctx := context.Background()
 	for seed := range uint64(4) {
 		s, desc := genPlacementScenario(t, 100+seed, 300, 1)
-		pen := testPenalty(t, s, 1)
+		pen := testPenalty(t, s, PenaltyFit{Steps: 1, Jobs: 200})
 		clear(pen.theta)
 		r, want := cheapestRun(t, s, 0)
 		got, err := pen.BoundOfRecords(ctx, r.Records)
@@ -303,10 +377,14 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 	}
 	for seed := range uint64(n) {
 		s, desc := genPlacementScenario(t, 1000+seed, jobs, reps)
-		mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200})
-		t.Logf("seed %d: optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
-		if mean-3.3/1.96*half > opt*(1+1e-9) {
-			t.Errorf("%s: penalized bound %.6g ± %.3g above the optimum %.6g", desc, mean, half, opt)
+		// Per class, and grouped with the compact features (the
+		// at-scale penalty, forced on a cluster the MDP solves).
+		for _, grouped := range []bool{false, true} {
+			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: grouped})
+			t.Logf("seed %d (grouped %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, grouped, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
+			if mean-3.3/1.96*half > opt*(1+1e-9) {
+				t.Errorf("%s (grouped %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, grouped, mean, half, opt)
+			}
 		}
 	}
 }
@@ -405,44 +483,74 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, reps
-		b, err := newPenaltyBasis(s)
+		b, err := newPenaltyBasis(s, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b.rich == nil {
 			t.Fatalf("%s: no rich buckets", path)
 		}
-		F := b.nFeat
-		means := make([][]float64, F)
-		for rep := range reps {
-			r, _ := cheapestRun(t, s, rep)
-			tr := b.traceOf(r.Records)
-			n := float64(len(tr.jobs))
-			sum := make([]float64, F)
-			for i := range tr.jobs {
-				for k, v := range tr.f[i*F : (i+1)*F] {
-					sum[k] += v / n
-				}
-			}
-			for k := range F {
-				means[k] = append(means[k], sum[k])
-			}
-		}
-		// Two-sided 1e-3 over all features together: z for 5e-4/F.
-		z := normalQuantile(1 - 5e-4/float64(F))
-		tested := 0
-		for k, xs := range means {
-			m, half := sim.MeanCI95(xs)
-			if half == 0 {
-				continue
-			}
-			tested++
-			if se := half / 1.96; math.Abs(m) > z*se*1.1 { // 1.1: t vs normal at 20+ replications
-				t.Errorf("%s: feature %d (of %d) has mean %.4g, %.1f standard errors from 0", path, k, F, m, math.Abs(m)/se)
-			}
-		}
-		t.Logf("%s: %d features tested (z = %.2f)", path, tested, z)
+		checkFeaturesMeanZero(t, path, s, b)
 	}
+	// The compact features of a large cluster (K = 100, 1000 classes) at
+	// both loads of the Fig. 9 setting beyond the paper.
+	for _, rho := range []string{"0.6", "0.9"} {
+		path := "../search/testdata/fig9-rho" + rho + ".json"
+		s, err := sim.LoadScenario(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, reps
+		b, err := newPenaltyBasis(s, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFeaturesMeanZero(t, path+" (compact)", s, b)
+	}
+	// A trace (SWIM FB-2010's first jobs, exponential works): the queue
+	// terms with the trace's arrivals as predictable jumps.
+	s := swimScenario(t, jobs, reps)
+	b, err := newPenaltyBasis(s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFeaturesMeanZero(t, "swim-fb2010 (trace)", s, b)
+}
+
+// checkFeaturesMeanZero checks that every feature of basis b has mean zero
+// over s's replications (Bonferroni over the features).
+func checkFeaturesMeanZero(t *testing.T, name string, s *sim.Scenario, b *penaltyBasis) {
+	t.Helper()
+	F := b.nFeat
+	means := make([][]float64, F)
+	for rep := range s.Replications {
+		r := cheapestRecords(t, s, rep)
+		tr := b.traceOf(r.Records)
+		n := float64(len(tr.jobs))
+		sum := make([]float64, F)
+		for i := range tr.jobs {
+			for k, v := range tr.f[i*F : (i+1)*F] {
+				sum[k] += v / n
+			}
+		}
+		for k := range F {
+			means[k] = append(means[k], sum[k])
+		}
+	}
+	// Two-sided 1e-3 over all features together: z for 5e-4/F.
+	z := normalQuantile(1 - 5e-4/float64(F))
+	tested := 0
+	for k, xs := range means {
+		m, half := sim.MeanCI95(xs)
+		if half == 0 {
+			continue
+		}
+		tested++
+		if se := half / 1.96; math.Abs(m) > z*se*1.1 { // 1.1: t vs normal at 20+ replications
+			t.Errorf("%s: feature %d (of %d) has mean %.4g, %.1f standard errors from 0", name, k, F, m, math.Abs(m)/se)
+		}
+	}
+	t.Logf("%s: %d features tested (z = %.2f)", name, tested, z)
 }
 
 // normalQuantile is the standard normal quantile (bisection on Erfc).

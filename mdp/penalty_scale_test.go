@@ -1,0 +1,117 @@
+package mdp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/optd/optd/policy"
+	"github.com/optd/optd/sim"
+)
+
+// envInt is the integer of environment variable name, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestPenaltyScale measures the penalized bound at scale (long:
+// OPTD_PENALTY_SCALE=1; `make penalty-scale`): on the Fig. 9 setting
+// beyond the paper (K = 100, 1000 distinct slot costs) at ρ = 0.6 and 0.9
+// (OPTD_PENALTY_RHOS), θ fitted on OPTD_PENALTY_STEPS short training runs
+// of the coarse cluster, then evaluated with that θ on fresh replications
+// of OPTD_PENALTY_JOBS jobs: the plain and the penalized Lagrangian per
+// job, the lift, the fitted policies' and greedy's mean costs on the same
+// replications, and each policy's certified gap (mean cost over mean
+// bound; the penalized bound holds in expectation, not per replication).
+func TestPenaltyScale(t *testing.T) {
+	if os.Getenv("OPTD_PENALTY_SCALE") == "" {
+		t.Skip("set OPTD_PENALTY_SCALE=1")
+	}
+	ctx := context.Background()
+	paths := []string{"../search/testdata/fig9-rho0.6.json", "../search/testdata/fig9-rho0.9.json"}
+	if v := os.Getenv("OPTD_PENALTY_SCENARIOS"); v != "" {
+		paths = strings.Split(v, ",")
+	}
+	steps := envInt("OPTD_PENALTY_STEPS", 600)
+	jobs := envInt("OPTD_PENALTY_JOBS", 10000)
+	reps := envInt("OPTD_PENALTY_REPS", 3)
+	lsteps := envInt("OPTD_PENALTY_LSTEPS", DefaultLagrangeIterations)
+	for _, rho := range paths {
+		s, err := sim.LoadScenario(rho)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.WarmupJobs, s.Replications = 1000, reps
+		if s.Trace == nil || jobs < s.Jobs {
+			s.Jobs = jobs
+		}
+		st := time.Now()
+		pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pen.Lagrange = LagrangeOptions{Iterations: lsteps}
+		fmt.Printf("%s: fit %d steps in %v (coarse fit LP %.3f/job)\n", rho, steps, time.Since(st).Round(time.Second), pen.Fit)
+		names := []string{"greedy", "state-threshold"}
+		var fs []sim.NamedFactory
+		for _, n := range names {
+			fs = append(fs, sim.NamedFactory{Name: n, New: func(seed uint64) (policy.Placement, error) {
+				return policy.NewPlacement(n, policy.PlacementConfig{Seed: seed})
+			}})
+		}
+		var plain, penal []float64
+		cost := map[string][]float64{}
+		for rep := range reps {
+			r, err := s.RunReplication(ctx, rep, fs, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var counted []sim.JobRecord
+			for _, j := range r.Records {
+				if j.Counted {
+					counted = append(counted, j)
+				}
+			}
+			N := float64(len(counted))
+			for _, n := range names {
+				cost[n] = append(cost[n], r.Results[n].MeanCost)
+			}
+			st := time.Now()
+			p0, err := HindsightLagrangianOfRecords(ctx, counted, s.SlotCosts, LagrangeOptions{Iterations: lsteps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Since(st)
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			st = time.Now()
+			p1, res, err := pen.boundLagrangian(ctx, r.Records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t1 := time.Since(st)
+			runtime.ReadMemStats(&m1)
+			plain, penal = append(plain, p0/N), append(penal, p1/N)
+			fmt.Printf("  rep %d (%d jobs): plain Lagrangian %.3f (%v), penalized %.3f (%v, %d steps, %.0f MiB allocated), greedy %.3f, state-threshold %.3f\n",
+				rep, len(counted), p0/N, t0.Round(time.Millisecond), p1/N, t1.Round(time.Millisecond), res.Steps,
+				float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20), cost["greedy"][rep], cost["state-threshold"][rep])
+		}
+		mp, hp := sim.MeanCI95(plain)
+		mz, hz := sim.MeanCI95(penal)
+		fmt.Printf("%s: plain %.3f ± %.3f, penalized %.3f ± %.3f (lift %+.2f%%)", rho, mp, hp, mz, hz, 100*(mz/mp-1))
+		for _, n := range names {
+			mc, _ := sim.MeanCI95(cost[n])
+			fmt.Printf(", %s %.3f gap %.1f%% (plain %.1f%%)", n, mc, 100*(mc/mz-1), 100*(mc/mp-1))
+		}
+		fmt.Println()
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/sim"
 )
@@ -26,8 +27,16 @@ func placementLabel(p string) string {
 	if p == "" {
 		return "heartbeat order"
 	}
+	if name, ok := strings.CutSuffix(p, fixedKappa); ok {
+		return name + ", fixed κ = 1"
+	}
 	return p
 }
+
+// fixedKappa after a placement's name runs it with fixed fetch costs
+// (policy.HeartbeatConfig.FixedFetchCosts: every rack's κ = 1) instead of
+// the ones learned from reported fetch rates.
+const fixedKappa = "/fixed-kappa"
 
 // placedRuns are one placement's results per seed.
 type placedRuns struct {
@@ -46,7 +55,8 @@ func runPlacements(ctx context.Context, env *Env, build func() (*sim.ClusterScen
 			if err != nil {
 				return nil, nil, err
 			}
-			res, err := hbRunPlaced(ctx, sc, spec, pl, env.Seed+uint64(k))
+			name, fixed := strings.CutSuffix(pl, fixedKappa)
+			res, err := hbRunConfig(ctx, sc, spec, name, policy.HeartbeatConfig{Seed: env.Seed + uint64(k), FixedFetchCosts: fixed})
 			if err != nil {
 				return nil, nil, err
 			}

@@ -383,7 +383,8 @@ func TestClusterLowerBoundShuffle(t *testing.T) {
 // (1 − φ)·w. With heartbeats at 0, 0.5, 1, … (a at whole seconds, b half
 // past), the map runs on a over [0, m]; the reducer starts at b's next
 // heartbeat and ends at m + 0.5 + X/C + (1 − φ)·w, or on a at m (or m + 1)
-// plus (1 − φ)·w.
+// plus (1 − φ)·w. The phases agree: the map ends at m, the remote
+// reducer's shuffle at m + 0.5 + X/C.
 func TestClusterNetworkClosedForm(t *testing.T) {
 	for _, c := range []struct{ m, w, x, mbps float64 }{{10, 30, 100, 10}, {4, 9, 50, 125}, {7, 3, 1000, 20}} {
 		sc := &ClusterScenario{Name: "closed-form", SlowStart: 1, Replicas: 1, Network: &Network{NodeMBps: c.mbps}}
@@ -394,6 +395,7 @@ func TestClusterNetworkClosedForm(t *testing.T) {
 		compute := (1 - DefaultShuffleFraction) * c.w
 		for _, pl := range []string{"costliest", "greedy"} {
 			var done float64
+			var job JobOutcome
 			for seed := uint64(1); seed <= 10; seed++ {
 				p, err := policy.NewPlacedPipeline("fifo", pl, policy.HeartbeatConfig{Seed: seed})
 				if err != nil {
@@ -406,13 +408,16 @@ func TestClusterNetworkClosedForm(t *testing.T) {
 				if r.Locality.NodeLocal != 1 {
 					continue // the block's replica was drawn on b: another layout
 				}
-				done = r.Jobs[0].FinishS
+				done, job = r.Jobs[0].FinishS, r.Jobs[0]
 				break
 			}
 			switch remote := c.m + 0.5 + c.x/c.mbps + compute; pl {
 			case "costliest":
 				if !near(done, remote) {
 					t.Errorf("%+v: the remote reducer ends at %v, want m + 0.5 + X/C + (1−φ)w = %v", c, done, remote)
+				}
+				if !near(job.MapsEndS, c.m) || !near(job.ShuffleEndS, c.m+0.5+c.x/c.mbps) {
+					t.Errorf("%+v: maps end at %v, shuffle at %v; want m = %v and m + 0.5 + X/C = %v", c, job.MapsEndS, job.ShuffleEndS, c.m, c.m+0.5+c.x/c.mbps)
 				}
 			case "greedy":
 				if !near(done, c.m+compute) && !near(done, c.m+1+compute) {

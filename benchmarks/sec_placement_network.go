@@ -453,7 +453,7 @@ var grownPlacements = []string{"", placement.NameRandom, placement.NameGreedy, p
 // the phases of a job's time, the reduce slots' occupancy, and the same
 // runs with every rack new.
 func grownPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
-	seeds := Pick(env, 3, 10)
+	seeds := Pick(env, 2, 10)
 	b.WriteString("**Grown clusters** (the Coflow and SWIM FB-2010 traces on clusters grown as clusters grow: the racks bought first with the " +
 		"trace's 10:1 uplinks, the newest tenth with full-bisection 1:1 ones, so the racks that fetch fast are few; the Coflow scenario as " +
 		"above, SWIM's jobs on racks of 20 Hadoop 1 nodes scaled as SWIM's replay scales a workload to a smaller cluster: " +
@@ -464,8 +464,8 @@ func grownPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
 		jobs       int
 		build      func(path string, jobs int) (*sim.ClusterScenario, error)
 	}{
-		{"Coflow FB2010, grown", coflowTrace, Pick(env, 11, 25), sim.CoflowGrownScenario},
-		{"SWIM FB-2010, grown", swimFB2010, Pick(env, 60, 200), func(path string, jobs int) (*sim.ClusterScenario, error) {
+		{"Coflow FB2010, grown", coflowTrace, Pick(env, 3, 25), sim.CoflowGrownScenario},
+		{"SWIM FB-2010, grown", swimFB2010, Pick(env, 30, 200), func(path string, jobs int) (*sim.ClusterScenario, error) {
 			return sim.SWIMGrownScenario(path, jobs, sim.SWIMFB2010Cluster)
 		}},
 	} {

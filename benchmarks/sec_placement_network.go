@@ -465,7 +465,7 @@ func grownPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
 		build      func(path string, jobs int) (*sim.ClusterScenario, error)
 	}{
 		{"Coflow FB2010, grown", coflowTrace, Pick(env, 3, 25), sim.CoflowGrownScenario},
-		{"SWIM FB-2010, grown", swimFB2010, Pick(env, 30, 200), func(path string, jobs int) (*sim.ClusterScenario, error) {
+		{"SWIM FB-2010, grown", swimFB2010, Pick(env, 15, 200), func(path string, jobs int) (*sim.ClusterScenario, error) {
 			return sim.SWIMGrownScenario(path, jobs, sim.SWIMFB2010Cluster)
 		}},
 	} {

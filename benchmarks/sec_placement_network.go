@@ -459,13 +459,16 @@ func grownPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
 		"above, SWIM's jobs on racks of 20 Hadoop 1 nodes scaled as SWIM's replay scales a workload to a smaller cluster: " +
 		"`sim.CoflowGrownScenario`, `sim.SWIMGrownScenario`). Δ columns paired over the same seeds, negative is less; the fixed-κ rows " +
 		"keep every rack's κ at 1 (hop distances only) instead of learning it from fetch rates.\n\n")
+	// Full sizes: about a minute each for the 9 placements over 10 seeds
+	// (the 11 Coflow jobs before the trace's 1 TB one; 200 SWIM jobs took
+	// more than half an hour of runs).
 	for _, c := range []struct {
 		label, rel string
 		jobs       int
 		build      func(path string, jobs int) (*sim.ClusterScenario, error)
 	}{
-		{"Coflow FB2010, grown", coflowTrace, Pick(env, 3, 25), sim.CoflowGrownScenario},
-		{"SWIM FB-2010, grown", swimFB2010, Pick(env, 15, 200), func(path string, jobs int) (*sim.ClusterScenario, error) {
+		{"Coflow FB2010, grown", coflowTrace, Pick(env, 3, 11), sim.CoflowGrownScenario},
+		{"SWIM FB-2010, grown", swimFB2010, Pick(env, 15, 60), func(path string, jobs int) (*sim.ClusterScenario, error) {
 			return sim.SWIMGrownScenario(path, jobs, sim.SWIMFB2010Cluster)
 		}},
 	} {

@@ -460,8 +460,9 @@ func grownPlacement(ctx context.Context, env *Env, b *strings.Builder) error {
 		"`sim.CoflowGrownScenario`, `sim.SWIMGrownScenario`). Δ columns paired over the same seeds, negative is less; the fixed-κ rows " +
 		"keep every rack's κ at 1 (hop distances only) instead of learning it from fetch rates.\n\n")
 	// Full sizes: about a minute each for the 9 placements over 10 seeds
-	// (the 11 Coflow jobs before the trace's 1 TB one; 200 SWIM jobs took
-	// more than half an hour of runs).
+	// (the 11 Coflow jobs before the trace's 1 TB one); with 25 Coflow and
+	// 200 SWIM jobs the block had not finished after 58 minutes on a
+	// loaded machine.
 	for _, c := range []struct {
 		label, rel string
 		jobs       int

@@ -30,7 +30,14 @@ func hbRun(ctx context.Context, sc *sim.ClusterScenario, spec string, seed uint6
 // hbRunPlaced is hbRun with reducers placed by a placement policy (empty:
 // none).
 func hbRunPlaced(ctx context.Context, sc *sim.ClusterScenario, spec, placement string, seed uint64) (*sim.ClusterResult, error) {
-	p, err := policy.NewPlacedPipeline(spec, placement, policy.HeartbeatConfig{Seed: seed})
+	return hbRunConfig(ctx, sc, spec, placement, policy.HeartbeatConfig{Seed: seed})
+}
+
+// hbRunConfig is hbRunPlaced with the pipeline's configuration (its Seed
+// seeds the run too).
+func hbRunConfig(ctx context.Context, sc *sim.ClusterScenario, spec, placement string, cfg policy.HeartbeatConfig) (*sim.ClusterResult, error) {
+	seed := cfg.Seed
+	p, err := policy.NewPlacedPipeline(spec, placement, cfg)
 	if err != nil {
 		return nil, err
 	}

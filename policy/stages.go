@@ -142,6 +142,11 @@ type HeartbeatConfig struct {
 	// placement policy it builds (PlacementConfig.Model: "adp-penalty"
 	// fits on it); nil: none.
 	PlacementModel *PlacementModel
+	// FixedFetchCosts keeps the reduce-placement stage's fetch costs at
+	// the topology's hop distances (every rack's downlink κ = 1 node link)
+	// instead of learning κ from the fetch rates reducers report (Tan et
+	// al. §V-C): the fixed costs to compare the learned ones with.
+	FixedFetchCosts bool
 	// MaxStarts bounds the starts one heartbeat decides (0: no bound), as
 	// YARN's yarn.scheduler.fair.max.assign and the capacity scheduler's
 	// per-node-heartbeat.maximum-container-assignments do: a node that

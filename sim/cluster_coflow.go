@@ -66,6 +66,27 @@ func CoflowScenario(path string, maxJobs int) (*ClusterScenario, error) {
 	return sc, nil
 }
 
+// The grown Coflow cluster (CoflowGrownScenario): the trace's cluster as
+// clusters grow, its newest CoflowNewRacks racks (rack136..rack150) bought
+// with full-bisection (1:1) uplinks while the first ones keep the trace's
+// 10:1. A tenth of the racks is a choice, not fitted to a result: a
+// cluster that grew by a tenth since its first racks; what it makes is a
+// cluster where the racks that fetch fast are few, and a large job's
+// shuffle into them runs 10 times as fast as into the others.
+const CoflowNewRacks = 15
+
+// CoflowGrownScenario is CoflowScenario on the grown cluster (its newest
+// CoflowNewRacks racks at 1:1).
+func CoflowGrownScenario(path string, maxJobs int) (*ClusterScenario, error) {
+	sc, err := CoflowScenario(path, maxJobs)
+	if err != nil {
+		return nil, err
+	}
+	sc.Name = "coflow-fb2010-grown"
+	sc.Network.RackOversubscription = newRacks(CoflowRacks, CoflowNewRacks)
+	return sc, nil
+}
+
 // racksOf is k racks of n nodes each.
 func racksOf(k, n int) []int {
 	r := make([]int, k)

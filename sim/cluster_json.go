@@ -24,7 +24,7 @@ const MaxClusterScenarioBytes = 64 << 20
 //	  "heartbeat_s": 1, "slow_start": 0.05, "reduce_ramp": true,
 //	  "replicas": 3, "rack_local_penalty": 0.1, "off_rack_penalty": 0.3,
 //	  "sample_s": 1, "stragglers": [{"node": "n1", "speed": 0.5}],
-//	  "network": {"node_mbps": 125, "oversubscription": 4},
+//	  "network": {"node_mbps": 125, "oversubscription": 4, "rack_oversubscription": {"r2": 1}},
 //	  "jobs": [{"id": "j1", "submit_s": 0, "queue": "", "weight": 1,
 //	            "stages": 1, "maps": 10, "reduces": 2,
 //	            "demand": {"map": [1024, 1], "reduce": [2048, 1]},
@@ -64,8 +64,9 @@ type clusterJSON struct {
 	Jobs    []clusterJobJSON  `json:"jobs"`
 	Trace   *clusterTraceJSON `json:"trace"`
 	Network *struct {
-		NodeMBps         float64 `json:"node_mbps"`
-		Oversubscription float64 `json:"oversubscription"`
+		NodeMBps             float64            `json:"node_mbps"`
+		Oversubscription     float64            `json:"oversubscription"`
+		RackOversubscription map[string]float64 `json:"rack_oversubscription"`
 	} `json:"network"`
 }
 
@@ -152,7 +153,8 @@ func DecodeClusterScenario(r io.Reader, baseDir string) (*ClusterScenario, error
 		sc.Name = "scenario"
 	}
 	if w.Network != nil {
-		sc.Network = &Network{NodeMBps: w.Network.NodeMBps, Oversubscription: w.Network.Oversubscription}
+		sc.Network = &Network{NodeMBps: w.Network.NodeMBps, Oversubscription: w.Network.Oversubscription,
+			RackOversubscription: w.Network.RackOversubscription}
 	}
 	for _, s := range w.Stragglers {
 		sc.Stragglers = append(sc.Stragglers, Straggler{Node: s.Node, Speed: s.Speed})

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -34,6 +35,8 @@ func TestDecodeClusterScenarioErrors(t *testing.T) {
 		{"bad type", strings.Replace(base, "%s", `{"id": "j", "maps": 1, "map_works": [1], "demand": {"mop": [1, 1]}}`, 1), "mop"},
 		{"skew field", strings.Replace(base, "%s", `{"id": "j", "maps": 1, "map_works": [1], "map_skew": {"frac": 1}}`, 1), "frac"},
 		{"too large", strings.Replace(base, "%s", `{"id": "j", "maps": 1, "map_works": [1], "demand": {"map": [8192, 1]}}`, 1), "no node can run"},
+		{"rack uplink of no rack", strings.Replace(base, "%s", job, 1)[:len(base)-len(`, "jobs": [%s]}`)] + `, "network": {"rack_oversubscription": {"q": 2}}, "jobs": [` + job + `]}`, `network.rack_oversubscription["q"]`},
+		{"rack uplink below 1", strings.Replace(base, "%s", job, 1)[:len(base)-len(`, "jobs": [%s]}`)] + `, "network": {"rack_oversubscription": {"r": 0.5}}, "jobs": [` + job + `]}`, `network.rack_oversubscription["r"]`},
 		{"trace missing", `{"cluster": {"nodes": [{"id": "n1", "rack": "r", "map_slots": 1}]}, "trace": {"file": "nope.csv"}}`, "trace.file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -82,6 +85,7 @@ func FuzzDecodeClusterScenario(f *testing.F) {
 	f.Add([]byte(`{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 2, "reduce_slots": 1}]}, "jobs": [{"id": "j", "maps": 2, "reduces": 1, "map_works": [1, 2], "reduce_works": [3]}]}`))
 	f.Add([]byte(`{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 2, "reduce_slots": 1}]}, "network": {"node_mbps": 10, "oversubscription": 4}, "jobs": [{"id": "j", "maps": 2, "reduces": 1, "map_works": [1, 2], "reduce_works": [3], "map_output_mb": 64}]}`))
 	f.Add([]byte(`{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 2, "reduce_slots": 1}]}, "network": {}, "jobs": [{"id": "j", "maps": 2, "reduces": 1, "map_works": [1, 2], "reduce_works": [3], "input_racks": ["r", "s"]}]}`))
+	f.Add([]byte(`{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 2, "reduce_slots": 1}, {"id": "b", "rack": "s", "map_slots": 2, "reduce_slots": 1}]}, "network": {"oversubscription": 10, "rack_oversubscription": {"s": 1}}, "jobs": [{"id": "j", "maps": 2, "reduces": 1, "map_works": [1, 2], "reduce_works": [3]}]}`))
 	f.Add([]byte(`{"cluster": {"nodes": []}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
@@ -96,4 +100,29 @@ func FuzzDecodeClusterScenario(f *testing.F) {
 			t.Fatalf("decoded scenario does not validate: %v", err)
 		}
 	})
+}
+
+// TestDecodeRackOversubscription: a rack's own uplink ratio is decoded and
+// used: a fetch across racks into a 1:1 rack of a 10:1 cluster, from a
+// 1:1 rack, runs at the node link's rate, and 10 times slower without the
+// override.
+func TestDecodeRackOversubscription(t *testing.T) {
+	doc := `{"cluster": {"nodes": [{"id": "a", "rack": "r", "map_slots": 1, "reduce_slots": 1}, {"id": "b", "rack": "s", "map_slots": 1, "reduce_slots": 1}]},
+	  "replicas": 1, "slow_start": 1, "network": {"node_mbps": 100, "oversubscription": 10%s},
+	  "jobs": [{"id": "j", "maps": 1, "reduces": 1, "map_works": [1], "reduce_works": [0.001], "map_output_mb": 1000, "input_racks": ["r"]}]}`
+	var shuffle [2]float64
+	for k, over := range []string{`, "rack_oversubscription": {"r": 1, "s": 1}`, ""} {
+		sc, err := DecodeClusterScenario(strings.NewReader(fmt.Sprintf(doc, over)), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 && (sc.Network.RackOversubscription["r"] != 1 || sc.Network.RackOversubscription["s"] != 1) {
+			t.Fatalf("decoded %+v", sc.Network)
+		}
+		r := runCluster(t, sc, "fifo", 1)
+		shuffle[k] = r.MakespanS
+	}
+	if !(shuffle[1] > 5*shuffle[0]) {
+		t.Fatalf("makespan %v s with 1:1 racks, %v s at 10:1: want the 10:1 run several times slower", shuffle[0], shuffle[1])
+	}
 }

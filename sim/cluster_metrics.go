@@ -85,6 +85,12 @@ type JobOutcome struct {
 	ID      string  `json:"id"`
 	SubmitS float64 `json:"submit_s"`
 	FinishS float64 `json:"finish_s"`
+	// MapsEndS is when the job's last stage's last map finished, and
+	// ShuffleEndS when a reducer of it last ended its shuffle (its last
+	// fetch done, the maps all finished): the phases of a job's time, only
+	// with the network (ClusterScenario.Network).
+	MapsEndS    float64 `json:"maps_end_s,omitempty"`
+	ShuffleEndS float64 `json:"shuffle_end_s,omitempty"`
 }
 
 // UtilizationSeries is the utilization of each resource sampled every
@@ -336,7 +342,11 @@ func (s *clusterSim) result() *ClusterResult {
 	}
 	var resp float64
 	for _, j := range s.jobs {
-		r.Jobs = append(r.Jobs, JobOutcome{ID: j.spec.ID, SubmitS: j.spec.SubmitS, FinishS: j.finishS})
+		o := JobOutcome{ID: j.spec.ID, SubmitS: j.spec.SubmitS, FinishS: j.finishS}
+		if s.net != nil {
+			o.MapsEndS, o.ShuffleEndS = j.mapsDoneS, j.shuffleEndS
+		}
+		r.Jobs = append(r.Jobs, o)
 		resp += j.finishS - j.spec.SubmitS
 		r.MakespanS = math.Max(r.MakespanS, j.finishS)
 	}

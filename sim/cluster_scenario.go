@@ -221,14 +221,14 @@ func (s *ClusterScenario) Validate() error {
 	if s.Replicas < 0 {
 		return invalidf("replicas", s.Replicas, "negative")
 	}
-	if err := s.Network.validate(); err != nil {
-		return err
-	}
-	nodes := map[string]bool{}
+	nodes, racks := map[string]bool{}, map[string]bool{}
 	slotCluster := false
 	for _, n := range s.Cluster.Nodes {
-		nodes[n.ID] = true
+		nodes[n.ID], racks[n.Rack] = true, true
 		slotCluster = slotCluster || n.MapSlots+n.ReduceSlots > 0
+	}
+	if err := s.Network.validate(racks); err != nil {
+		return err
 	}
 	for i, st := range s.Stragglers {
 		if !nodes[st.Node] {

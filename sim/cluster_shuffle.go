@@ -80,6 +80,7 @@ func (s *clusterSim) shuffleCheck(at *simAttempt) {
 	}
 	at.waiting = false
 	at.lastS = s.eng.Now()
+	at.task.job.shuffleEndS = at.lastS
 	s.schedule(at)
 }
 

@@ -263,7 +263,7 @@ func (s *clusterSim) assignReplicas() {
 func (s *clusterSim) startStage(j *simJob) {
 	j.tasks = [2][]*simTask{}
 	j.done, j.durSum = [2]int{}, [2]float64{}
-	j.mapsDoneS = -1
+	j.mapsDoneS, j.shuffleEndS = -1, 0
 	for k, tt := range []models.TaskType{models.MapTask, models.ReduceTask} {
 		works := j.works[j.stage][k]
 		ts := make([]*simTask, len(works))

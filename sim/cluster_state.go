@@ -44,7 +44,10 @@ type simJob struct {
 	durSum    [2]float64
 	// mapsDoneS is when the current stage's last map finished (-1 before).
 	mapsDoneS float64
-	demand    map[models.TaskType]models.Resources
+	// shuffleEndS is when a reducer of the current stage last ended its
+	// shuffle over the network (0 before).
+	shuffleEndS float64
+	demand      map[models.TaskType]models.Resources
 }
 
 func (j *simJob) weight() float64 { return j.spec.Weight }

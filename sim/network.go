@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -19,8 +20,10 @@ import (
 //     direction to its rack's switch, and every rack a full-duplex uplink
 //     to a non-blocking core of (nodes in the rack)·NodeMBps /
 //     Oversubscription in each direction (the Coflow trace's racks at 10:1
-//     are Oversubscription 10). Switches do not block; only these links
-//     are shared.
+//     are Oversubscription 10), or / RackOversubscription[rack] for a rack
+//     listed there (a cluster grown over years: racks bought later with a
+//     faster uplink than the first ones). Switches do not block; only
+//     these links are shared.
 //   - Map output: a map writes its job's MapOutputMB to the local disk of
 //     the node it ran on when it finishes. Reducer k of R fetches 1/R of
 //     every map's output from the map's node, as the maps finish (Hadoop's
@@ -48,6 +51,9 @@ type Network struct {
 	// Oversubscription of the rack uplinks, ≥ 1 (0: 1, a full-bisection
 	// network).
 	Oversubscription float64
+	// RackOversubscription overrides Oversubscription for the racks it
+	// names (each ≥ 1): racks of one cluster need not have alike uplinks.
+	RackOversubscription map[string]float64
 }
 
 // Defaults of the network model.
@@ -70,9 +76,20 @@ func (n *Network) withDefaults() *Network {
 	return &c
 }
 
-func (n *Network) validate() error {
+// validate checks the network of a cluster whose racks are racks (a rack
+// of RackOversubscription must be one of them).
+func (n *Network) validate(racks map[string]bool) error {
 	if n == nil {
 		return nil
+	}
+	for _, r := range slices.Sorted(maps.Keys(n.RackOversubscription)) {
+		v := n.RackOversubscription[r]
+		if !racks[r] {
+			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "unknown rack (no node is in it)")
+		}
+		if !(v >= 1) || math.IsInf(v, 0) {
+			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "must be a finite number ≥ 1")
+		}
 	}
 	if !(n.NodeMBps >= 0) || math.IsInf(n.NodeMBps, 0) {
 		return invalidf("network.node_mbps", n.NodeMBps, "must be a finite number ≥ 0 (0: %d)", DefaultNodeMBps)
@@ -119,6 +136,7 @@ type flow struct {
 func newFlowNet(n *Network, c *models.Cluster) *flowNet {
 	racks := map[string]int{}
 	var rackNodes []int
+	var rackOver []float64
 	fn := &flowNet{nodes: len(c.Nodes)}
 	for _, nd := range c.Nodes {
 		k, ok := racks[nd.Rack]
@@ -126,6 +144,11 @@ func newFlowNet(n *Network, c *models.Cluster) *flowNet {
 			k = len(rackNodes)
 			racks[nd.Rack] = k
 			rackNodes = append(rackNodes, 0)
+			o, ok := n.RackOversubscription[nd.Rack]
+			if !ok {
+				o = n.Oversubscription
+			}
+			rackOver = append(rackOver, o)
 		}
 		rackNodes[k]++
 		fn.rackOf = append(fn.rackOf, k)
@@ -136,7 +159,7 @@ func newFlowNet(n *Network, c *models.Cluster) *flowNet {
 		fn.caps[i] = n.NodeMBps
 	}
 	for k, m := range rackNodes {
-		up := float64(m) * n.NodeMBps / n.Oversubscription
+		up := float64(m) * n.NodeMBps / rackOver[k]
 		fn.caps[2*fn.nodes+k], fn.caps[2*fn.nodes+fn.racks+k] = up, up
 	}
 	fn.rem, fn.cnt = make([]float64, len(fn.caps)), make([]int, len(fn.caps))

@@ -26,7 +26,8 @@ func BenchmarkSimulateNetwork(b *testing.B) {
 		name string
 		sc   *ClusterScenario
 		net  *Network
-	}{{"network=off", base, nil}, {"network=1rack", base, &Network{}}, {"network=4racks-4to1", &racked, &Network{Oversubscription: 4}}} {
+	}{{"network=off", base, nil}, {"network=1rack", base, &Network{}}, {"network=4racks-4to1", &racked, &Network{Oversubscription: 4}},
+		{"network=4racks-grown", &racked, &Network{Oversubscription: 4, RackOversubscription: map[string]float64{"r4": 1}}}} {
 		sc := *c.sc
 		sc.Network = c.net
 		b.Run(c.name, func(b *testing.B) {

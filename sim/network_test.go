@@ -122,6 +122,61 @@ func TestNetworkOversubscribedUplink(t *testing.T) {
 	}
 }
 
+// Racks with unequal uplinks (RackOversubscription): m flows from rack r0
+// (at o0:1) to rack r1 (at o1:1), one per node pair, share the tighter of
+// the two uplinks: each gets C/max(o0, o1). Checked for every pair of
+// ratios, r0's set by the override and r1's by the default.
+func TestNetworkUnequalRackUplinks(t *testing.T) {
+	c := 125.0
+	for _, m := range []int{1, 3, 8} {
+		for _, o0 := range []float64{1, 2, 10} {
+			for _, o1 := range []float64{1, 4, 10} {
+				nw := &Network{NodeMBps: c, Oversubscription: o1, RackOversubscription: map[string]float64{"r0": o0}}
+				fn := newFlowNet(nw, netCluster(2, m))
+				for i := range m {
+					fn.add(0, i, owner(i, m+i), 100)
+				}
+				fn.allocate()
+				want := c / max(o0, o1)
+				for _, f := range fn.flows {
+					if !near(f.rate, want) {
+						t.Errorf("m=%d r0 %v:1, r1 %v:1: rate %v, want C/max = %v", m, o0, o1, f.rate, want)
+					}
+				}
+				if got := drain(t, fn)[0]; !near(got, 100/want) {
+					t.Errorf("m=%d r0 %v:1, r1 %v:1: done at %v, want %v", m, o0, o1, got, 100/want)
+				}
+			}
+		}
+	}
+}
+
+// A rack_oversubscription naming no rack, or below 1, is refused with its
+// field path.
+func TestNetworkRackOversubscriptionValidated(t *testing.T) {
+	for _, c := range []struct {
+		racks map[string]float64
+		want  string
+	}{
+		{map[string]float64{"nowhere": 2}, `network.rack_oversubscription["nowhere"]`},
+		{map[string]float64{"r1": 0.5}, `network.rack_oversubscription["r1"]`},
+		{map[string]float64{"r1": math.Inf(1)}, `network.rack_oversubscription["r1"]`},
+		{map[string]float64{"r1": math.NaN()}, `network.rack_oversubscription["r1"]`},
+	} {
+		sc := TanFig10Scenario()
+		sc.Network.RackOversubscription = c.racks
+		err := sc.withDefaults().Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %s", c.racks, err, c.want)
+		}
+	}
+	sc := TanFig10Scenario()
+	sc.Network.RackOversubscription = map[string]float64{"rack1": 1, "rack3": 20}
+	if err := sc.withDefaults().Validate(); err != nil {
+		t.Errorf("valid racks refused: %v", err)
+	}
+}
+
 // Two bottlenecks: node 0's link up carries flows a (0→1) and b (0→2);
 // node 2's link down carries b and c, d, e (3, 4, 5 → 2). Node 2's link
 // is the tighter one (4 flows): b, c, d, e get C/4; then a gets what
@@ -328,7 +383,8 @@ func TestClusterLowerBoundShuffle(t *testing.T) {
 // (1 − φ)·w. With heartbeats at 0, 0.5, 1, … (a at whole seconds, b half
 // past), the map runs on a over [0, m]; the reducer starts at b's next
 // heartbeat and ends at m + 0.5 + X/C + (1 − φ)·w, or on a at m (or m + 1)
-// plus (1 − φ)·w.
+// plus (1 − φ)·w. The phases agree: the map ends at m, the remote
+// reducer's shuffle at m + 0.5 + X/C.
 func TestClusterNetworkClosedForm(t *testing.T) {
 	for _, c := range []struct{ m, w, x, mbps float64 }{{10, 30, 100, 10}, {4, 9, 50, 125}, {7, 3, 1000, 20}} {
 		sc := &ClusterScenario{Name: "closed-form", SlowStart: 1, Replicas: 1, Network: &Network{NodeMBps: c.mbps}}
@@ -339,6 +395,7 @@ func TestClusterNetworkClosedForm(t *testing.T) {
 		compute := (1 - DefaultShuffleFraction) * c.w
 		for _, pl := range []string{"costliest", "greedy"} {
 			var done float64
+			var job JobOutcome
 			for seed := uint64(1); seed <= 10; seed++ {
 				p, err := policy.NewPlacedPipeline("fifo", pl, policy.HeartbeatConfig{Seed: seed})
 				if err != nil {
@@ -351,13 +408,16 @@ func TestClusterNetworkClosedForm(t *testing.T) {
 				if r.Locality.NodeLocal != 1 {
 					continue // the block's replica was drawn on b: another layout
 				}
-				done = r.Jobs[0].FinishS
+				done, job = r.Jobs[0].FinishS, r.Jobs[0]
 				break
 			}
 			switch remote := c.m + 0.5 + c.x/c.mbps + compute; pl {
 			case "costliest":
 				if !near(done, remote) {
 					t.Errorf("%+v: the remote reducer ends at %v, want m + 0.5 + X/C + (1−φ)w = %v", c, done, remote)
+				}
+				if !near(job.MapsEndS, c.m) || !near(job.ShuffleEndS, c.m+0.5+c.x/c.mbps) {
+					t.Errorf("%+v: maps end at %v, shuffle at %v; want m = %v and m + 0.5 + X/C = %v", c, job.MapsEndS, job.ShuffleEndS, c.m, c.m+0.5+c.x/c.mbps)
 				}
 			case "greedy":
 				if !near(done, c.m+compute) && !near(done, c.m+1+compute) {
@@ -492,5 +552,58 @@ func TestCoflowScenario(t *testing.T) {
 	r := runCluster(t, sc, "fair", 1)
 	if len(r.Jobs) != len(sc.Jobs) || r.Shuffle == nil || !(r.Shuffle.CrossRackMB > 0) {
 		t.Fatalf("run: %d jobs, shuffle %+v", len(r.Jobs), r.Shuffle)
+	}
+}
+
+// TestGrownScenarios: the grown clusters have their newest tenth of racks
+// at 1:1 and the rest at the trace's 10:1, validate, and the SWIM one
+// scales the trace's bytes and task counts as SWIM scales a workload to a
+// smaller cluster (a tenth of the bytes: a tenth of the blocks, rounded
+// up).
+func TestGrownScenarios(t *testing.T) {
+	coflow, err := CoflowGrownScenario(testenv.TraceFile(t, "coflow/FB2010-1Hr-150-0.txt"), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swimPath := testenv.TraceFile(t, "swim/FB-2010_samples_24_times_1hr_0.tsv")
+	swim, err := SWIMGrownScenario(swimPath, 50, SWIMFB2010Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sc         *ClusterScenario
+		racks, new int
+	}{{coflow, CoflowRacks, CoflowNewRacks}, {swim, SWIMFB2010Cluster.Racks, SWIMFB2010Cluster.NewRacks()}} {
+		if err := c.sc.withDefaults().Validate(); err != nil {
+			t.Fatalf("%s: %v", c.sc.Name, err)
+		}
+		racks := c.sc.Cluster.Racks()
+		if len(racks) != c.racks || len(c.sc.Network.RackOversubscription) != c.new || c.new != (c.racks+9)/10 {
+			t.Fatalf("%s: %d racks, overrides %v", c.sc.Name, len(racks), c.sc.Network.RackOversubscription)
+		}
+		for k := c.racks - c.new + 1; k <= c.racks; k++ {
+			if c.sc.Network.RackOversubscription[fmt.Sprint("rack", k)] != 1 {
+				t.Fatalf("%s: rack%d not new: %v", c.sc.Name, k, c.sc.Network.RackOversubscription)
+			}
+		}
+	}
+	jobs, err := trace.ReadFile(swimPath, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range swim.Jobs {
+		tj := jobs[i]
+		wantMaps := max(1, int(math.Ceil(tj.InputBytes/10/trace.DefaultBlockBytes)))
+		if j.Maps != wantMaps || j.ID != tj.ID || j.SubmitS != tj.SubmitS {
+			t.Fatalf("job %d: %d maps, want %d (input %.4g B scaled by 1/10)", i, j.Maps, wantMaps, tj.InputBytes)
+		}
+		if j.Reduces > 0 && !near(j.MapOutputMB*float64(j.Maps), tj.ShuffleBytes/10/(1<<20)) {
+			t.Fatalf("job %d: map output %v MB × %d maps, want %v MB", i, j.MapOutputMB, j.Maps, tj.ShuffleBytes/10/(1<<20))
+		}
+	}
+	for _, bad := range []SWIMCluster{{Racks: 0, Scale: 1}, {Racks: 3, Scale: 0}, {Racks: 3, Scale: 2}} {
+		if _, err := SWIMGrownScenario(swimPath, 5, bad); err == nil {
+			t.Errorf("cluster %+v accepted", bad)
+		}
 	}
 }

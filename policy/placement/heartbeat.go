@@ -57,6 +57,8 @@ type reducePlacement struct {
 	pol   policy.Placement
 	plans map[planKey]*reducePlan
 	links linkEstimate
+	// fixed: κ stays 1 (HeartbeatConfig.FixedFetchCosts).
+	fixed bool
 }
 
 // linkEstimate is what the stage learned of the network from the fetch
@@ -161,7 +163,7 @@ func newReducePlacement(cfg policy.HeartbeatConfig) (policy.Stages, error) {
 	if cfg.Placement == nil {
 		return policy.Stages{}, fmt.Errorf("%w: %s needs the cluster's placement policy (none configured)", policy.ErrInvalidConfig, policy.ReducePlacementStage)
 	}
-	return policy.Stages{Placer: &reducePlacement{pol: cfg.Placement, plans: map[planKey]*reducePlan{}}}, nil
+	return policy.Stages{Placer: &reducePlacement{pol: cfg.Placement, plans: map[planKey]*reducePlan{}, fixed: cfg.FixedFetchCosts}}, nil
 }
 
 // Name implements policy.Plugin.
@@ -227,7 +229,9 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 			delete(s.plans, k)
 		}
 	}
-	s.links.observe(c)
+	if !s.fixed {
+		s.links.observe(c)
+	}
 	req, nodes, cost, kappa := s.request(c, j)
 	d, err := s.pol.Place(req)
 	if err != nil {

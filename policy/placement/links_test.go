@@ -67,11 +67,14 @@ func TestLinkEstimateByHand(t *testing.T) {
 // whose outputs are split alike between two racks in the first rack (its
 // spread order) while nothing is learned, and in the other once the first
 // rack's reducers were seen fetching at a fraction of what the other's get,
-// over random rates; the reason names the learned κ.
+// over random rates; the reason names the learned κ. With fixed fetch
+// costs (HeartbeatConfig.FixedFetchCosts) the same rates leave it in the
+// first rack, κ = 1 everywhere.
 func TestLearnedCongestionMovesReducers(t *testing.T) {
+	fixed := false
 	place := func(rates map[string]float64) (string, string) {
 		c, j := linkCluster(rates)
-		pipe, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: Greedy{}})
+		pipe, err := policy.NewPipeline("fifo", policy.HeartbeatConfig{Placement: Greedy{}, FixedFetchCosts: fixed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,6 +101,12 @@ func TestLearnedCongestionMovesReducers(t *testing.T) {
 		}
 		if want := fmt.Sprintf("κ(rack-b) = %.3g", 1.0); !strings.Contains(reason, want) {
 			t.Fatalf("reason %q lacks %q", reason, want)
+		}
+		fixed = true
+		n, reason = place(map[string]float64{"a0": slow, "b0": fast})
+		fixed = false
+		if !strings.HasPrefix(n, "a") || !strings.Contains(reason, "κ(rack-a) = 1") {
+			t.Fatalf("fixed fetch costs, rack a seen at %.3g MB/s, rack b at %.3g: reducer on %s (%s), want rack a at κ = 1", slow, fast, n, reason)
 		}
 	}
 }

@@ -4977,8 +4977,11 @@ type ScenarioNetwork struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	NodeMbps         *float64               `protobuf:"fixed64,1,opt,name=node_mbps,json=nodeMbps,proto3,oneof" json:"node_mbps,omitempty"`
 	Oversubscription *float64               `protobuf:"fixed64,2,opt,name=oversubscription,proto3,oneof" json:"oversubscription,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// A rack's own uplink oversubscription, by rack name (each >= 1),
+	// overriding oversubscription for that rack.
+	RackOversubscription map[string]float64 `protobuf:"bytes,3,rep,name=rack_oversubscription,json=rackOversubscription,proto3" json:"rack_oversubscription,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *ScenarioNetwork) Reset() {
@@ -5023,6 +5026,13 @@ func (x *ScenarioNetwork) GetOversubscription() float64 {
 		return *x.Oversubscription
 	}
 	return 0
+}
+
+func (x *ScenarioNetwork) GetRackOversubscription() map[string]float64 {
+	if x != nil {
+		return x.RackOversubscription
+	}
+	return nil
 }
 
 // TaskDemand is one task's demand by task type, one amount per cluster
@@ -6333,10 +6343,14 @@ func (x *SimFairness) GetSamples() int32 {
 }
 
 type SimJobOutcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	SubmitS       float64                `protobuf:"fixed64,2,opt,name=submit_s,json=submitS,proto3" json:"submit_s,omitempty"`
-	FinishS       float64                `protobuf:"fixed64,3,opt,name=finish_s,json=finishS,proto3" json:"finish_s,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	SubmitS float64                `protobuf:"fixed64,2,opt,name=submit_s,json=submitS,proto3" json:"submit_s,omitempty"`
+	FinishS float64                `protobuf:"fixed64,3,opt,name=finish_s,json=finishS,proto3" json:"finish_s,omitempty"`
+	// With the network: when the last map finished and a reducer last ended
+	// its shuffle.
+	MapsEndS      float64 `protobuf:"fixed64,4,opt,name=maps_end_s,json=mapsEndS,proto3" json:"maps_end_s,omitempty"`
+	ShuffleEndS   float64 `protobuf:"fixed64,5,opt,name=shuffle_end_s,json=shuffleEndS,proto3" json:"shuffle_end_s,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6388,6 +6402,20 @@ func (x *SimJobOutcome) GetSubmitS() float64 {
 func (x *SimJobOutcome) GetFinishS() float64 {
 	if x != nil {
 		return x.FinishS
+	}
+	return 0
+}
+
+func (x *SimJobOutcome) GetMapsEndS() float64 {
+	if x != nil {
+		return x.MapsEndS
+	}
+	return 0
+}
+
+func (x *SimJobOutcome) GetShuffleEndS() float64 {
+	if x != nil {
+		return x.ShuffleEndS
 	}
 	return 0
 }
@@ -8016,10 +8044,14 @@ const file_optd_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tH\x00R\x04node\x88\x01\x01\x12\x19\n" +
 	"\x05speed\x18\x02 \x01(\x01H\x01R\x05speed\x88\x01\x01B\a\n" +
 	"\x05_nodeB\b\n" +
-	"\x06_speed\"\x87\x01\n" +
+	"\x06_speed\"\xb9\x02\n" +
 	"\x0fScenarioNetwork\x12 \n" +
 	"\tnode_mbps\x18\x01 \x01(\x01H\x00R\bnodeMbps\x88\x01\x01\x12/\n" +
-	"\x10oversubscription\x18\x02 \x01(\x01H\x01R\x10oversubscription\x88\x01\x01B\f\n" +
+	"\x10oversubscription\x18\x02 \x01(\x01H\x01R\x10oversubscription\x88\x01\x01\x12g\n" +
+	"\x15rack_oversubscription\x18\x03 \x03(\v22.optd.v1.ScenarioNetwork.RackOversubscriptionEntryR\x14rackOversubscription\x1aG\n" +
+	"\x19RackOversubscriptionEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\f\n" +
 	"\n" +
 	"_node_mbpsB\x13\n" +
 	"\x11_oversubscription\"6\n" +
@@ -8186,11 +8218,14 @@ const file_optd_proto_rawDesc = "" +
 	"\x06wasted\x18\x03 \x01(\x05R\x06wasted\"Y\n" +
 	"\vSimFairness\x120\n" +
 	"\x14mean_share_deviation\x18\x01 \x01(\x01R\x12meanShareDeviation\x12\x18\n" +
-	"\asamples\x18\x02 \x01(\x05R\asamples\"U\n" +
+	"\asamples\x18\x02 \x01(\x05R\asamples\"\x97\x01\n" +
 	"\rSimJobOutcome\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bsubmit_s\x18\x02 \x01(\x01R\asubmitS\x12\x19\n" +
-	"\bfinish_s\x18\x03 \x01(\x01R\afinishS\"\xce\x01\n" +
+	"\bfinish_s\x18\x03 \x01(\x01R\afinishS\x12\x1c\n" +
+	"\n" +
+	"maps_end_s\x18\x04 \x01(\x01R\bmapsEndS\x12\"\n" +
+	"\rshuffle_end_s\x18\x05 \x01(\x01R\vshuffleEndS\"\xce\x01\n" +
 	"\fSimVetoCount\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x10\n" +
@@ -8390,7 +8425,7 @@ func file_optd_proto_rawDescGZIP() []byte {
 }
 
 var file_optd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 113)
+var file_optd_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
 var file_optd_proto_goTypes = []any{
 	(ActionKind)(0),                        // 0: optd.v1.ActionKind
 	(TaskType)(0),                          // 1: optd.v1.TaskType
@@ -8491,24 +8526,25 @@ var file_optd_proto_goTypes = []any{
 	nil,                                    // 96: optd.v1.SubmitJobRequest.ReduceDemandEntry
 	nil,                                    // 97: optd.v1.HeartbeatRequest.OutputMbEntry
 	nil,                                    // 98: optd.v1.Action.ResourcesEntry
-	nil,                                    // 99: optd.v1.ItaUtilization.ByResourceEntry
-	nil,                                    // 100: optd.v1.BoundMdpInfo.PolicyCostsEntry
-	nil,                                    // 101: optd.v1.BoundResult.PoliciesEntry
-	nil,                                    // 102: optd.v1.BoundResult.LowerBoundsEntry
-	nil,                                    // 103: optd.v1.BoundResult.UpperBoundsEntry
-	nil,                                    // 104: optd.v1.BoundResult.GapsEntry
-	nil,                                    // 105: optd.v1.BoundResult.CertifiedGapsEntry
-	nil,                                    // 106: optd.v1.BoundResult.BoundRatiosEntry
-	nil,                                    // 107: optd.v1.ClusterSimResult.UtilizationEntry
-	nil,                                    // 108: optd.v1.SearchRun.BestParamsEntry
-	nil,                                    // 109: optd.v1.SearchRun.DefaultParamsEntry
-	nil,                                    // 110: optd.v1.SearchRun.StartParamsEntry
-	nil,                                    // 111: optd.v1.SearchPhase.ReferencesEntry
-	nil,                                    // 112: optd.v1.SearchPhase.BestMinusReferenceEntry
-	nil,                                    // 113: optd.v1.SearchPhase.LowerBoundsEntry
-	nil,                                    // 114: optd.v1.SearchRepFigures.ReferencesEntry
-	nil,                                    // 115: optd.v1.SearchRepFigures.LowerBoundsEntry
-	nil,                                    // 116: optd.v1.SearchCandidate.ParamsEntry
+	nil,                                    // 99: optd.v1.ScenarioNetwork.RackOversubscriptionEntry
+	nil,                                    // 100: optd.v1.ItaUtilization.ByResourceEntry
+	nil,                                    // 101: optd.v1.BoundMdpInfo.PolicyCostsEntry
+	nil,                                    // 102: optd.v1.BoundResult.PoliciesEntry
+	nil,                                    // 103: optd.v1.BoundResult.LowerBoundsEntry
+	nil,                                    // 104: optd.v1.BoundResult.UpperBoundsEntry
+	nil,                                    // 105: optd.v1.BoundResult.GapsEntry
+	nil,                                    // 106: optd.v1.BoundResult.CertifiedGapsEntry
+	nil,                                    // 107: optd.v1.BoundResult.BoundRatiosEntry
+	nil,                                    // 108: optd.v1.ClusterSimResult.UtilizationEntry
+	nil,                                    // 109: optd.v1.SearchRun.BestParamsEntry
+	nil,                                    // 110: optd.v1.SearchRun.DefaultParamsEntry
+	nil,                                    // 111: optd.v1.SearchRun.StartParamsEntry
+	nil,                                    // 112: optd.v1.SearchPhase.ReferencesEntry
+	nil,                                    // 113: optd.v1.SearchPhase.BestMinusReferenceEntry
+	nil,                                    // 114: optd.v1.SearchPhase.LowerBoundsEntry
+	nil,                                    // 115: optd.v1.SearchRepFigures.ReferencesEntry
+	nil,                                    // 116: optd.v1.SearchRepFigures.LowerBoundsEntry
+	nil,                                    // 117: optd.v1.SearchCandidate.ParamsEntry
 }
 var file_optd_proto_depIdxs = []int32{
 	93,  // 0: optd.v1.Node.capacity:type_name -> optd.v1.Node.CapacityEntry
@@ -8572,93 +8608,94 @@ var file_optd_proto_depIdxs = []int32{
 	66,  // 58: optd.v1.ClusterScenario.jobs:type_name -> optd.v1.ScenarioJob
 	60,  // 59: optd.v1.ScenarioCluster.nodes:type_name -> optd.v1.ScenarioNode
 	61,  // 60: optd.v1.ScenarioCluster.reduce_slots:type_name -> optd.v1.ScenarioReduceSlot
-	64,  // 61: optd.v1.ScenarioJob.demand:type_name -> optd.v1.TaskDemand
-	50,  // 62: optd.v1.ScenarioJob.map_work:type_name -> optd.v1.Law
-	50,  // 63: optd.v1.ScenarioJob.reduce_work:type_name -> optd.v1.Law
-	65,  // 64: optd.v1.ScenarioJob.map_skew:type_name -> optd.v1.ScenarioSkew
-	65,  // 65: optd.v1.ScenarioJob.reduce_skew:type_name -> optd.v1.ScenarioSkew
-	68,  // 66: optd.v1.ItaResult.assignment:type_name -> optd.v1.ItaAssignment
-	69,  // 67: optd.v1.ItaResult.unplaced:type_name -> optd.v1.ItaUnplaced
-	70,  // 68: optd.v1.ItaResult.utilization:type_name -> optd.v1.ItaUtilization
-	72,  // 69: optd.v1.ItaResult.stats:type_name -> optd.v1.ItaStats
-	71,  // 70: optd.v1.ItaUtilization.nodes:type_name -> optd.v1.ItaNodeUtilization
-	99,  // 71: optd.v1.ItaUtilization.by_resource:type_name -> optd.v1.ItaUtilization.ByResourceEntry
-	100, // 72: optd.v1.BoundMdpInfo.policy_costs:type_name -> optd.v1.BoundMdpInfo.PolicyCostsEntry
-	101, // 73: optd.v1.BoundResult.policies:type_name -> optd.v1.BoundResult.PoliciesEntry
-	102, // 74: optd.v1.BoundResult.lower_bounds:type_name -> optd.v1.BoundResult.LowerBoundsEntry
-	103, // 75: optd.v1.BoundResult.upper_bounds:type_name -> optd.v1.BoundResult.UpperBoundsEntry
-	104, // 76: optd.v1.BoundResult.gaps:type_name -> optd.v1.BoundResult.GapsEntry
-	105, // 77: optd.v1.BoundResult.certified_gaps:type_name -> optd.v1.BoundResult.CertifiedGapsEntry
-	106, // 78: optd.v1.BoundResult.bound_ratios:type_name -> optd.v1.BoundResult.BoundRatiosEntry
-	74,  // 79: optd.v1.BoundResult.mdp:type_name -> optd.v1.BoundMdpInfo
-	107, // 80: optd.v1.ClusterSimResult.utilization:type_name -> optd.v1.ClusterSimResult.UtilizationEntry
-	77,  // 81: optd.v1.ClusterSimResult.locality:type_name -> optd.v1.SimLocality
-	78,  // 82: optd.v1.ClusterSimResult.speculative:type_name -> optd.v1.SimSpeculative
-	79,  // 83: optd.v1.ClusterSimResult.fairness:type_name -> optd.v1.SimFairness
-	80,  // 84: optd.v1.ClusterSimResult.jobs:type_name -> optd.v1.SimJobOutcome
-	81,  // 85: optd.v1.ClusterSimResult.vetoes:type_name -> optd.v1.SimVetoCount
-	82,  // 86: optd.v1.ClusterSimResult.shuffle:type_name -> optd.v1.SimShuffle
-	56,  // 87: optd.v1.SearchRequest.placement_scenario:type_name -> optd.v1.PlacementScenario
-	58,  // 88: optd.v1.SearchRequest.cluster_scenario:type_name -> optd.v1.ClusterScenario
-	84,  // 89: optd.v1.SearchResponse.progress:type_name -> optd.v1.SearchProgress
-	86,  // 90: optd.v1.SearchResponse.result:type_name -> optd.v1.SearchResult
-	87,  // 91: optd.v1.SearchResult.space:type_name -> optd.v1.SearchParam
-	88,  // 92: optd.v1.SearchResult.result:type_name -> optd.v1.SearchRun
-	108, // 93: optd.v1.SearchRun.best_params:type_name -> optd.v1.SearchRun.BestParamsEntry
-	109, // 94: optd.v1.SearchRun.default_params:type_name -> optd.v1.SearchRun.DefaultParamsEntry
-	110, // 95: optd.v1.SearchRun.start_params:type_name -> optd.v1.SearchRun.StartParamsEntry
-	90,  // 96: optd.v1.SearchRun.search:type_name -> optd.v1.SearchPhase
-	90,  // 97: optd.v1.SearchRun.validation:type_name -> optd.v1.SearchPhase
-	92,  // 98: optd.v1.SearchRun.history:type_name -> optd.v1.SearchCandidate
-	89,  // 99: optd.v1.SearchPhase.best:type_name -> optd.v1.Estimate
-	89,  // 100: optd.v1.SearchPhase.default:type_name -> optd.v1.Estimate
-	89,  // 101: optd.v1.SearchPhase.best_minus_default:type_name -> optd.v1.Estimate
-	111, // 102: optd.v1.SearchPhase.references:type_name -> optd.v1.SearchPhase.ReferencesEntry
-	112, // 103: optd.v1.SearchPhase.best_minus_reference:type_name -> optd.v1.SearchPhase.BestMinusReferenceEntry
-	113, // 104: optd.v1.SearchPhase.lower_bounds:type_name -> optd.v1.SearchPhase.LowerBoundsEntry
-	91,  // 105: optd.v1.SearchPhase.raw:type_name -> optd.v1.SearchRepFigures
-	114, // 106: optd.v1.SearchRepFigures.references:type_name -> optd.v1.SearchRepFigures.ReferencesEntry
-	115, // 107: optd.v1.SearchRepFigures.lower_bounds:type_name -> optd.v1.SearchRepFigures.LowerBoundsEntry
-	116, // 108: optd.v1.SearchCandidate.params:type_name -> optd.v1.SearchCandidate.ParamsEntry
-	73,  // 109: optd.v1.BoundResult.PoliciesEntry.value:type_name -> optd.v1.PolicyFigure
-	89,  // 110: optd.v1.SearchPhase.ReferencesEntry.value:type_name -> optd.v1.Estimate
-	89,  // 111: optd.v1.SearchPhase.BestMinusReferenceEntry.value:type_name -> optd.v1.Estimate
-	89,  // 112: optd.v1.SearchPhase.LowerBoundsEntry.value:type_name -> optd.v1.Estimate
-	10,  // 113: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
-	12,  // 114: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
-	14,  // 115: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
-	17,  // 116: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
-	27,  // 117: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
-	21,  // 118: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
-	24,  // 119: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
-	34,  // 120: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
-	36,  // 121: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
-	39,  // 122: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
-	41,  // 123: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
-	44,  // 124: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
-	44,  // 125: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
-	47,  // 126: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
-	83,  // 127: optd.v1.OptimizeService.Search:input_type -> optd.v1.SearchRequest
-	11,  // 128: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
-	13,  // 129: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
-	16,  // 130: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
-	20,  // 131: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
-	29,  // 132: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
-	23,  // 133: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
-	25,  // 134: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
-	35,  // 135: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
-	38,  // 136: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
-	40,  // 137: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
-	43,  // 138: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
-	46,  // 139: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
-	46,  // 140: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
-	49,  // 141: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
-	85,  // 142: optd.v1.OptimizeService.Search:output_type -> optd.v1.SearchResponse
-	128, // [128:143] is the sub-list for method output_type
-	113, // [113:128] is the sub-list for method input_type
-	113, // [113:113] is the sub-list for extension type_name
-	113, // [113:113] is the sub-list for extension extendee
-	0,   // [0:113] is the sub-list for field type_name
+	99,  // 61: optd.v1.ScenarioNetwork.rack_oversubscription:type_name -> optd.v1.ScenarioNetwork.RackOversubscriptionEntry
+	64,  // 62: optd.v1.ScenarioJob.demand:type_name -> optd.v1.TaskDemand
+	50,  // 63: optd.v1.ScenarioJob.map_work:type_name -> optd.v1.Law
+	50,  // 64: optd.v1.ScenarioJob.reduce_work:type_name -> optd.v1.Law
+	65,  // 65: optd.v1.ScenarioJob.map_skew:type_name -> optd.v1.ScenarioSkew
+	65,  // 66: optd.v1.ScenarioJob.reduce_skew:type_name -> optd.v1.ScenarioSkew
+	68,  // 67: optd.v1.ItaResult.assignment:type_name -> optd.v1.ItaAssignment
+	69,  // 68: optd.v1.ItaResult.unplaced:type_name -> optd.v1.ItaUnplaced
+	70,  // 69: optd.v1.ItaResult.utilization:type_name -> optd.v1.ItaUtilization
+	72,  // 70: optd.v1.ItaResult.stats:type_name -> optd.v1.ItaStats
+	71,  // 71: optd.v1.ItaUtilization.nodes:type_name -> optd.v1.ItaNodeUtilization
+	100, // 72: optd.v1.ItaUtilization.by_resource:type_name -> optd.v1.ItaUtilization.ByResourceEntry
+	101, // 73: optd.v1.BoundMdpInfo.policy_costs:type_name -> optd.v1.BoundMdpInfo.PolicyCostsEntry
+	102, // 74: optd.v1.BoundResult.policies:type_name -> optd.v1.BoundResult.PoliciesEntry
+	103, // 75: optd.v1.BoundResult.lower_bounds:type_name -> optd.v1.BoundResult.LowerBoundsEntry
+	104, // 76: optd.v1.BoundResult.upper_bounds:type_name -> optd.v1.BoundResult.UpperBoundsEntry
+	105, // 77: optd.v1.BoundResult.gaps:type_name -> optd.v1.BoundResult.GapsEntry
+	106, // 78: optd.v1.BoundResult.certified_gaps:type_name -> optd.v1.BoundResult.CertifiedGapsEntry
+	107, // 79: optd.v1.BoundResult.bound_ratios:type_name -> optd.v1.BoundResult.BoundRatiosEntry
+	74,  // 80: optd.v1.BoundResult.mdp:type_name -> optd.v1.BoundMdpInfo
+	108, // 81: optd.v1.ClusterSimResult.utilization:type_name -> optd.v1.ClusterSimResult.UtilizationEntry
+	77,  // 82: optd.v1.ClusterSimResult.locality:type_name -> optd.v1.SimLocality
+	78,  // 83: optd.v1.ClusterSimResult.speculative:type_name -> optd.v1.SimSpeculative
+	79,  // 84: optd.v1.ClusterSimResult.fairness:type_name -> optd.v1.SimFairness
+	80,  // 85: optd.v1.ClusterSimResult.jobs:type_name -> optd.v1.SimJobOutcome
+	81,  // 86: optd.v1.ClusterSimResult.vetoes:type_name -> optd.v1.SimVetoCount
+	82,  // 87: optd.v1.ClusterSimResult.shuffle:type_name -> optd.v1.SimShuffle
+	56,  // 88: optd.v1.SearchRequest.placement_scenario:type_name -> optd.v1.PlacementScenario
+	58,  // 89: optd.v1.SearchRequest.cluster_scenario:type_name -> optd.v1.ClusterScenario
+	84,  // 90: optd.v1.SearchResponse.progress:type_name -> optd.v1.SearchProgress
+	86,  // 91: optd.v1.SearchResponse.result:type_name -> optd.v1.SearchResult
+	87,  // 92: optd.v1.SearchResult.space:type_name -> optd.v1.SearchParam
+	88,  // 93: optd.v1.SearchResult.result:type_name -> optd.v1.SearchRun
+	109, // 94: optd.v1.SearchRun.best_params:type_name -> optd.v1.SearchRun.BestParamsEntry
+	110, // 95: optd.v1.SearchRun.default_params:type_name -> optd.v1.SearchRun.DefaultParamsEntry
+	111, // 96: optd.v1.SearchRun.start_params:type_name -> optd.v1.SearchRun.StartParamsEntry
+	90,  // 97: optd.v1.SearchRun.search:type_name -> optd.v1.SearchPhase
+	90,  // 98: optd.v1.SearchRun.validation:type_name -> optd.v1.SearchPhase
+	92,  // 99: optd.v1.SearchRun.history:type_name -> optd.v1.SearchCandidate
+	89,  // 100: optd.v1.SearchPhase.best:type_name -> optd.v1.Estimate
+	89,  // 101: optd.v1.SearchPhase.default:type_name -> optd.v1.Estimate
+	89,  // 102: optd.v1.SearchPhase.best_minus_default:type_name -> optd.v1.Estimate
+	112, // 103: optd.v1.SearchPhase.references:type_name -> optd.v1.SearchPhase.ReferencesEntry
+	113, // 104: optd.v1.SearchPhase.best_minus_reference:type_name -> optd.v1.SearchPhase.BestMinusReferenceEntry
+	114, // 105: optd.v1.SearchPhase.lower_bounds:type_name -> optd.v1.SearchPhase.LowerBoundsEntry
+	91,  // 106: optd.v1.SearchPhase.raw:type_name -> optd.v1.SearchRepFigures
+	115, // 107: optd.v1.SearchRepFigures.references:type_name -> optd.v1.SearchRepFigures.ReferencesEntry
+	116, // 108: optd.v1.SearchRepFigures.lower_bounds:type_name -> optd.v1.SearchRepFigures.LowerBoundsEntry
+	117, // 109: optd.v1.SearchCandidate.params:type_name -> optd.v1.SearchCandidate.ParamsEntry
+	73,  // 110: optd.v1.BoundResult.PoliciesEntry.value:type_name -> optd.v1.PolicyFigure
+	89,  // 111: optd.v1.SearchPhase.ReferencesEntry.value:type_name -> optd.v1.Estimate
+	89,  // 112: optd.v1.SearchPhase.BestMinusReferenceEntry.value:type_name -> optd.v1.Estimate
+	89,  // 113: optd.v1.SearchPhase.LowerBoundsEntry.value:type_name -> optd.v1.Estimate
+	10,  // 114: optd.v1.ClusterService.RegisterCluster:input_type -> optd.v1.RegisterClusterRequest
+	12,  // 115: optd.v1.ClusterService.DeleteCluster:input_type -> optd.v1.DeleteClusterRequest
+	14,  // 116: optd.v1.ClusterService.ListClusters:input_type -> optd.v1.ListClustersRequest
+	17,  // 117: optd.v1.ClusterService.SubmitJob:input_type -> optd.v1.SubmitJobRequest
+	27,  // 118: optd.v1.ClusterService.Heartbeat:input_type -> optd.v1.HeartbeatRequest
+	21,  // 119: optd.v1.ClusterService.PlaceReduces:input_type -> optd.v1.PlaceReducesRequest
+	24,  // 120: optd.v1.ClusterService.JobFinished:input_type -> optd.v1.JobFinishedRequest
+	34,  // 121: optd.v1.ClusterService.GetClusterState:input_type -> optd.v1.GetClusterStateRequest
+	36,  // 122: optd.v1.OptimizeService.ComputeThresholds:input_type -> optd.v1.ComputeThresholdsRequest
+	39,  // 123: optd.v1.OptimizeService.SolveInitialAssignment:input_type -> optd.v1.SolveInitialAssignmentRequest
+	41,  // 124: optd.v1.OptimizeService.Bound:input_type -> optd.v1.BoundRequest
+	44,  // 125: optd.v1.OptimizeService.Simulate:input_type -> optd.v1.SimulateRequest
+	44,  // 126: optd.v1.OptimizeService.SimulatePlacement:input_type -> optd.v1.SimulateRequest
+	47,  // 127: optd.v1.OptimizeService.SimulateCluster:input_type -> optd.v1.SimulateClusterRequest
+	83,  // 128: optd.v1.OptimizeService.Search:input_type -> optd.v1.SearchRequest
+	11,  // 129: optd.v1.ClusterService.RegisterCluster:output_type -> optd.v1.RegisterClusterResponse
+	13,  // 130: optd.v1.ClusterService.DeleteCluster:output_type -> optd.v1.DeleteClusterResponse
+	16,  // 131: optd.v1.ClusterService.ListClusters:output_type -> optd.v1.ListClustersResponse
+	20,  // 132: optd.v1.ClusterService.SubmitJob:output_type -> optd.v1.SubmitJobResponse
+	29,  // 133: optd.v1.ClusterService.Heartbeat:output_type -> optd.v1.HeartbeatResponse
+	23,  // 134: optd.v1.ClusterService.PlaceReduces:output_type -> optd.v1.PlaceReducesResponse
+	25,  // 135: optd.v1.ClusterService.JobFinished:output_type -> optd.v1.JobFinishedResponse
+	35,  // 136: optd.v1.ClusterService.GetClusterState:output_type -> optd.v1.GetClusterStateResponse
+	38,  // 137: optd.v1.OptimizeService.ComputeThresholds:output_type -> optd.v1.ComputeThresholdsResponse
+	40,  // 138: optd.v1.OptimizeService.SolveInitialAssignment:output_type -> optd.v1.SolveInitialAssignmentResponse
+	43,  // 139: optd.v1.OptimizeService.Bound:output_type -> optd.v1.BoundResponse
+	46,  // 140: optd.v1.OptimizeService.Simulate:output_type -> optd.v1.SimulateResponse
+	46,  // 141: optd.v1.OptimizeService.SimulatePlacement:output_type -> optd.v1.SimulateResponse
+	49,  // 142: optd.v1.OptimizeService.SimulateCluster:output_type -> optd.v1.SimulateClusterResponse
+	85,  // 143: optd.v1.OptimizeService.Search:output_type -> optd.v1.SearchResponse
+	129, // [129:144] is the sub-list for method output_type
+	114, // [114:129] is the sub-list for method input_type
+	114, // [114:114] is the sub-list for extension type_name
+	114, // [114:114] is the sub-list for extension extendee
+	0,   // [0:114] is the sub-list for field type_name
 }
 
 func init() { file_optd_proto_init() }
@@ -8713,7 +8750,7 @@ func file_optd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_optd_proto_rawDesc), len(file_optd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   113,
+			NumMessages:   114,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

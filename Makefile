@@ -50,7 +50,12 @@ ITA_SEEDS ?= 3
 ita-compare:
 	OPTD_ITA_SEEDS=$(ITA_SEEDS) go run ./benchmarks/cmd/report --only perf-ita --out $${TMPDIR:-/tmp}/optd-ita-compare
 
-.PHONY: penalty-report lagrange-scale
+.PHONY: penalty-report lagrange-scale rollout-check
+
+# The rollout placement policy evaluated exactly on every MDP-solvable
+# scenario, on both base policies (the -race suite checks two of them).
+rollout-check:
+	OPTD_ROLLOUT_ALL=1 go test ./policy/rollout -run '^TestRolloutOnSolvableScenarios$$' -v -count=1 -timeout 30m
 
 # The penalized hindsight bound's ratio to the exact MDP optimum on the
 # issue's three scenarios and 20 generated ones (a markdown table; about

@@ -10,6 +10,7 @@ import (
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/placement"
+	_ "github.com/optd/optd/policy/rollout" // the rollout placement policy, registered like the others
 	"github.com/optd/optd/sim"
 )
 

@@ -184,10 +184,18 @@ func FuzzCheckModel(f *testing.F) {
 			costs[i] = cost * float64(i)
 		}
 		m := &policy.PlacementModel{ArrivalRate: lambda, ServiceRate: mu, MaxJobsInService: k, MaxWaiting: waiting, Workload: w, SlotCosts: costs}
-		if err := checkModel(Name, m); err == nil {
+		if err := m.Check(Name); err == nil {
 			if !(lambda > 0 && mu > 0) || k < 1 || waiting < -1 || len(costs) < k*maxR {
 				t.Errorf("accepted %+v", m)
 			}
 		}
 	})
+}
+
+// TestModelSlotLimit: the policies' model check allows what the simulator
+// does, no more (package policy keeps its own copy of the limit).
+func TestModelSlotLimit(t *testing.T) {
+	if policy.MaxModelSlots != sim.MaxSlots {
+		t.Errorf("policy.MaxModelSlots = %d, sim.MaxSlots = %d: they must agree", policy.MaxModelSlots, sim.MaxSlots)
+	}
 }

@@ -419,6 +419,9 @@ func TestFittedPolicyBadModel(t *testing.T) {
 		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = `{"data": 1}` }, "policy.model.workload_json"},
 		{func(p *optdv1.PlacementPolicy) { p.Params = map[string]float64{"classes": 500} }, "classes = 500"},
 		{func(p *optdv1.PlacementPolicy) { p.Params = map[string]float64{"base": math.Inf(1)} }, `policy.params["base"]`},
+		{func(p *optdv1.PlacementPolicy) { p.Model.SlotCosts = []float64{1, 2, math.NaN()} }, "policy.model.slot_costs[2] = NaN: must be finite and ≥ 0"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.SlotCosts = []float64{-1} }, "policy.model.slot_costs[0] = -1"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.SlotCosts = []float64{1, 2} }, "model.slot_costs = 2 slots: need at least max_jobs_in_service·max_reduces = 2·2 = 4 slots"},
 	} {
 		req := costsCluster("bad", "adp-bid-price", 1, 2, 3, 4, 5)
 		req.Policy.Model = good()

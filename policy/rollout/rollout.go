@@ -80,11 +80,12 @@ var baseNames = [...]string{BaseStateThreshold: placement.NameStateThreshold, Ba
 // each, a decision at the bound takes about 0.1 s).
 const MaxWork = 500_000
 
-// baseParamPrefix renames the base state-threshold's parameters.
-const baseParamPrefix = "st_"
+// BaseParamPrefix renames the base state-threshold's parameters: the
+// rollout's "st_ratio" is its base's "ratio".
+const BaseParamPrefix = "st_"
 
 // params are the rollout's own parameters, then the base state-threshold's
-// (renamed with baseParamPrefix, without its window: the law is known).
+// (renamed with BaseParamPrefix, without its window: the law is known).
 var params = func() []policy.Param {
 	ps := []policy.Param{
 		{Name: "samples", Min: 1, Max: 256, Default: 16, Integer: true, Log: true, Fixed: true,
@@ -102,7 +103,7 @@ var params = func() []policy.Param {
 		if p.Name == "window" {
 			continue
 		}
-		p.Name, p.Doc, p.Fixed = baseParamPrefix+p.Name, "base state-threshold's "+p.Doc, true
+		p.Name, p.Doc, p.Fixed = BaseParamPrefix+p.Name, "base state-threshold's "+p.Doc, true
 		ps = append(ps, p)
 	}
 	return ps
@@ -168,7 +169,7 @@ func New(cfg policy.PlacementConfig) (policy.Placement, error) {
 	default:
 		st := map[string]float64{}
 		for name, x := range v {
-			if s, ok := strings.CutPrefix(name, baseParamPrefix); ok {
+			if s, ok := strings.CutPrefix(name, BaseParamPrefix); ok {
 				st[s] = x
 			}
 		}

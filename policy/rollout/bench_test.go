@@ -31,13 +31,13 @@ func (r *recorder) Place(req *policy.PlacementRequest) (policy.PlacementDecision
 
 // fig9 is the Fig. 9 setting (1000 slots, costs U[1, 100], X ~ U[1, 100],
 // R ~ U{1..10}) with k jobs in service at load rho.
-func fig9(b *testing.B, k int, rho float64, jobs int) *sim.Scenario {
+func fig9(b testing.TB, k int, rho float64, jobs int) *sim.Scenario {
 	b.Helper()
 	data, _ := json.Marshal(map[string]any{
 		"slots":               map[string]any{"count": 1000, "cost": map[string]any{"kind": "uniform", "min": 1, "max": 100}},
 		"max_jobs_in_service": k, "arrival_rate": rho, "service_rate": 1,
 		"workload": map[string]any{"data": map[string]any{"kind": "uniform", "min": 1, "max": 100}, "reduces": map[string]any{"kind": "uniform-int", "min": 1, "max": 10}},
-		"jobs": jobs, "seed": 1,
+		"jobs":     jobs, "seed": 1,
 	})
 	s, err := sim.DecodeScenario(data, ".")
 	if err != nil {

@@ -144,14 +144,21 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		"state-threshold's choice only when a candidate's paired saving exceeds one standard error. "+
 		"The savings of these policies over state-threshold, receding-horizon and (the rollout's) adp-bid-price are paired per "+
 		"replication (negative: the policy costs more).\n\n",
-		jobs, warmup, reps, pb.classes, pb.lagrange.Iterations, pb.lagrange.TimeLimit, rolloutDefault("levels"), rolloutDefault("horizon"), rolloutDefault("samples"))
+		jobs, warmup, reps, pb.classes, pb.lagrange.Iterations, pb.lagrange.TimeLimit, rolloutSetting(env, "levels"), rolloutSetting(env, "horizon"), rolloutSetting(env, "samples"))
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "\nThe simulator processed %d events for this section.\n", events)
 	return &Output{Markdown: b.String()}, nil
 }
 
-// rolloutDefault is the default of one of the rollout's parameters.
-func rolloutDefault(name string) int {
+// rolloutSetting is one of the rollout's parameters in this run: its
+// default, or quickRollout's value in a quick run.
+func rolloutSetting(env *Env, name string) int {
+	if env.Quick {
+		_, quick, _ := policy.ParsePlacementSpec(rollout.Name + ":" + quickRollout)
+		if v, ok := quick[name]; ok {
+			return int(v)
+		}
+	}
 	for _, p := range policy.PlacementParams(rollout.Name) {
 		if p.Name == name {
 			return int(p.Default)

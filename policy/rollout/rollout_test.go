@@ -1,11 +1,9 @@
 package rollout_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
+	"github.com/optd/optd/policy/policytest"
 	"github.com/optd/optd/policy/rollout"
 	"github.com/optd/optd/sim"
 )
@@ -90,31 +89,6 @@ func TestRolloutOnSolvableScenarios(t *testing.T) {
 	}
 }
 
-// randomRequests draws requests on the model of s: a random set of free
-// slots (cheapest first), the others held by up to K jobs in service.
-func randomRequests(s *sim.Scenario, n int, seed uint64) []*policy.PlacementRequest {
-	rng := rand.New(rand.NewPCG(seed, 3))
-	maxR := s.Workload.MaxReduces()
-	out := make([]*policy.PlacementRequest, n)
-	for k := range out {
-		perm := rng.Perm(len(s.SlotCosts))
-		inService := rng.IntN(s.K)
-		req := &policy.PlacementRequest{X: rng.Float64() * 100, R: rng.IntN(maxR) + 1, Waiting: rng.IntN(3)}
-		req.JobsInSystem = inService + req.Waiting + rng.IntN(2)
-		for range inService {
-			r := rng.IntN(maxR) + 1
-			req.Held = append(req.Held, perm[:r])
-			perm = perm[r:]
-		}
-		for _, v := range perm {
-			req.Free = append(req.Free, policy.Slot{Index: v, Cost: s.SlotCosts[v]})
-		}
-		slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
-		out[k] = req
-	}
-	return out
-}
-
 // decisions returns a fresh policy's decisions on reqs, checking each is
 // R distinct ascending positions of the free list.
 func decisions(t *testing.T, s *sim.Scenario, seed uint64, params map[string]float64, reqs []*policy.PlacementRequest) []string {
@@ -144,7 +118,7 @@ func decisions(t *testing.T, s *sim.Scenario, seed uint64, params map[string]flo
 func TestDeterministic(t *testing.T) {
 	for _, path := range solvable {
 		s := load(t, path)
-		reqs := randomRequests(s, 60, 1)
+		reqs := policytest.PlacementRequests(s.SlotCosts, s.K, s.Workload.MaxReduces(), 60, 1)
 		params := map[string]float64{"samples": 4, "confidence": 0}
 		a := decisions(t, s, 1, params, reqs)
 		if b := decisions(t, s, 1, params, reqs); !slices.Equal(a, b) {

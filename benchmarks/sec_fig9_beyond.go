@@ -10,6 +10,7 @@ import (
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/placement"
+	"github.com/optd/optd/policy/rollout"
 	"github.com/optd/optd/sim"
 )
 
@@ -23,8 +24,13 @@ var fig9Beyond = []struct {
 	rho float64
 }{{100, 0.6}, {100, 0.7}, {100, 0.8}, {100, 0.9}, {20, 0.9}, {10, 0.9}}
 
-// quickFits are the fitted policies' parameters in a quick run.
-var quickFits = map[string]string{adp.Name: "fit_steps=20;fit_jobs=150", adp.NameBidPrice: "fit_steps=5;fit_jobs=200"}
+// quickFits are the model-based policies' parameters in a quick run:
+// lighter fits, fewer and shorter futures.
+var quickFits = map[string]string{adp.Name: "fit_steps=20;fit_jobs=150", adp.NameBidPrice: "fit_steps=5;fit_jobs=200", rollout.Name: quickRollout}
+
+// quickRollout are the rollout's parameters in a quick run (a tenth of a
+// default decision's work).
+const quickRollout = "samples=4;horizon=12"
 
 // placementFig9Beyond runs the Fig. 9 setting beyond the paper's range of
 // K and ρ under every registered placement policy but the two baselines
@@ -49,17 +55,26 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	names := slices.DeleteFunc(policy.PlacementNames(), func(n string) bool {
 		return n == placement.NameRandom || n == placement.NameCostliest
 	})
-	// The fitted policies at their defaults, lighter in a quick run (their
-	// fit does not shrink with the replications).
+	// The model-based policies at their defaults, lighter in a quick run
+	// (a fit does not shrink with the replications, nor a decision's
+	// futures).
 	for k, n := range names {
 		if q, ok := quickFits[n]; ok && env.Quick {
 			names[k] = n + ":" + q
 		}
 	}
-	fitted := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+	// The policies that look ahead on the model (the fitted ones and the
+	// rollout) are compared in pairs with state-threshold and
+	// receding-horizon, the rollout with adp-bid-price too.
+	family := func(n string) string {
 		base, _, _ := policy.ParsePlacementSpec(n)
-		return base != adp.Name && base != adp.NameBidPrice
+		return base
+	}
+	lookahead := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		f := family(n)
+		return f != adp.Name && f != adp.NameBidPrice && f != rollout.Name
 	})
+	bidPrice := names[slices.IndexFunc(names, func(n string) bool { return family(n) == adp.NameBidPrice })]
 	head := []string{"K", "ρ"}
 	for _, n := range names {
 		head = append(head, n)
@@ -69,8 +84,11 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		head = append(head, n+" certified gap")
 	}
 	head = append(head, "receding-horizon saving vs greedy")
-	for _, n := range fitted {
+	for _, n := range lookahead {
 		head = append(head, n+" saving vs state-threshold", n+" saving vs receding-horizon")
+		if family(n) == rollout.Name {
+			head = append(head, n+" saving vs "+bidPrice)
+		}
 	}
 	head = append(head, "Lagrangian work per replication")
 	t := newTable(head...)
@@ -96,9 +114,12 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 			row = append(row, ci(sim.MeanCI95(gaps(r.cost[n], best)))+"%")
 		}
 		row = append(row, ci(sim.MeanCI95(savings(r.cost[placement.NameGreedy], r.cost[placement.NameRecedingHorizon])))+"%")
-		for _, n := range fitted {
+		for _, n := range lookahead {
 			row = append(row, ci(sim.MeanCI95(savings(r.cost[placement.NameStateThreshold], r.cost[n])))+"%",
 				ci(sim.MeanCI95(savings(r.cost[placement.NameRecedingHorizon], r.cost[n])))+"%")
+			if family(n) == rollout.Name {
+				row = append(row, ci(sim.MeanCI95(savings(r.cost[bidPrice], r.cost[n])))+"%")
+			}
 		}
 		row = append(row, r.lagrangeSummary())
 		t.add(row...)
@@ -117,9 +138,31 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		"replications: adp-penalty looks one step ahead on the information-relaxation penalty's value function, fitted on the slots "+
 		"grouped into classes of equal size; adp-bid-price places each job on its free slots of least Y·H + p(H, n), p the hindsight LP's "+
 		"capacity prices averaged over training runs by the number n of jobs in service, on the contended (cheapest) slots grouped finely. "+
-		"Their savings over state-threshold and receding-horizon are paired per replication (negative: the fitted policy costs more).\n\n",
-		jobs, warmup, reps, pb.classes, pb.lagrange.Iterations, pb.lagrange.TimeLimit)
+		"rollout (package policy/rollout) places each job on the candidate block of free slots (state-threshold's own, greedy's, and "+
+		"state-threshold's shifted by ±k·⌈R/2⌉ positions, k = 1..%d) of least cost now plus the mean cost of the next %d placements "+
+		"simulated under state-threshold on %d futures sampled from the model, the same futures for every candidate; it leaves "+
+		"state-threshold's choice only when a candidate's paired saving exceeds one standard error. "+
+		"The savings of these policies over state-threshold, receding-horizon and (the rollout's) adp-bid-price are paired per "+
+		"replication (negative: the policy costs more).\n\n",
+		jobs, warmup, reps, pb.classes, pb.lagrange.Iterations, pb.lagrange.TimeLimit, rolloutSetting(env, "levels"), rolloutSetting(env, "horizon"), rolloutSetting(env, "samples"))
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "\nThe simulator processed %d events for this section.\n", events)
 	return &Output{Markdown: b.String()}, nil
+}
+
+// rolloutSetting is one of the rollout's parameters in this run: its
+// default, or quickRollout's value in a quick run.
+func rolloutSetting(env *Env, name string) int {
+	if env.Quick {
+		_, quick, _ := policy.ParsePlacementSpec(rollout.Name + ":" + quickRollout)
+		if v, ok := quick[name]; ok {
+			return int(v)
+		}
+	}
+	for _, p := range policy.PlacementParams(rollout.Name) {
+		if p.Name == name {
+			return int(p.Default)
+		}
+	}
+	return 0
 }

@@ -7,8 +7,9 @@ import (
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
-	_ "github.com/optd/optd/policy/adp" // the fitted placement policy, searchable like the others
+	_ "github.com/optd/optd/policy/adp" // the fitted placement policies, searchable like the others
 	"github.com/optd/optd/policy/placement"
+	_ "github.com/optd/optd/policy/rollout" // the rollout placement policy, too
 	"github.com/optd/optd/sim"
 )
 

@@ -10,6 +10,7 @@ import (
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/placement"
+	"github.com/optd/optd/policy/rollout"
 	"github.com/optd/optd/sim"
 )
 
@@ -202,4 +203,27 @@ func withValues(sp Space, vals map[string]float64) []float64 {
 		}
 	}
 	return x
+}
+
+// TestExactSearchOfRollout: `optd search` of the rollout searches its
+// decision's own knobs (levels, confidence) with the futures' number and
+// length and its base pinned (given here, as --params would), and the
+// tuned rollout costs between the MDP's optimum and the rollout at its
+// defaults, evaluated exactly on mdp-small.
+func TestExactSearchOfRollout(t *testing.T) {
+	_, prob, sol := exactSmall(t, rollout.Name, "samples=8,horizon=10")
+	for _, p := range prob.Params {
+		if searched := p.Min < p.Max; searched != (p.Name == "levels" || p.Name == "confidence") {
+			t.Fatalf("parameter %+v: want levels and confidence alone searched", p)
+		}
+	}
+	res, err := Run(context.Background(), prob, Options{Evaluations: 8, Replications: 1, Validation: -1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, def := res.Search.Best.Mean, res.Search.Default.Mean
+	t.Logf("optimum %.4g, greedy %.4g, rollout defaults %.4g, tuned %.4g (%s)", sol.Optimal, sol.PolicyCosts["greedy"], def, best, policy.FormatPlacementSpec(rollout.Name, res.Params))
+	if best < sol.Optimal*(1-1e-9) || best > def {
+		t.Errorf("tuned %v outside [optimum %v, defaults %v]", best, sol.Optimal, def)
+	}
 }

@@ -55,7 +55,7 @@ func policyProto(p store.Policy) *optdv1.PlacementPolicy {
 	out := &optdv1.PlacementPolicy{Name: p.Name, Window: int32(p.Window), Horizon: int32(p.Horizon), Seed: p.Seed, Params: p.Params}
 	if m := p.Model; m != nil {
 		out.Model = &optdv1.PlacementModel{ArrivalRate: m.ArrivalRate, ServiceRate: m.ServiceRate, MaxJobsInService: int32(m.MaxJobsInService),
-			WorkloadJson: string(m.Workload), Seed: m.Seed}
+			WorkloadJson: string(m.Workload), Seed: m.Seed, SlotCosts: m.SlotCosts}
 		// The stored workload passed the decoder; should it not fit the
 		// message (a field the message lacks), the JSON text still says it.
 		var w optdv1.Workload

@@ -8,7 +8,8 @@ import (
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
-	_ "github.com/optd/optd/policy/adp" // the fitted placement policies
+	_ "github.com/optd/optd/policy/adp"     // the fitted placement policies
+	_ "github.com/optd/optd/policy/rollout" // the placement policy that simulates the model
 	"github.com/optd/optd/store"
 	"github.com/optd/optd/thresholds"
 )
@@ -29,9 +30,12 @@ func newPlacement(p store.Policy, slots []store.Slot) (policy.Placement, error) 
 		if err != nil {
 			return nil, err
 		}
-		costs := make([]float64, len(slots))
-		for v, sl := range slots {
-			costs[v] = sl.FetchCost
+		costs := m.SlotCosts // a heartbeat cluster's model brings its own
+		if len(costs) == 0 {
+			costs = make([]float64, len(slots))
+			for v, sl := range slots {
+				costs[v] = sl.FetchCost
+			}
 		}
 		cfg.Model = &policy.PlacementModel{ArrivalRate: m.ArrivalRate, ServiceRate: m.ServiceRate, MaxJobsInService: m.MaxJobsInService,
 			MaxWaiting: m.MaxWaiting, Workload: w, SlotCosts: costs, Seed: m.Seed}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -329,16 +330,29 @@ func TestEstimatorSurvivesRestart(t *testing.T) {
 }
 
 // TestFittedPolicySurvivesRestart: a cluster whose placement policy is
-// fitted on its queueing model (adp-bid-price, with parameters) decides
-// after restarts exactly as a server that never stopped, and its state
-// gives the policy's parameters and model back as registered.
+// built on its queueing model (adp-bid-price, fitted, and rollout, which
+// simulates it; with parameters) decides after restarts exactly as a
+// server that never stopped, and its state gives the policy's parameters
+// and model back as registered.
 func TestFittedPolicySurvivesRestart(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		params map[string]float64
+	}{
+		{"adp-bid-price", map[string]float64{"fit_steps": 6, "fit_jobs": 200, "value_scale": 1.5}},
+		{"rollout", map[string]float64{"samples": 4, "horizon": 6, "confidence": 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) { modelPolicySurvivesRestart(t, c.name, c.params) })
+	}
+}
+
+func modelPolicySurvivesRestart(t *testing.T, name string, params map[string]float64) {
 	ctx := ctxT(t)
 	dir := t.TempDir()
 	restarted, steady := startServer(t, dir, Options{}, nil), startServer(t, "", Options{}, nil)
-	req := costsCluster("adp", "adp-bid-price", 1, 1, 2, 3, 5, 8, 13, 21)
+	req := costsCluster("adp", name, 1, 1, 2, 3, 5, 8, 13, 21)
 	waiting := int32(2)
-	req.Policy.Params = map[string]float64{"fit_steps": 6, "fit_jobs": 200, "value_scale": 1.5}
+	req.Policy.Params = params
 	req.Policy.Model = &optdv1.PlacementModel{ArrivalRate: 0.6, ServiceRate: 1, MaxJobsInService: 3, MaxWaiting: &waiting, Seed: 4,
 		WorkloadJson: `{"data": {"kind": "discrete", "values": [5, 40], "probs": [0.7, 0.3]},
 		                "reduces": {"kind": "discrete", "values": [1, 2], "probs": [0.5, 0.5]}}`}
@@ -352,7 +366,7 @@ func TestFittedPolicySurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := st.GetState().GetPolicy()
-	if got.GetName() != "adp-bid-price" || got.GetParams()["value_scale"] != 1.5 || got.GetModel().GetMaxWaiting() != 2 ||
+	if got.GetName() != name || !maps.Equal(got.GetParams(), params) || got.GetModel().GetMaxWaiting() != 2 ||
 		got.GetModel().GetArrivalRate() != 0.6 || !strings.Contains(got.GetModel().GetWorkloadJson(), `"values":[5,40]`) {
 		t.Errorf("stored policy %v", got)
 	}
@@ -419,6 +433,9 @@ func TestFittedPolicyBadModel(t *testing.T) {
 		{func(p *optdv1.PlacementPolicy) { p.Model.WorkloadJson = `{"data": 1}` }, "policy.model.workload_json"},
 		{func(p *optdv1.PlacementPolicy) { p.Params = map[string]float64{"classes": 500} }, "classes = 500"},
 		{func(p *optdv1.PlacementPolicy) { p.Params = map[string]float64{"base": math.Inf(1)} }, `policy.params["base"]`},
+		{func(p *optdv1.PlacementPolicy) { p.Model.SlotCosts = []float64{1, 2, math.NaN()} }, "policy.model.slot_costs[2] = NaN: must be finite and ≥ 0"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.SlotCosts = []float64{-1} }, "policy.model.slot_costs[0] = -1"},
+		{func(p *optdv1.PlacementPolicy) { p.Model.SlotCosts = []float64{1, 2} }, "model.slot_costs = 2 slots: need at least max_jobs_in_service·max_reduces = 2·2 = 4 slots"},
 	} {
 		req := costsCluster("bad", "adp-bid-price", 1, 2, 3, 4, 5)
 		req.Policy.Model = good()

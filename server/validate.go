@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/optd/optd/models"
+	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
@@ -314,11 +315,19 @@ func policyParamsAndModel(p *optdv1.PlacementPolicy, out *store.Policy) error {
 	if err := json.Compact(&w, []byte(text)); err != nil {
 		return invalid(field, text, "not JSON: %v", err)
 	}
+	if n := len(m.GetSlotCosts()); n > policy.MaxModelSlots {
+		return invalid("policy.model.slot_costs", fmt.Sprintf("%d costs", n), "at most %d", policy.MaxModelSlots)
+	}
+	for i, c := range m.GetSlotCosts() {
+		if !(c >= 0) || math.IsInf(c, 0) {
+			return invalid(fieldf("policy.model.slot_costs[%d]", i), c, "must be finite and ≥ 0")
+		}
+	}
 	waiting := -1
 	if m.MaxWaiting != nil {
 		waiting = int(m.GetMaxWaiting())
 	}
 	out.Model = &store.PlacementModel{ArrivalRate: m.GetArrivalRate(), ServiceRate: m.GetServiceRate(), MaxJobsInService: int(m.GetMaxJobsInService()),
-		MaxWaiting: waiting, Workload: json.RawMessage(w.Bytes()), Seed: m.GetSeed()}
+		MaxWaiting: waiting, Workload: json.RawMessage(w.Bytes()), Seed: m.GetSeed(), SlotCosts: slices.Clone(m.GetSlotCosts())}
 	return nil
 }

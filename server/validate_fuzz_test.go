@@ -35,6 +35,10 @@ func FuzzRegisterCluster(f *testing.F) {
 			Params: map[string]float64{"fit_steps": 5, "fit_jobs": 50},
 			Model: &optdv1.PlacementModel{ArrivalRate: 0.5, ServiceRate: 1, MaxJobsInService: 2,
 				WorkloadJson: `{"data": {"kind": "uniform", "min": 1, "max": 10}, "reduces": {"kind": "uniform-int", "min": 1, "max": 2}}`}}},
+		{ClusterId: "h", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: 4}}, Policy: &optdv1.PlacementPolicy{Name: "rollout",
+			Params: map[string]float64{"samples": 2},
+			Model: &optdv1.PlacementModel{ArrivalRate: 0.5, ServiceRate: 1, MaxJobsInService: 2, SlotCosts: []float64{1, 2, -3, math.Inf(1)},
+				WorkloadJson: `{"data": {"kind": "uniform", "min": 1, "max": 10}, "reduces": {"kind": "uniform-int", "min": 1, "max": 2}}`}}},
 		{ClusterId: "g", Nodes: []*optdv1.Node{{Id: "a", ReduceSlots: 4}}, Policy: &optdv1.PlacementPolicy{Name: "adp-penalty",
 			Model: &optdv1.PlacementModel{ArrivalRate: math.NaN(), WorkloadJson: `{"data"`}}},
 	} {

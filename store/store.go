@@ -100,6 +100,9 @@ type PlacementModel struct {
 	// Workload is the law of (X, R) in its JSON form (docs/formats.md#workload).
 	Workload json.RawMessage `json:"workload"`
 	Seed     uint64          `json:"seed,omitempty"`
+	// SlotCosts are the model's slot costs when the cluster has no reduce
+	// slots of its own (a heartbeat cluster); empty means the cluster's.
+	SlotCosts []float64 `json:"slot_costs,omitempty"`
 }
 
 // Job is an unfinished job.

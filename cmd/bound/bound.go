@@ -22,6 +22,7 @@ import (
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/config"
 	"github.com/optd/optd/policy"
+	_ "github.com/optd/optd/policy/rollout" // the rollout placement policy --policies may name
 	"github.com/optd/optd/sim"
 )
 

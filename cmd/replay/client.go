@@ -2,8 +2,11 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
@@ -31,9 +34,9 @@ var _ sim.ControlPlane = (*executor)(nil)
 // its nodes (capacities, typed slots, racks) and the heartbeat policy with
 // the scenario's slow start and ramp-up. It has no reduce slots for
 // PlaceReduces: the cluster simulator places reduces through Heartbeat.
-// With a placement policy (not empty), the cluster is registered with it
+// With a placement policy (not nil), the cluster is registered with it
 // too, and the server's pipeline places reducers by it.
-func registerRequest(id string, cfg ledger.Config, spec, placement string, seed uint64) *optdv1.RegisterClusterRequest {
+func registerRequest(id string, cfg ledger.Config, spec string, placement *optdv1.PlacementPolicy, seed uint64) *optdv1.RegisterClusterRequest {
 	names := cfg.Cluster.Resources
 	slowStart := cfg.SlowStart
 	req := &optdv1.RegisterClusterRequest{ClusterId: id, Heartbeat: &optdv1.HeartbeatPolicy{
@@ -43,10 +46,54 @@ func registerRequest(id string, cfg ledger.Config, spec, placement string, seed 
 		req.Nodes = append(req.Nodes, &optdv1.Node{Id: n.ID, Rack: n.Rack, Capacity: n.Capacity.ByName(names),
 			MapSlots: int32(n.MapSlots), ReduceSlots: int32(n.ReduceSlots)})
 	}
-	if placement != "" {
-		req.Policy = &optdv1.PlacementPolicy{Name: placement, Seed: seed}
-	}
+	req.Policy = placement
 	return req
+}
+
+// placementPolicy is the placement policy the cluster is registered with
+// (nil without --placement): the spec's name and parameters, the seed, and
+// with --placement-model the queueing model of that placement scenario
+// file (its slot costs too: the heartbeat cluster registers no reduce
+// slots of its own), as 'optd simulate' builds the policy.
+func placementPolicy(o options) (*optdv1.PlacementPolicy, error) {
+	if o.placement == "" {
+		if o.placementModel != "" {
+			return nil, fmt.Errorf("--placement-model %s: give --placement too (the model is for the placement policy)", o.placementModel)
+		}
+		return nil, nil
+	}
+	name, params, err := policy.ParsePlacementSpec(o.placement)
+	if err != nil {
+		return nil, fmt.Errorf("--placement: %w", err)
+	}
+	out := &optdv1.PlacementPolicy{Name: name, Params: params, Seed: o.seed}
+	if o.placementModel == "" {
+		return out, nil
+	}
+	ps, err := sim.LoadScenario(o.placementModel)
+	if err != nil {
+		return nil, fmt.Errorf("--placement-model: %w", err)
+	}
+	law, err := json.Marshal(ps.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("--placement-model %s: workload: %w", o.placementModel, err)
+	}
+	m := &optdv1.PlacementModel{ArrivalRate: ps.ArrivalRate, ServiceRate: ps.ServiceRate, MaxJobsInService: int32(ps.K),
+		Seed: ps.Seed, SlotCosts: ps.SlotCosts}
+	// The typed message where the law fits it, else its JSON text (the
+	// server accepts either).
+	var w optdv1.Workload
+	if protojson.Unmarshal(law, &w) == nil {
+		m.Workload = &w
+	} else {
+		m.WorkloadJson = string(law)
+	}
+	if ps.MaxWaiting >= 0 {
+		waiting := int32(ps.MaxWaiting)
+		m.MaxWaiting = &waiting
+	}
+	out.Model = m
+	return out, nil
 }
 
 // Submit implements sim.ControlPlane.

@@ -34,6 +34,7 @@ import (
 type options struct {
 	scenario, policy, server string
 	placement                string
+	placementModel           string
 	seed                     uint64
 	clusterID, token, tlsCA  string
 	explain, keep            bool
@@ -44,7 +45,7 @@ type options struct {
 func NewCommand(env *cli.Env) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
-		Use:   "replay --scenario NAME|FILE --policy SPEC [--server ADDR] [--seed N]",
+		Use:   "replay --scenario NAME|FILE --policy SPEC [--placement SPEC [--placement-model FILE]] [--server ADDR] [--seed N]",
 		Short: "Drive a simulated cluster through an optd server's gRPC API",
 		Long: `Runs the cluster simulator of 'optd simulate' with a running optd server as
 its scheduler: the scenario's cluster is registered with the heartbeat policy
@@ -53,7 +54,12 @@ every node heartbeat goes to ClusterService.Heartbeat with the node's running
 attempts and their progress and the simulator carries out the actions it
 returns, every task completion is reported at once (an out-of-band heartbeat),
 and JobFinished ends each job. The output is the JSON of 'optd simulate', and
-with the same scenario, policy and seed it is identical to it. The cluster is
+with the same scenario, policy and seed it is identical to it. With
+--placement the cluster is registered with that reduce-placement policy (a
+name, with a family's parameters if any: "state-threshold:base=2"); a
+policy that needs the cluster's queueing model (adp-penalty, adp-bid-price,
+rollout) takes it from --placement-model, a placement scenario file, as
+'optd simulate' does, slot costs included. The cluster is
 deleted from the server at the end (also after a failure) unless --keep.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, env, o) },
@@ -62,6 +68,7 @@ deleted from the server at the end (also after a failure) unless --keep.`,
 	f.StringVar(&o.scenario, "scenario", "", "built-in scenario name or JSON scenario file (as for optd simulate)")
 	f.StringVar(&o.policy, "policy", "", "heartbeat policy spec: assignment[+add-on...]")
 	f.StringVar(&o.placement, "placement", "", "reduce-placement policy the cluster is registered with, which then places reducers (as for optd simulate)")
+	f.StringVar(&o.placementModel, "placement-model", "", "placement scenario file: the queueing model a --placement policy that needs one (adp-penalty, adp-bid-price, rollout) is built on (as for optd simulate)")
 	f.StringVar(&o.server, "server", "127.0.0.1:7443", "address of the optd server")
 	f.Uint64Var(&o.seed, "seed", simulate.DefaultSeed, "seed of block replicas, task works and skew (and of the policy)")
 	f.StringVar(&o.clusterID, "cluster-id", "", "id to register the cluster under (default: replay-SCENARIO-TIME)")
@@ -83,6 +90,10 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 	if err != nil {
 		return err
 	}
+	placement, err := placementPolicy(o)
+	if err != nil {
+		return err
+	}
 	conn, err := dial(o)
 	if err != nil {
 		return err
@@ -98,7 +109,7 @@ func run(cmd *cobra.Command, env *cli.Env, o options) error {
 	}
 	cfg := sc.LedgerConfig()
 	x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: id, resources: cfg.Cluster.Resources, explain: o.explain}
-	if _, err := x.client.RegisterCluster(ctx, registerRequest(id, cfg, o.policy, o.placement, o.seed)); err != nil {
+	if _, err := x.client.RegisterCluster(ctx, registerRequest(id, cfg, o.policy, placement, o.seed)); err != nil {
 		return fmt.Errorf("registering cluster %q with %s: %w", id, o.server, err)
 	}
 	if !o.keep {

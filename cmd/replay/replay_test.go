@@ -85,26 +85,35 @@ func runOptd(t *testing.T, args ...string) string {
 // `optd simulate` with the same scenario, policy and seed, for policies of
 // every kind (ITA, slot borrowing, speculation, resource sharing), and
 // with --explain the same vetoes.
+// placementModel is the queueing model the model-based placement policies
+// are built on in these tests.
+const placementModel = "../../examples/placement-scenario.json"
+
 func TestReplayEqualsSimulate(t *testing.T) {
 	addr, _ := startServer(t, t.TempDir())
-	for _, tc := range []struct{ scenario, spec, seed, explain, placement string }{
-		{"haste-table2", "haste-a", "1", "", ""},
-		{"haste-table2", "haste", "3", "", ""},
-		{"dynamicmr-batch-5", "pi-dhsa+sepb+slot-prescheduling", "2", "", ""},
-		{"stealing-stragglers-2", "fair+late", "1", "", ""},
-		{"stealing-grep-50", "drf+resource-stealing-ltm+base", "5", "", ""},
-		{"dynamicadjust-pagerank", "fifo+dynamic-adjust", "1", "", ""},
-		{"stealing-stragglers-2", "fair+delay-scheduling+base", "1", "--explain", ""},
-		{"stealing-grep-50", "mrv1-static+delay-scheduling+load-balance+sepb", "2", "--explain", ""},
+	for _, tc := range []struct{ scenario, spec, seed, explain, placement, model string }{
+		{"haste-table2", "haste-a", "1", "", "", ""},
+		{"haste-table2", "haste", "3", "", "", ""},
+		{"dynamicmr-batch-5", "pi-dhsa+sepb+slot-prescheduling", "2", "", "", ""},
+		{"stealing-stragglers-2", "fair+late", "1", "", "", ""},
+		{"stealing-grep-50", "drf+resource-stealing-ltm+base", "5", "", "", ""},
+		{"dynamicadjust-pagerank", "fifo+dynamic-adjust", "1", "", "", ""},
+		{"stealing-stragglers-2", "fair+delay-scheduling+base", "1", "--explain", "", ""},
+		{"stealing-grep-50", "mrv1-static+delay-scheduling+load-balance+sepb", "2", "--explain", "", ""},
 		// Reducers placed in the pipeline, on the network's scenarios.
-		{"tan-fig10-sort", "fair", "2", "--explain", "receding-horizon"},
-		{"tan-fig3-sort", "fair+delay-scheduling", "1", "--explain", "greedy"},
-		{"haste-table2", "haste-a", "1", "", "random"},
+		{"tan-fig10-sort", "fair", "2", "--explain", "receding-horizon", ""},
+		{"tan-fig3-sort", "fair+delay-scheduling", "1", "--explain", "greedy", ""},
+		{"haste-table2", "haste-a", "1", "", "random", ""},
+		// A family's parameters, and the policies built on the cluster's
+		// queueing model (--placement-model).
+		{"tan-fig10-sort", "fair", "1", "", "state-threshold:base=2;ratio=0.3", ""},
+		{"tan-fig10-sort", "fair", "2", "", "adp-bid-price:fit_steps=5;fit_jobs=200", placementModel},
+		{"tan-fig3-sort", "fair", "1", "", "rollout:samples=4;horizon=10", placementModel},
 		// Reducers that start at slow start 0 without ramp-up deadlock
 		// with waiting maps; the server preempts them as the simulator
 		// does.
-		{earlyReducers, "fair", "1", "--explain", ""},
-		{earlyReducers, "fifo", "2", "", ""},
+		{earlyReducers, "fair", "1", "--explain", "", ""},
+		{earlyReducers, "fifo", "2", "", "", ""},
 	} {
 		t.Run(tc.scenario+"/"+tc.spec+"/"+tc.placement, func(t *testing.T) {
 			args := []string{"--scenario", tc.scenario, "--policy", tc.spec, "--seed", tc.seed}
@@ -113,6 +122,9 @@ func TestReplayEqualsSimulate(t *testing.T) {
 			}
 			if tc.placement != "" {
 				args = append(args, "--placement", tc.placement)
+			}
+			if tc.model != "" {
+				args = append(args, "--placement-model", tc.model)
 			}
 			want := runOptd(t, append([]string{"simulate"}, args...)...)
 			if tc.scenario == earlyReducers && !strings.Contains(want, `"preempted_reducers"`) {
@@ -243,24 +255,33 @@ func (r *restarting) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Deci
 // estimator and random placement's generator) are restored from their snapshots,
 // so the output is byte-identical to optd simulate's.
 func TestReplaySurvivesRestarts(t *testing.T) {
-	for _, tc := range []struct{ scenario, spec, placement string }{
-		{"haste-table2", "haste+delay-scheduling", ""},
-		{"dynamicmr-batch-5", "pi-dhsa+sepb+load-balance", ""},
-		{"stealing-stragglers-4", "capacity+resource-stealing-stm+base", ""},
-		{"stealing-stragglers-2", "fifo+dynamic-adjust+late", ""},
+	for _, tc := range []struct{ scenario, spec, placement, model string }{
+		{"haste-table2", "haste+delay-scheduling", "", ""},
+		{"dynamicmr-batch-5", "pi-dhsa+sepb+load-balance", "", ""},
+		{"stealing-stragglers-4", "capacity+resource-stealing-stm+base", "", ""},
+		{"stealing-stragglers-2", "fifo+dynamic-adjust+late", "", ""},
 		// The placement's plans and its estimator survive restarts.
-		{"tan-fig10-sort", "fair", "receding-horizon"},
+		{"tan-fig10-sort", "fair", "receding-horizon", ""},
 		// So does random placement's generator.
-		{"tan-fig10-sort", "fair", "random"},
+		{"tan-fig10-sort", "fair", "random", ""},
+		// And the policy built on the model decides as before a restart.
+		{"tan-fig10-sort", "fair", "rollout:samples=4;horizon=10", placementModel},
 		// Preemption decided on a ledger rebuilt from its events.
-		{earlyReducers, "fair", ""},
+		{earlyReducers, "fair", "", ""},
 	} {
 		t.Run(tc.scenario+"/"+tc.spec+"/"+tc.placement, func(t *testing.T) {
 			args := []string{"simulate", "--scenario", tc.scenario, "--policy", tc.spec, "--seed", "1"}
 			if tc.placement != "" {
 				args = append(args, "--placement", tc.placement)
 			}
+			if tc.model != "" {
+				args = append(args, "--placement-model", tc.model)
+			}
 			want := runOptd(t, args...)
+			placement, err := placementPolicy(options{placement: tc.placement, placementModel: tc.model, seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
 			sc, err := simulate.LoadScenario(tc.scenario)
 			if err != nil {
 				t.Fatal(err)
@@ -273,7 +294,7 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 			}
 			cfg := sc.LedgerConfig()
 			x := &executor{client: optdv1.NewClusterServiceClient(conn), cluster: "r", resources: cfg.Cluster.Resources}
-			if _, err := x.client.RegisterCluster(t.Context(), registerRequest("r", cfg, tc.spec, tc.placement, 1)); err != nil {
+			if _, err := x.client.RegisterCluster(t.Context(), registerRequest("r", cfg, tc.spec, placement, 1)); err != nil {
 				t.Fatal(err)
 			}
 			r := &restarting{executor: x, t: t, dir: dir, rng: rand.New(rand.NewPCG(1, uint64(len(tc.spec)))), share: 1.0 / 60,
@@ -310,6 +331,11 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--server", addr, "--scenario", "no-such-scenario", "--policy", "fifo"}, "no-such-scenario"},
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--tls-ca", "/nonexistent.pem"}, "--tls-ca"},
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--progress", "loud"}, `--progress = "loud"`},
+		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement-model", placementModel}, "give --placement too"},
+		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "rollout", "--placement-model", "/nonexistent.json"}, "--placement-model"},
+		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "rollout"}, "rollout needs the cluster's queueing model"},
+		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "rollout:samples=0", "--placement-model", placementModel}, "samples = 0"},
+		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "greedy:x"}, "is not name=value"},
 	} {
 		_, errOut, code := cli.RunCaptured(t.Context(), append([]string{"replay"}, tc.args...), NewCommand)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

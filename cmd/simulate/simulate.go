@@ -20,8 +20,9 @@ import (
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
-	_ "github.com/optd/optd/policy/adp"     // the fitted placement policy --placement may name
+	_ "github.com/optd/optd/policy/adp"     // the fitted placement policies --placement may name
 	_ "github.com/optd/optd/policy/builtin" // every policy --policy may name
+	_ "github.com/optd/optd/policy/rollout" // and the rollout policy
 	"github.com/optd/optd/sim"
 )
 

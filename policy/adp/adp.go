@@ -23,7 +23,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/optd/optd/mdp"
@@ -90,7 +89,7 @@ func build(name string, declared []policy.Param, cfg policy.PlacementConfig) (po
 	if err != nil {
 		return nil, err
 	}
-	if err := checkModel(name, cfg.Model); err != nil {
+	if err := cfg.Model.Check(name); err != nil {
 		return nil, err
 	}
 	f := fitKey{Policy: name, Model: cfg.Model, Classes: int(v["classes"]), Steps: int(v["fit_steps"]), Jobs: int(v["fit_jobs"])}
@@ -107,42 +106,6 @@ func build(name string, declared []policy.Param, cfg policy.PlacementConfig) (po
 		return nil, err
 	}
 	return mk(v["value_scale"]), nil
-}
-
-// checkModel validates the model the fit needs, naming the field.
-func checkModel(name string, m *policy.PlacementModel) error {
-	bad := func(field string, value any, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: model.%s = %v: %s", policy.ErrInvalidConfig, name, field, value, fmt.Sprintf(format, args...))
-	}
-	switch {
-	case m == nil:
-		return fmt.Errorf("%w: %s needs the cluster's queueing model to fit its value function "+
-			"(model: arrival_rate, service_rate, max_jobs_in_service, max_waiting, workload, slot costs); none was given", policy.ErrInvalidConfig, name)
-	case !(m.ArrivalRate > 0) || math.IsInf(m.ArrivalRate, 0):
-		return bad("arrival_rate", m.ArrivalRate, "must be finite and > 0")
-	case !(m.ServiceRate > 0) || math.IsInf(m.ServiceRate, 0):
-		return bad("service_rate", m.ServiceRate, "must be finite and > 0")
-	case m.MaxJobsInService < 1 || m.MaxJobsInService > sim.MaxSlots:
-		return bad("max_jobs_in_service", m.MaxJobsInService, "must be an integer in [1, %d]", sim.MaxSlots)
-	case m.MaxWaiting < -1:
-		return bad("max_waiting", m.MaxWaiting, "must be ≥ 0, or −1 for unlimited")
-	case m.MaxWaiting == -1 && m.ArrivalRate >= m.ServiceRate:
-		return bad("arrival_rate", m.ArrivalRate, "the queue is unstable: arrival_rate/service_rate = %g ≥ 1 with unlimited max_waiting", m.ArrivalRate/m.ServiceRate)
-	case m.Workload == nil:
-		return bad("workload", nil, "missing: the law of (X, R)")
-	case len(m.SlotCosts) > sim.MaxSlots:
-		return bad("slot_costs", fmt.Sprintf("%d slots", len(m.SlotCosts)), "at most %d", sim.MaxSlots)
-	}
-	for i, c := range m.SlotCosts {
-		if !(c >= 0) || math.IsInf(c, 0) {
-			return bad(fmt.Sprintf("slot_costs[%d]", i), c, "must be finite and ≥ 0")
-		}
-	}
-	if need := m.MaxJobsInService * m.Workload.MaxReduces(); need > len(m.SlotCosts) {
-		return bad("slot_costs", fmt.Sprintf("%d slots", len(m.SlotCosts)),
-			"need at least max_jobs_in_service·max_reduces = %d·%d = %d slots", m.MaxJobsInService, m.Workload.MaxReduces(), need)
-	}
-	return nil
 }
 
 // fitKey is what a fit depends on.

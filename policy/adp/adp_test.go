@@ -1,11 +1,9 @@
 package adp
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/policytest"
 	"github.com/optd/optd/sim"
 )
 
@@ -74,18 +73,7 @@ func TestFittedPoliciesOnSolvableScenarios(t *testing.T) {
 // same on random requests; another seed fits another value function.
 func TestFitDeterministic(t *testing.T) {
 	s := scenario(t, "../../search/testdata/mdp-small.json")
-	rng := rand.New(rand.NewPCG(7, 9))
-	reqs := make([]*policy.PlacementRequest, 200)
-	for k := range reqs {
-		free := rng.IntN(len(s.SlotCosts)) + 1
-		req := &policy.PlacementRequest{X: rng.Float64() * 100, R: rng.IntN(min(free, 2)) + 1, Waiting: rng.IntN(3)}
-		for _, v := range rng.Perm(len(s.SlotCosts))[:free] {
-			req.Free = append(req.Free, policy.Slot{Index: v, Cost: s.SlotCosts[v]})
-		}
-		slices.SortFunc(req.Free, func(a, b policy.Slot) int { return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(a.Index, b.Index)) })
-		req.Held = make([][]int, rng.IntN(s.K))
-		reqs[k] = req
-	}
+	reqs := policytest.PlacementRequests(s.SlotCosts, s.K, 2, 200, 7)
 	for _, name := range []string{Name, NameBidPrice} {
 		key := func(seed uint64) fitKey {
 			m := s.PlacementModel()
@@ -184,10 +172,18 @@ func FuzzCheckModel(f *testing.F) {
 			costs[i] = cost * float64(i)
 		}
 		m := &policy.PlacementModel{ArrivalRate: lambda, ServiceRate: mu, MaxJobsInService: k, MaxWaiting: waiting, Workload: w, SlotCosts: costs}
-		if err := checkModel(Name, m); err == nil {
+		if err := m.Check(Name); err == nil {
 			if !(lambda > 0 && mu > 0) || k < 1 || waiting < -1 || len(costs) < k*maxR {
 				t.Errorf("accepted %+v", m)
 			}
 		}
 	})
+}
+
+// TestModelSlotLimit: the policies' model check allows what the simulator
+// does, no more (package policy keeps its own copy of the limit).
+func TestModelSlotLimit(t *testing.T) {
+	if policy.MaxModelSlots != sim.MaxSlots {
+		t.Errorf("policy.MaxModelSlots = %d, sim.MaxSlots = %d: they must agree", policy.MaxModelSlots, sim.MaxSlots)
+	}
 }

@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -10,7 +11,9 @@ import (
 
 var _ policy.Placement = (*StateThreshold)(nil)
 
-// stateThresholdParams are the parameters of "state-threshold".
+// stateThresholdParams are the parameters of "state-threshold" (package
+// rollout declares them again, renamed, for its base policy: see
+// StateThresholdParams).
 var stateThresholdParams = []policy.Param{
 	{Name: "base", Min: 0, Max: 10, Default: 1,
 		Doc: "a: future jobs expected to overlap a job's service when the system is empty"},
@@ -105,6 +108,21 @@ func (p *StateThreshold) demand(y float64) float64 {
 	return d / float64(len(p.ys))
 }
 
+// Skip returns s = min(round(m·D(y)), ⌊δ·(free − R)⌋), the cheapest free
+// slots a job of data x on r reducers skips when it found jobsInSystem jobs
+// on arrival, waiting jobs wait and free slots are free, with m and D(y)
+// (for the decision's reason). It observes nothing: with the law unknown,
+// D comes from the window as it stands (package rollout simulates the
+// policy with the law known).
+func (p *StateThreshold) Skip(x float64, r, jobsInSystem, waiting, free int) (s int, m, d float64) {
+	m = p.a + p.b*float64(jobsInSystem) + p.c*float64(waiting)
+	d = p.demand(x / float64(r))
+	return min(int(math.Round(m*d)), p.limit(free, r)), m, d
+}
+
+// limit is ⌊δ·(free − R)⌋, the most slots the policy ever skips.
+func (p *StateThreshold) limit(free, r int) int { return int(math.Floor(p.delta * float64(free-r))) }
+
 // Place skips s = min(round(m·D(y)), ⌊δ·(free − R)⌋) cheapest free slots.
 func (p *StateThreshold) Place(req *policy.PlacementRequest) (policy.PlacementDecision, error) {
 	if err := req.Check(); err != nil {
@@ -114,10 +132,8 @@ func (p *StateThreshold) Place(req *policy.PlacementRequest) (policy.PlacementDe
 	if p.law == nil {
 		p.observe(y, req.R)
 	}
-	m := p.a + p.b*float64(req.JobsInSystem) + p.c*float64(req.Waiting)
-	d := p.demand(y)
-	limit := int(math.Floor(p.delta * float64(len(req.Free)-req.R)))
-	s := min(int(math.Round(m*d)), limit)
+	s, m, d := p.Skip(req.X, req.R, req.JobsInSystem, req.Waiting, len(req.Free))
+	limit := p.limit(len(req.Free), req.R)
 	return policy.PlacementDecision{
 		Positions: block(s, req.R),
 		Threshold: math.NaN(),
@@ -125,3 +141,6 @@ func (p *StateThreshold) Place(req *policy.PlacementRequest) (policy.PlacementDe
 			y, m, req.JobsInSystem, req.Waiting, d, s, len(req.Free), limit),
 	}, nil
 }
+
+// StateThresholdParams returns the parameters of "state-threshold".
+func StateThresholdParams() []policy.Param { return slices.Clone(stateThresholdParams) }

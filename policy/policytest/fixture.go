@@ -1,5 +1,5 @@
 // Package policytest builds hand-made cluster views for the tests of the
-// heartbeat policies.
+// heartbeat policies, and random requests for the placement policies' tests.
 package policytest
 
 import (

@@ -581,7 +581,13 @@ type PlacementModel struct {
 	// workload_json is the same as JSON text. Deprecated: use workload.
 	WorkloadJson string `protobuf:"bytes,5,opt,name=workload_json,json=workloadJson,proto3" json:"workload_json,omitempty"`
 	// seed seeds the fit's training runs.
-	Seed          uint64 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
+	Seed uint64 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
+	// slot_costs are the fetching costs H(v) of the model's reduce slots
+	// when the cluster registers none of its own (a heartbeat cluster, whose
+	// pipeline prices its nodes' slots itself, as `optd replay --placement
+	// --placement-model` registers); empty means the cluster's slots. Each
+	// finite and ≥ 0, at most 1,048,576 of them.
+	SlotCosts     []float64 `protobuf:"fixed64,8,rep,packed,name=slot_costs,json=slotCosts,proto3" json:"slot_costs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -663,6 +669,13 @@ func (x *PlacementModel) GetSeed() uint64 {
 		return x.Seed
 	}
 	return 0
+}
+
+func (x *PlacementModel) GetSlotCosts() []float64 {
+	if x != nil {
+		return x.SlotCosts
+	}
+	return nil
 }
 
 // HeartbeatPolicy configures the Heartbeat RPC's decisions.
@@ -7595,7 +7608,7 @@ const file_optd_proto_rawDesc = "" +
 	"\x05model\x18\x06 \x01(\v2\x17.optd.v1.PlacementModelR\x05model\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa3\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xc2\x02\n" +
 	"\x0ePlacementModel\x12!\n" +
 	"\farrival_rate\x18\x01 \x01(\x01R\varrivalRate\x12!\n" +
 	"\fservice_rate\x18\x02 \x01(\x01R\vserviceRate\x12-\n" +
@@ -7604,7 +7617,9 @@ const file_optd_proto_rawDesc = "" +
 	"maxWaiting\x88\x01\x01\x12-\n" +
 	"\bworkload\x18\a \x01(\v2\x11.optd.v1.WorkloadR\bworkload\x12#\n" +
 	"\rworkload_json\x18\x05 \x01(\tR\fworkloadJson\x12\x12\n" +
-	"\x04seed\x18\x06 \x01(\x04R\x04seedB\x0e\n" +
+	"\x04seed\x18\x06 \x01(\x04R\x04seed\x12\x1d\n" +
+	"\n" +
+	"slot_costs\x18\b \x03(\x01R\tslotCostsB\x0e\n" +
 	"\f_max_waiting\"\xcc\x01\n" +
 	"\x0fHeartbeatPolicy\x12\x12\n" +
 	"\x04spec\x18\x01 \x01(\tR\x04spec\x12\x1c\n" +

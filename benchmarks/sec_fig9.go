@@ -167,9 +167,9 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 		"replications above, fresh to it, beside the other policies. The search's budget is modest: its best is what a short search "+
 		"finds, not the best of the family. Column \"%s\" is the rollout policy (package policy/rollout) on that searched policy as "+
 		"its base: each job takes the candidate block of free slots of least cost now plus the mean cost of the next placements "+
-		"simulated under the base on futures sampled from the model (common to the candidates).\n\n",
+		"simulated under the base on futures sampled from the model (common to the candidates), here `%s`.\n\n",
 		len(policy.PlacementParams(fig9SearchFamily)), fig9SearchFamily, searchEvals, searchReps, searchJobs, searchWarmup, env.Seed, searchSeedOffset, searchedName,
-		rolloutSearchedName)
+		rolloutSearchedName, fig9RolloutSpec(env))
 	b.WriteString(found.String())
 	lo, hi := slices.Min(sRand.y), slices.Max(sRand.y)
 	room := bGreedy.y[len(bGreedy.y)-1]
@@ -202,12 +202,9 @@ const rolloutSearchedName = "rollout on optd search"
 // rolloutOn is the rollout policy whose base is state-threshold (which
 // fig9SearchFamily is) with the searched parameters (but its window: the
 // rollout simulates the model, whose law of (X, R) it knows), on the
-// model of s; lighter in a quick run (quickRollout).
+// model of s, with fig9Rollout's futures (quickRollout's in a quick run).
 func rolloutOn(env *Env, s *sim.Scenario, searched map[string]float64) sim.NamedFactory {
-	params := map[string]float64{}
-	if env.Quick {
-		_, params, _ = policy.ParsePlacementSpec(rollout.Name + ":" + quickRollout)
-	}
+	_, params, _ := policy.ParsePlacementSpec(rollout.Name + ":" + fig9RolloutSpec(env))
 	for k, v := range searched {
 		if k != "window" {
 			params[rollout.BaseParamPrefix+k] = v
@@ -216,6 +213,22 @@ func rolloutOn(env *Env, s *sim.Scenario, searched map[string]float64) sim.Named
 	return sim.NamedFactory{Name: rolloutSearchedName, New: func(seed uint64) (policy.Placement, error) {
 		return policy.NewPlacement(rollout.Name, policy.PlacementConfig{Seed: seed, Params: params, Model: s.PlacementModel()})
 	}}
+}
+
+// fig9Rollout are the rollout's futures in this section: a quarter of its
+// default work per decision (16 futures of 30 placements). At the default
+// the rollout, about 1 ms a decision, added some 40 minutes to this
+// section (10 replications × 5 loads × 50,000 jobs) against about 6 for
+// everything else; beyond Fig. 9, where it runs at its default, it ties
+// its base at K = 100 and gains at most 1% at smaller K.
+const fig9Rollout = "samples=8;horizon=15"
+
+// fig9RolloutSpec returns the rollout's futures for env's mode.
+func fig9RolloutSpec(env *Env) string {
+	if env.Quick {
+		return quickRollout
+	}
+	return fig9Rollout
 }
 
 // paperGreedySaving is the largest saving over greedy that the paper's

@@ -78,7 +78,7 @@ penalty-report:
 # whole trace), 3 replications each, with time and memory per replication
 # (about an hour on 2 cores shared with other work).
 penalty-scale:
-	OPTD_PENALTY_SCALE=1 OPTD_PENALTY_SCENARIOS=../search/testdata/fig9-rho0.6.json,../search/testdata/fig9-rho0.9.json,../search/testdata/swim-fb2010.json go test ./mdp -run '^TestPenaltyScale$$' -v -count=1 -timeout 3h
+	OPTD_PENALTY_SCALE=1 OPTD_PENALTY_SCENARIOS=$(CURDIR)/search/testdata/fig9-rho0.6.json,$(CURDIR)/search/testdata/fig9-rho0.9.json,$(CURDIR)/search/testdata/swim-fb2010.json go test ./mdp -run '^TestPenaltyScale$$' -v -count=1 -timeout 3h
 
 # Time, steps and memory of the level bound and the Lagrangian hindsight
 # bound (60 s each) on the Fig. 9 setting at rho = 0.9 with 2k (against the

@@ -104,15 +104,6 @@ func oneNode(capacity models.Resources, jobs ...ClusterJob) *ClusterScenario {
 	return sc
 }
 
-func fixed(t *testing.T, v float64) models.Dist {
-	t.Helper()
-	d, err := models.NewDiscrete([]float64{v}, []float64{1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // TestShuffleBarrier: a reduce whose own work is short still finishes only
 // after the stage's last map (its shuffle waits), then does the rest of
 // its work: finish = map end + (1 − ShuffleFraction)·work.

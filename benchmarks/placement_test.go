@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/rollout"
 )
 
@@ -23,9 +24,17 @@ func TestPlacementBestBound(t *testing.T) {
 		t.Skip("simulates 2×2000 jobs under every placement policy per case; skipped with -short")
 	}
 	names := policy.PlacementNames()
-	// The rollout light (its decisions cost about 1 ms at its defaults,
-	// ten times that under -race): the check is of the bound.
-	names[slices.Index(names, rollout.Name)] = rollout.Name + ":samples=2;horizon=5;levels=1"
+	// The check is of the bound, not of the policies: the rollout light (its
+	// decisions cost about 1 ms at its defaults, ten times that under
+	// -race) and the fitted policies on short fits (at their defaults the
+	// fits were nine tenths of this test's time).
+	for name, light := range map[string]string{
+		rollout.Name:     "samples=2;horizon=5;levels=1",
+		adp.Name:         "fit_steps=20;fit_jobs=100",
+		adp.NameBidPrice: "fit_steps=5;fit_jobs=100",
+	} {
+		names[slices.Index(names, name)] = name + ":" + light
+	}
 	for _, c := range []struct {
 		k    int
 		rho  float64

@@ -267,11 +267,11 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	}
 	base := baseTables(m, sorted, m.supply)
 	if len(sorted) > 1 {
-		xp, ex, _ := perNodeAssign(ctx, m, caps, m.supply, deadline, base)
+		xp, ex, _ := fillEachNode(ctx, m, caps, m.supply, deadline, base)
 		stats.NodesExplored += ex
 		tryIncumbent(xp)
 	}
-	xs, ex, stopped := perNodeAssign(ctx, m, sorted, m.supply, deadline, base)
+	xs, ex, stopped := fillEachNode(ctx, m, sorted, m.supply, deadline, base)
 	stats.NodesExplored += ex
 	tryIncumbent(unpermuteRows(xs, order))
 	track.addNodes(stats.NodesExplored)

@@ -515,16 +515,8 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 // with bpShare of the time left (bpCap without a time limit) and records
 // its bound and whether it looked hopeless in the result.
 func probeBranchPrice(ctx context.Context, m *model, sorted [][]int64, base *tables, columns *columnPool, s *search, root float64, deadline time.Time, stats *Stats, track *tracker) *branchPrice {
-	until := shareOf(deadline, bpShare)
-	if until.IsZero() {
-		until = time.Now().Add(bpCap)
-	}
-	bpCtx, cancel := context.WithDeadline(ctx, until)
-	defer cancel()
-	track.setPhase("b-and-p")
 	bp := newBranchPrice(m, sorted, base, columns, s, root)
-	bp.ub, _, bp.hopeless = bp.run(bpCtx, true, stats, track)
-	track.proven(bp.ub)
+	bp.ub, bp.hopeless = runBranchPrice(ctx, bp, true, deadline, bpShare, bpCap, stats, track)
 	return bp
 }
 
@@ -532,6 +524,14 @@ func probeBranchPrice(ctx context.Context, m *model, sorted [][]int64, base *tab
 // probe's caps) for share of the time left (limit without a time limit)
 // and returns its bound.
 func resumeBranchPrice(ctx context.Context, bp *branchPrice, deadline time.Time, share float64, limit time.Duration, stats *Stats, track *tracker) float64 {
+	ub, _ := runBranchPrice(ctx, bp, false, deadline, share, limit, stats, track)
+	return ub
+}
+
+// runBranchPrice runs bp (as a probe or not) for share of the time left
+// before deadline (limit without one) and returns its bound and whether
+// it looked hopeless.
+func runBranchPrice(ctx context.Context, bp *branchPrice, probe bool, deadline time.Time, share float64, limit time.Duration, stats *Stats, track *tracker) (float64, bool) {
 	until := shareOf(deadline, share)
 	if until.IsZero() {
 		until = time.Now().Add(limit)
@@ -539,9 +539,9 @@ func resumeBranchPrice(ctx context.Context, bp *branchPrice, deadline time.Time,
 	bpCtx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	track.setPhase("b-and-p")
-	ub, _, _ := bp.run(bpCtx, false, stats, track)
+	ub, _, hopeless := bp.run(bpCtx, probe, stats, track)
 	track.proven(ub)
-	return ub
+	return ub, hopeless
 }
 
 // lpBoundOf returns the LP duals' bound of bounds (the last, with both

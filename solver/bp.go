@@ -135,6 +135,9 @@ type branchPrice struct {
 	lpSolve int
 	stuck   float64 // the largest bound of a subtree left open (packing failed, or closed by the gap)
 	queue   *bpQueue
+
+	ub       float64 // the bound of the last probe (probeBranchPrice)
+	hopeless bool    // the last probe found the tree degenerate
 }
 
 // newBranchPrice prepares the branch and price from the root LP's columns

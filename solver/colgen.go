@@ -166,7 +166,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 			}
 		}
 		deadline, _ := ctx.Deadline()
-		fill, _, _ := perNodeAssign(ctx, m, restCaps, supply, deadline, base)
+		fill, _, _ := fillEachNode(ctx, m, restCaps, supply, deadline, base)
 		for r, j := range restIdx {
 			xr[j] = fill[r]
 		}

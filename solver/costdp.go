@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"time"
 )
 
 // Limits of the reduced-cost DP (costDPBound).
@@ -77,7 +78,10 @@ var costDPMaxPairOps = 1 << 26
 // leaves the previous result.
 func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (ub float64, path [][]int, ok bool) {
 	var extra []int
-	ub, path, ok = costDPTracked(ctx, m, nodes, b, inc, extra)
+	t0 := time.Now()
+	ub, path, visits, ok := costDPTracked(ctx, m, nodes, b, inc, extra, 0)
+	retryCtx, cancel := context.WithTimeout(ctx, max(costDPRetryTime, costDPRetryVisits*time.Since(t0)))
+	defer cancel()
 	for range costDPRetries {
 		if !ok || path == nil {
 			break
@@ -97,7 +101,7 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 			break // nothing more to track
 		}
 		extra = append(extra, over...)
-		ub2, path2, ok2 := costDPTracked(ctx, m, nodes, b, inc, extra)
+		ub2, path2, _, ok2 := costDPTracked(retryCtx, m, nodes, b, inc, extra, max(costDPMaxPatterns, costDPRetryVisits*visits))
 		if !ok2 {
 			break
 		}
@@ -107,13 +111,23 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 }
 
 // costDPRetries is how many times costDPBound re-runs the DP with the types
-// a path exceeded.
-const costDPRetries = 3
+// a path exceeded; a re-run gives up (keeping the result before it) after
+// costDPRetryVisits times the patterns the first run visited, or as many
+// times its time (at least costDPRetryTime): the types it adds to the
+// state can multiply the prefixes to enumerate and the states (measured
+// on large and yarn: the first run visited 8-59 patterns in a
+// millisecond and proved its target, the re-run ran out of the step's
+// time share, 0.6 s of a 10 s limit, in the enumeration or in the layers).
+const (
+	costDPRetries     = 3
+	costDPRetryVisits = 16
+	costDPRetryTime   = 20 * time.Millisecond
+)
 
 // costDPTracked is costDPBound with the types of extra tracked too.
-func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64, extra []int) (ub float64, path [][]int, ok bool) {
+func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64, extra []int, maxVisits int) (ub float64, path [][]int, visits int, ok bool) {
 	if b == nil || b.tab == nil || b.pi == nil {
-		return 0, nil, false
+		return 0, nil, visits, false
 	}
 	L := lagValue(b, nodes, m.supply)
 	eps := boundTolerance * math.Max(1, math.Abs(L))
@@ -122,7 +136,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		budget -= m.unit
 	}
 	if budget < 0 {
-		return L, nil, true
+		return L, nil, visits, true
 	}
 	f := newPackedSupply(m.supply, b.pi, extra)
 	u := make([]float64, len(m.dem))
@@ -134,6 +148,10 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		dec  pstate // packed counts of the tracked types
 		loss float64
 		a    []int // a pattern of that projection and loss
+	}
+	tail := 0 // types from tail on are untracked: one completion per prefix
+	for _, i := range f.types {
+		tail = max(tail, i+1)
 	}
 	pats := make([][]proj, len(nodes))
 	reach := make([][]int, len(nodes)+1) // suffix sums of the largest count per tracked type
@@ -156,7 +174,10 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		top := b.rootTerm(c)
 		mx = make([]int, len(f.types))
 		visited := 0
-		ok := enumeratePatterns(m, u, b.tab, c, top-budget, func(a []int, val float64) bool {
+		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, func(a []int, val float64) bool {
+			if visits++; maxVisits > 0 && visits > maxVisits {
+				return false
+			}
 			if visited++; visited&1023 == 0 && ctx.Err() != nil {
 				return false
 			}
@@ -178,10 +199,10 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			return total <= costDPMaxPatterns
 		})
 		if !ok || ctx.Err() != nil {
-			return 0, nil, false
+			return 0, nil, visits, false
 		}
 		if len(pats[j]) == 0 {
-			return inc, nil, true // node j has no pattern within the budget
+			return inc, nil, visits, true // node j has no pattern within the budget
 		}
 		reach[j] = make([]int, len(f.types))
 		for q := range f.types {
@@ -199,7 +220,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		cells += m.supply[i] + 1
 	}
 	if cells*(len(nodes)+1) > costDPMaxFloats {
-		return 0, nil, false
+		return 0, nil, visits, false
 	}
 	// Only the smallest loss of each count matters in the recursion:
 	// byCount[q][c] is the smallest loss of node j's patterns with c
@@ -208,7 +229,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	var byCount [][]float64
 	for j := len(nodes); j >= 0; j-- {
 		if ctx.Err() != nil {
-			return 0, nil, false
+			return 0, nil, visits, false
 		}
 		if j < len(nodes) && (j+1 == len(nodes) || &pats[j][0] != &pats[j+1][0]) {
 			byCount = make([][]float64, len(f.types))
@@ -297,7 +318,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		var dense []float64
 		for k, pr := range pairs {
 			if ctx.Err() != nil {
-				return 0, nil, false
+				return 0, nil, visits, false
 			}
 			ca, cb := counts[pr.a], counts[pr.b]
 			na, nb := slices.Max(ca)+1, slices.Max(cb)+1
@@ -346,14 +367,14 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		future2[j] = make([][]float64, len(pairs))
 		for k, pr := range pairs {
 			if ctx.Err() != nil {
-				return 0, nil, false
+				return 0, nil, visits, false
 			}
 			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
 			na := m.supply[f.types[pr.a]] + 1
 			h := make([]float64, na*pr.nb)
 			for ra := 0; ra < na; ra++ {
 				if ra&63 == 63 && ctx.Err() != nil {
-					return 0, nil, false // one pair's table may be millions of operations
+					return 0, nil, visits, false // one pair's table may be millions of operations
 				}
 				for rb := 0; rb < pr.nb; rb++ {
 					at := ra*pr.nb + rb
@@ -375,7 +396,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			future2[j][k] = h
 		}
 		if ctx.Err() != nil {
-			return 0, nil, false
+			return 0, nil, visits, false
 		}
 	}
 	// exceeds reports whether a lower bound on the loss still to come from
@@ -414,14 +435,14 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	traced := 0
 	for j := range nodes {
 		if ctx.Err() != nil {
-			return 0, nil, false
+			return 0, nil, visits, false
 		}
 		next.reset()
 		work := 0 // transitions since the last look at ctx
 		for s, st := range curKeys {
 			if work += len(pats[j]); work >= 1<<14 {
 				if ctx.Err() != nil {
-					return 0, nil, false
+					return 0, nil, visits, false
 				}
 				work = 0
 			}
@@ -439,7 +460,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 					continue
 				}
 				if !next.relax(nst, l, uint64(s)<<32|uint64(k)) {
-					return 0, nil, false
+					return 0, nil, visits, false
 				}
 			}
 		}
@@ -460,7 +481,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		}
 	}
 	if math.IsInf(minLoss, 1) {
-		return inc, nil, true
+		return inc, nil, visits, true
 	}
 	if trace != nil {
 		path = make([][]int, len(nodes))
@@ -470,7 +491,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			at = int(back >> 32)
 		}
 	}
-	return L - minLoss, path, true
+	return L - minLoss, path, visits, true
 }
 
 // repairPath makes a relaxed solution x (see costDPBound) feasible: the
@@ -692,15 +713,70 @@ func (t *stateTable) collect(keys []pstate, loss []float64, withBack bool) ([]ps
 // a rounding slack), pruning with the suffix tables tab (an upper bound on
 // the rest; types with u_i ≤ 0 count 0 there, which is still an upper
 // bound). It stops and returns false when visit does.
-func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, visit func(a []int, val float64) bool) bool {
+//
+// Only the counts of the types before tail matter to the caller (the
+// reduced-cost DP keeps, per projection on its tracked types, the pattern
+// of least loss): past tail it visits, for each prefix a_0..a_{tail−1},
+// only the best completion (the maximum of u over the types from tail on,
+// by branch and bound with the same tables), not every one. Measured on
+// the suite: where few types are tracked (large, yarn: 5-9 distinct
+// projections), the full enumeration visited 0.3-1.2 million patterns
+// per node class and the DP's first step ran out of its time share.
+func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, tail int, visit func(a []int, val float64) bool) bool {
 	n := len(m.dem)
 	a := make([]int, n)
+	best := make([]int, n)
 	r := slices.Clone(c)
 	eps := boundTolerance * math.Max(1, math.Abs(minVal))
+	// complete finds the best completion of types i.. on r (into best),
+	// above the value bestVal.
+	var bestVal float64
+	var complete func(i int, val float64)
+	complete = func(i int, val float64) {
+		if i == n {
+			if val > bestVal {
+				bestVal = val
+				copy(best[tail:], a[tail:])
+			}
+			return
+		}
+		if val+tab.value(i, r) <= bestVal {
+			return
+		}
+		f := min(maxFit(m.dem[i], r), int64(m.supply[i]))
+		if u[i] <= 0 {
+			f = 0
+		}
+		d := m.dem[i]
+		for p := range r {
+			r[p] -= f * d[p]
+		}
+		for k := f; k >= 0; k-- { // most first: good completions early
+			a[i] = int(k)
+			complete(i+1, val+float64(k)*u[i])
+			if k > 0 {
+				for p := range r {
+					r[p] += d[p]
+				}
+			}
+		}
+		a[i] = 0
+	}
 	var rec func(i int, val float64) bool
 	rec = func(i int, val float64) bool {
 		if val+tab.value(i, r) < minVal-eps {
 			return true
+		}
+		if i == tail && tail < n {
+			bestVal = math.Inf(-1)
+			complete(i, 0)
+			if math.IsInf(bestVal, -1) || val+bestVal < minVal-eps {
+				return true
+			}
+			copy(a[tail:], best[tail:])
+			ok := visit(a, val+bestVal)
+			clear(a[tail:])
+			return ok
 		}
 		if i == n {
 			return visit(a, val)

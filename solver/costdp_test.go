@@ -2,8 +2,12 @@ package solver
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -112,5 +116,74 @@ func TestPackedSupplyDetectsOverdraw(t *testing.T) {
 		if st.minus(g.pack(over)).covers(g.guards) {
 			t.Errorf("overdraw of type %d (word %d) not detected", i, g.word[q])
 		}
+	}
+}
+
+// TestEnumeratePatternsTailKeepsTheLeastLoss checks the enumeration that
+// visits one completion per prefix (tail < n) against the full one (tail
+// = n) on random small instances and random tails: for every projection on
+// the types before tail, both find the same best value u·a, and every
+// pattern visited is feasible and has the value it is visited with.
+func TestEnumeratePatternsTailKeepsTheLeastLoss(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	checked := 0
+	for range 60 {
+		in := smallInstance(rng)
+		m := newModel(in)
+		n := len(m.dem)
+		if n < 2 {
+			continue
+		}
+		_, sorted, _ := sortNodes(m, nodeCaps(in))
+		u := make([]float64, n)
+		for i := range u {
+			u[i] = m.val[i] * (0.2 + rng.Float64()) // some below, some above the value
+			if rng.IntN(4) == 0 {
+				u[i] = -u[i] // a type priced out
+			}
+		}
+		tab := tablesOn(pricingGrids(baseTables(m, sorted, m.supply)), m.dem, u, countBounds(m.dem, m.supply, sorted))
+		c := sorted[rng.IntN(len(sorted))]
+		tail := rng.IntN(n)
+		minVal := tab.value(0, c) - float64(rng.IntN(3))*m.val[0]
+		best := func(tail int) map[string]float64 {
+			out := map[string]float64{}
+			enumeratePatterns(m, u, tab, c, minVal, tail, func(a []int, val float64) bool {
+				if !fitsPattern(m, a, c) || math.Abs(dot(u, a)-val) > 1e-9*math.Max(1, math.Abs(val)) {
+					t.Fatalf("visited pattern %v (value %v) on %v: infeasible or its value is %v", a, val, c, dot(u, a))
+				}
+				key := fmt.Sprint(a[:tail])
+				if v, ok := out[key]; !ok || val > v {
+					out[key] = val
+				}
+				return true
+			})
+			return out
+		}
+		full, short := best(n), best(tail)
+		prefix := map[string]float64{}
+		for key, v := range full {
+			var a []int
+			for _, f := range strings.Fields(strings.Trim(key, "[]")) {
+				x, _ := strconv.Atoi(f)
+				a = append(a, x)
+			}
+			k := fmt.Sprint(a[:tail])
+			if old, ok := prefix[k]; !ok || v > old {
+				prefix[k] = v
+			}
+		}
+		if len(prefix) != len(short) {
+			t.Fatalf("tail %d of %d types: %d prefixes in the full enumeration, %d with one completion each", tail, n, len(prefix), len(short))
+		}
+		for k, v := range prefix {
+			if w, ok := short[k]; !ok || math.Abs(v-w) > 1e-9*math.Max(1, math.Abs(v)) {
+				t.Fatalf("tail %d of %d types, prefix %s: best value %v in the full enumeration, %v (found %v) with one completion", tail, n, k, v, w, ok)
+			}
+		}
+		checked++
+	}
+	if checked < 30 {
+		t.Fatalf("only %d instances checked", checked)
 	}
 }

@@ -190,7 +190,7 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 		srch.run()
 		fill = srch.best
 	} else {
-		fill, _, _ = perNodeAssign(ctx, m, restCaps, left, deadline, base)
+		fill, _, _ = fillEachNode(ctx, m, restCaps, left, deadline, base)
 	}
 	for r, j := range restIdx {
 		x[j] = slices.Clone(fill[r])

@@ -89,9 +89,37 @@ func ffdAssign(m *model, caps [][]int64, supply []int) [][]int {
 // search order: types by value, larger first; counts best bound first, then
 // larger first.
 func perNodeAssign(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables) (x [][]int, explored int64, stopped StopReason) {
+	return fillNodes(ctx, m, caps, supply, deadline, base, false)
+}
+
+// fillEachNode is perNodeAssign for the exact method's heuristics: a node
+// whose capacity an earlier node had takes that node's optimal fill again
+// when it still fits the supply left, without a search. It is an optimal
+// fill there too (the supply only shrinks along the fill, so the patterns
+// allowed now are a subset of those allowed then, and the earlier optimum
+// is among them), but where several fills tie it may not be the one the
+// search order picks, which perNodeAssign documents. Measured on large (400
+// nodes of 8 capacities): the two per-node fills were 1.0 of the 2.7 s of
+// CPU of large-8.
+func fillEachNode(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables) (x [][]int, explored int64, stopped StopReason) {
+	return fillNodes(ctx, m, caps, supply, deadline, base, true)
+}
+
+// fillNodes fills the nodes in order, each optimally with the supply the
+// nodes before it left; with reuse, from an earlier node's optimal fill of
+// the same capacity where it still fits (fillEachNode).
+func fillNodes(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables, reuse bool) (x [][]int, explored int64, stopped StopReason) {
 	s := slices.Clone(supply)
 	x = make([][]int, len(caps))
+	optimal := map[string][]int{} // a proven optimal fill per capacity (reuse)
 	for j, c := range caps {
+		if a, ok := optimal[demandKey(c)]; ok && fitsSupply(a, s) {
+			x[j] = slices.Clone(a)
+			for t, k := range a {
+				s[t] -= k
+			}
+			continue
+		}
 		one := [][]int64{c}
 		bounds := []*lagBound{{tab: base}, {pi: m.val}}
 		srch := newSearch(ctx, m, one, []bool{false}, s, bounds)
@@ -102,6 +130,9 @@ func perNodeAssign(ctx context.Context, m *model, caps [][]int64, supply []int, 
 			stopped = srch.stopped
 		}
 		x[j] = srch.best[0]
+		if reuse && srch.stopped == "" {
+			optimal[demandKey(c)] = x[j]
+		}
 		for t, a := range x[j] {
 			s[t] -= a
 		}

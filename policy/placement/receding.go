@@ -80,8 +80,7 @@ func observation(req *policy.PlacementRequest) thresholds.Observation {
 // trace's future) with a shorter horizon keeps a few cheap slots for
 // them; `optd search --policy rolling-horizon` on
 // search/testdata/swim-fb2010.json finds such parameters, and `make
-// rollout-scale` with OPTD_ROLLOUT_SCENARIO and OPTD_ROLLOUT_POLICIES
-// compares them with the defaults paired by replication.
+// traces-rolling` compares them with the defaults paired by replication.
 type RollingHorizon struct {
 	r *thresholds.Rolling
 }

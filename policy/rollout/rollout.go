@@ -87,9 +87,11 @@ const (
 	// thresholds of the Theorem-2 table for rh_horizon + 1 jobs drawn from
 	// the last ω jobs seen, rebuilt as the window moves (thresholds.Rolling,
 	// which the rollout keeps and feeds every request). In the sampled
-	// futures the thresholds are frozen at the decision's: a future of H
-	// placements replaces about H/ω of the window, which the table's own
-	// refresh rule (a tenth of the window) mostly ignores too.
+	// futures the thresholds are frozen at the decision's: the policy
+	// itself rebuilds its table every tenth of the window, but from a
+	// window the futures' jobs change little (they are drawn from that
+	// window, or from the model's law), so the rebuilt tables would be
+	// about the same, at the cost of a table per rebuild per future.
 	BaseRollingHorizon = 2
 )
 

@@ -50,7 +50,7 @@ ITA_SEEDS ?= 3
 ita-compare:
 	OPTD_ITA_SEEDS=$(ITA_SEEDS) go run ./benchmarks/cmd/report --only perf-ita --out $${TMPDIR:-/tmp}/optd-ita-compare
 
-.PHONY: penalty-report penalty-scale lagrange-scale rollout-check rollout-scale
+.PHONY: penalty-report penalty-scale lagrange-scale rollout-check rollout-scale traces-rolling
 
 # The rollout against state-threshold, adp-bid-price, receding-horizon and
 # greedy on the Fig. 9 setting beyond the paper (K = 100 at rho = 0.6 and
@@ -60,6 +60,17 @@ ita-compare:
 # search/testdata/swim-fb2010.json), OPTD_ROLLOUT_POLICIES, _JOBS, _REPS.
 rollout-scale:
 	OPTD_ROLLOUT_SCALE=1 go test ./policy/rollout -run '^TestRolloutScale$$' -v -count=1 -timeout 3h
+
+# rolling-horizon with a window that holds SWIM FB-2010's heavy tail
+# (window=3000;horizon=5: optd search of rolling-horizon on the trace finds
+# window=5000;horizon=7, about as good) against its defaults (window 100,
+# horizon 10) and the rollout on it with futures from the jobs seen, paired
+# over 10 replications of the whole trace (about 10 minutes on 2 cores;
+# OPTD_ROLLOUT_REPS=5 are the traces section's replications).
+traces-rolling:
+	OPTD_ROLLOUT_SCALE=1 OPTD_ROLLOUT_REPS=$${OPTD_ROLLOUT_REPS:-10} OPTD_ROLLOUT_SCENARIO=$(CURDIR)/search/testdata/swim-fb2010.json \
+	OPTD_ROLLOUT_POLICIES='rolling-horizon,rollout:base_policy=2;window=3000;rh_horizon=5;samples=32;future_law=1,rolling-horizon:window=3000;horizon=5' \
+	go test ./policy/rollout -run '^TestRolloutScale$$' -v -count=1 -timeout 1h
 
 # The rollout placement policy evaluated exactly on every MDP-solvable
 # scenario, on both base policies (the -race suite checks two of them).

@@ -331,7 +331,7 @@ func TestEstimatorSurvivesRestart(t *testing.T) {
 
 // TestFittedPolicySurvivesRestart: a cluster whose placement policy is
 // built on its queueing model (adp-bid-price, fitted, and rollout, which
-// simulates it; with parameters) decides after restarts exactly as a
+// simulates it, also with a window of the jobs seen; with parameters) decides after restarts exactly as a
 // server that never stopped, and its state gives the policy's parameters
 // and model back as registered.
 func TestFittedPolicySurvivesRestart(t *testing.T) {
@@ -341,6 +341,9 @@ func TestFittedPolicySurvivesRestart(t *testing.T) {
 	}{
 		{"adp-bid-price", map[string]float64{"fit_steps": 6, "fit_jobs": 200, "value_scale": 1.5}},
 		{"rollout", map[string]float64{"samples": 4, "horizon": 6, "confidence": 0}},
+		// on rolling-horizon, futures from the jobs seen: the window the
+		// server snapshots (5 jobs: it moves between the restarts)
+		{"rollout", map[string]float64{"samples": 4, "horizon": 6, "confidence": 0, "base_policy": 2, "future_law": 1, "window": 5, "rh_horizon": 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) { modelPolicySurvivesRestart(t, c.name, c.params) })
 	}

@@ -118,6 +118,17 @@ func NewRolling(cfg RollingConfig, est *Estimator) (*Rolling, error) {
 // Estimator returns the policy's estimator (for snapshots).
 func (p *Rolling) Estimator() *Estimator { return p.est }
 
+// Thresholds returns the stage-1 thresholds the last decision placed its
+// job by (non-increasing; nil before the first decision). They stay valid
+// until the next Decide, which may rebuild the table; package rollout
+// simulates the policy with them frozen.
+func (p *Rolling) Thresholds() []float64 {
+	if p.table == nil {
+		return nil
+	}
+	return p.table.Stages[0]
+}
+
 // Builds returns how many tables have been computed.
 func (p *Rolling) Builds() int { return p.builds }
 

@@ -70,6 +70,17 @@ func observation(req *policy.PlacementRequest) thresholds.Observation {
 // Theorem-2 table for H+1 sequential jobs drawn from the estimator window's
 // empirical law of (X, R), i.e. as if H more jobs would arrive before any
 // running job leaves. Not safe for concurrent use.
+//
+// The window must hold the law's tail. On a heavy-tailed trace (SWIM
+// FB-2010: the largest 0.1% of the jobs make about a third of the cost
+// on an empty cluster) the default ω = 100 rarely holds one of the largest
+// jobs, so its thresholds keep nothing cheap for them, and a quarter to
+// a half of the policy's excess over the empty cluster (by replication)
+// is those few jobs finding the cheapest slots taken. A window of thousands of jobs (the past, not the
+// trace's future) with a shorter horizon keeps a few cheap slots for
+// them; `optd search --policy rolling-horizon` on
+// search/testdata/swim-fb2010.json finds such parameters, and `make
+// traces-rolling` compares them with the defaults paired by replication.
 type RollingHorizon struct {
 	r *thresholds.Rolling
 }

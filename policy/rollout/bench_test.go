@@ -74,3 +74,37 @@ func BenchmarkPlace(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlaceTrace is the cost of one decision on the requests of the
+// first jobs of SWIM FB-2010 (search/testdata/swim-fb2010.json):
+// rolling-horizon beside the rollout on it, with the futures' jobs drawn
+// from the model's law and from the jobs seen. The stateful policies are
+// fed the requests in their order, again and again.
+func BenchmarkPlaceTrace(b *testing.B) {
+	s, err := sim.LoadScenario("../../search/testdata/swim-fb2010.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Jobs = 2000
+	rec := &recorder{}
+	if _, err := s.Model().Run(context.Background(), s.Source(0), rec, sim.RunOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for _, spec := range []string{placement.NameRollingHorizon, rollout.Name + ":base_policy=2", rollout.Name + ":base_policy=2;future_law=1"} {
+		name, params, err := policy.ParsePlacementSpec(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pol, err := policy.NewPlacement(name, policy.PlacementConfig{Params: params, Model: s.PlacementModel()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(spec, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, err := pol.Place(rec.reqs[i%len(rec.reqs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

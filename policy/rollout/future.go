@@ -148,7 +148,7 @@ func (p *Rollout) sample(rng *rand.Rand, req *policy.PlacementRequest) {
 		free := int32(len(req.Free) - req.R)
 		queue = queue[:0]
 		for k := range max(req.Waiting, 0) {
-			x, r := m.Workload.Sample(rng)
+			x, r := p.draw(rng)
 			queue = append(queue, queued{x, int32(r), int32(m.MaxJobsInService + k)})
 		}
 		// enter places a job if its slots are free (always, on a
@@ -184,7 +184,7 @@ func (p *Rollout) sample(rng *rand.Rand, req *policy.PlacementRequest) {
 				placed++
 				continue
 			}
-			x, r := m.Workload.Sample(rng)
+			x, r := p.draw(rng)
 			j := queued{x, int32(r), int32(len(rs) + len(queue))}
 			switch {
 			case len(rs) < m.MaxJobsInService:

@@ -49,10 +49,22 @@
 // numbers are seeded by both, so the policy keeps no state between
 // decisions (a restarted server decides as before, and the MDP can
 // evaluate it exactly).
+//
+// Except with a window of the jobs seen. The base can be rolling-horizon
+// (base_policy 2: Theorem 2's stage-1 thresholds for rh_horizon + 1 jobs
+// of the law of the last ω jobs, thresholds.Rolling), and the futures'
+// (X, R) can be drawn from the last ω jobs seen instead of the model's law
+// (future_law 1): for a replayed trace the model's law is the whole
+// trace's, which a policy that decides as the trace goes could not know,
+// and a trace's law drifts. Both keep the window (thresholds.Estimator,
+// snapshotted by the server as rolling-horizon's is), so the decision
+// depends on the jobs seen too; the futures still follow the model's
+// arrival and service rates.
 package rollout
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -61,6 +73,7 @@ import (
 
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
+	"github.com/optd/optd/thresholds"
 )
 
 // Name is the policy's name.
@@ -70,10 +83,32 @@ const Name = "rollout"
 const (
 	BaseStateThreshold = 0
 	BaseGreedy         = 1
+	// BaseRollingHorizon is placement.NameRollingHorizon: the stage-1
+	// thresholds of the Theorem-2 table for rh_horizon + 1 jobs drawn from
+	// the last ω jobs seen, rebuilt as the window moves (thresholds.Rolling,
+	// which the rollout keeps and feeds every request). In the sampled
+	// futures the thresholds are frozen at the decision's: the policy
+	// itself rebuilds its table every tenth of the window, but from a
+	// window the futures' jobs change little (they are drawn from that
+	// window, or from the model's law), so the rebuilt tables would be
+	// about the same, at the cost of a table per rebuild per future.
+	BaseRollingHorizon = 2
 )
 
 // baseNames are the base policies' names by base_policy.
-var baseNames = [...]string{BaseStateThreshold: placement.NameStateThreshold, BaseGreedy: placement.NameGreedy}
+var baseNames = [...]string{BaseStateThreshold: placement.NameStateThreshold, BaseGreedy: placement.NameGreedy,
+	BaseRollingHorizon: placement.NameRollingHorizon}
+
+// Laws the futures' jobs are drawn from, by the value of future_law.
+const (
+	// LawModel draws (X, R) from the model's law (policy.PlacementModel's
+	// Workload; for a replayed trace, the whole trace's empirical law).
+	LawModel = 0
+	// LawSeen draws (X, R) uniformly from the last ω jobs the policy has
+	// seen (the arriving one included): the past only, so that on a trace
+	// whose law drifts the futures follow the drift and never look ahead.
+	LawSeen = 1
+)
 
 // MaxWork bounds samples·horizon·candidates, the placements simulated per
 // decision (the defaults simulate 16·30·6 = 2,880; at about 0.1-0.3 µs
@@ -98,6 +133,12 @@ var params = func() []policy.Param {
 			Doc: "L: candidates beside the base's choice s and greedy's: s + k·⌈R/2⌉ free positions, k = ±1..±L"},
 		{Name: "confidence", Min: 0, Max: 4, Default: 1,
 			Doc: "z: a candidate replaces the base's choice only if its mean saving over it, paired by sampled future, exceeds z standard errors"},
+		{Name: "future_law", Min: 0, Max: 1, Default: LawModel, Integer: true, Fixed: true,
+			Doc: "the law the futures' (X, R) are drawn from: 0 the model's, 1 the last ω jobs seen (the past only)"},
+		{Name: "window", Min: 5, Max: 5000, Default: thresholds.DefaultWindow, Integer: true, Log: true, Fixed: true,
+			Doc: "ω: the jobs seen that future_law 1 draws from and the rolling-horizon base estimates its law from"},
+		{Name: "rh_horizon", Min: 1, Max: 50, Default: thresholds.DefaultHorizon, Integer: true, Log: true, Fixed: true,
+			Doc: "base rolling-horizon's H: its table is for H + 1 jobs"},
 	}
 	for _, p := range placement.StateThresholdParams() {
 		if p.Name == "window" {
@@ -126,6 +167,14 @@ type Rollout struct {
 	base             skipper
 	baseName         string
 	seed             uint64
+	// rolling is the rolling-horizon base (nil for the others), q its
+	// thresholds at the decision; est the window of the jobs seen (nil
+	// unless the base is rolling-horizon or future_law is LawSeen), seen
+	// its content at the decision when the futures draw from it.
+	rolling *thresholds.Rolling
+	q       []float64
+	est     *thresholds.Estimator
+	seen    []thresholds.Observation
 	// rank[v] is slot v's position in the model's cheapest-first order
 	// (cost, then index); costs[k] the cost of the slot of rank k.
 	rank  []int32
@@ -163,9 +212,22 @@ func New(cfg policy.PlacementConfig) (policy.Placement, error) {
 	}
 	b := int(v["base_policy"])
 	p.baseName = baseNames[b]
+	if b == BaseRollingHorizon || int(v["future_law"]) == LawSeen {
+		if p.est, err = thresholds.NewEstimator(int(v["window"])); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", policy.ErrInvalidConfig, Name, err)
+		}
+	}
+	if int(v["future_law"]) == LawSeen {
+		p.seen = []thresholds.Observation{}
+	}
 	switch b {
 	case BaseGreedy:
 		p.base = func(float64, int, int, int, int) int { return 0 }
+	case BaseRollingHorizon:
+		if p.rolling, err = thresholds.NewRolling(thresholds.RollingConfig{Horizon: int(v["rh_horizon"])}, p.est); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", policy.ErrInvalidConfig, Name, err)
+		}
+		p.base = func(x float64, r, _, _, _ int) int { return thresholdSkip(p.q, x/float64(r)) }
 	default:
 		st := map[string]float64{}
 		for name, x := range v {
@@ -195,7 +257,32 @@ func New(cfg policy.PlacementConfig) (policy.Placement, error) {
 	for k, v := range order {
 		p.rank[v], p.costs[k] = int32(k), cfg.Model.SlotCosts[v]
 	}
+	if p.est != nil {
+		return estimatedRollout{p}, nil
+	}
 	return p, nil
+}
+
+// estimatedRollout is a rollout that keeps a window of the jobs seen (the
+// rolling-horizon base's, or the one future_law 1 draws from): the server
+// snapshots and restores it as it does receding-horizon's and
+// rolling-horizon's, so that a restarted server decides as before.
+type estimatedRollout struct{ *Rollout }
+
+// Estimator returns the window of the jobs seen.
+func (p estimatedRollout) Estimator() *thresholds.Estimator { return p.est }
+
+// thresholdSkip is Theorem 1's c = #{j : q_j > y} for non-increasing q
+// (thresholds.Place without its checks and its block, which the rollout
+// builds itself).
+func thresholdSkip(q []float64, y float64) int {
+	c, _ := slices.BinarySearchFunc(q, y, func(qj, y float64) int {
+		if qj > y {
+			return -1
+		}
+		return 1
+	})
+	return c
 }
 
 // Name implements policy.Plugin.
@@ -210,6 +297,9 @@ func (p *Rollout) Place(req *policy.PlacementRequest) (policy.PlacementDecision,
 		return policy.PlacementDecision{}, err
 	}
 	free := len(req.Free)
+	if err := p.observe(req); err != nil {
+		return policy.PlacementDecision{}, err
+	}
 	sb := min(p.base(req.X, req.R, req.JobsInSystem, req.Waiting, free), free-req.R)
 	p.candidates(sb, req.R, free)
 	rng := rand.New(rand.NewPCG(p.seed, requestHash(req)))
@@ -265,6 +355,43 @@ func (p *Rollout) Place(req *policy.PlacementRequest) (policy.PlacementDecision,
 		Reason: fmt.Sprintf("rollout: skip %d of %d free (base %s skips %d): cost now + mean of the next %d placements over %d futures %.6g (base's %.6g), %d candidates%s",
 			p.cands[best], free, p.baseName, sb, p.horizon, len(p.scripts), bestQ, baseQ, len(p.cands), own),
 	}, nil
+}
+
+// observe records the job in the window of the jobs seen, if the policy
+// keeps one: through the rolling-horizon base, which also refreshes its
+// thresholds (p.q), or directly; p.seen is then the window the futures
+// draw from.
+func (p *Rollout) observe(req *policy.PlacementRequest) error {
+	if p.est == nil {
+		return nil
+	}
+	o := thresholds.Observation{JobsInSystem: req.JobsInSystem, Data: req.X, Reduces: req.R}
+	if p.rolling != nil {
+		ctx := req.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if _, err := p.rolling.Decide(ctx, o, len(req.Free)); err != nil {
+			return fmt.Errorf("%w: %s: %w", policy.ErrInvalidRequest, Name, err)
+		}
+		p.q = p.rolling.Thresholds()
+	} else if err := p.est.Observe(o); err != nil {
+		return fmt.Errorf("%w: %s: %w", policy.ErrInvalidRequest, Name, err)
+	}
+	if p.seen != nil {
+		p.seen = p.est.Observations()
+	}
+	return nil
+}
+
+// draw returns a future job's (X, R): from the window of the jobs seen
+// (future_law 1) or from the model's law.
+func (p *Rollout) draw(rng *rand.Rand) (float64, int) {
+	if len(p.seen) > 0 {
+		o := p.seen[rng.IntN(len(p.seen))]
+		return o.Data, o.Reduces
+	}
+	return p.model.Workload.Sample(rng)
 }
 
 // candidates lists the skips tried, the base's sb first: greedy's 0 and

@@ -15,6 +15,7 @@ import (
 	"github.com/optd/optd/policy/policytest"
 	"github.com/optd/optd/policy/rollout"
 	"github.com/optd/optd/sim"
+	"github.com/optd/optd/thresholds"
 )
 
 // solvable are the repository's MDP-solvable scenarios.
@@ -151,9 +152,12 @@ func TestBadConfiguration(t *testing.T) {
 		{&policy.PlacementModel{ArrivalRate: -1}, nil, "model.arrival_rate = -1: must be finite and > 0"},
 		{good, map[string]float64{"samples": 0}, "parameter samples = 0, must be in [1, 256]"},
 		{good, map[string]float64{"horizon": 2.5}, "parameter horizon = 2.5, must be an integer"},
-		{good, map[string]float64{"base_policy": 2}, "parameter base_policy = 2, must be in [0, 1]"},
+		{good, map[string]float64{"base_policy": 3}, "parameter base_policy = 3, must be in [0, 2]"},
 		{good, map[string]float64{"st_ratio": 0}, "parameter st_ratio = 0, must be in [0.01, 1]"},
 		{good, map[string]float64{"st_window": 10}, `rollout has no parameter "st_window"`},
+		{good, map[string]float64{"window": 4}, "parameter window = 4, must be in [5, 5000]"},
+		{good, map[string]float64{"future_law": 2}, "parameter future_law = 2, must be in [0, 1]"},
+		{good, map[string]float64{"rh_horizon": 0}, "parameter rh_horizon = 0, must be in [1, 50]"},
 		{good, map[string]float64{"samples": 256, "horizon": 2000}, "samples·horizon·(2·levels + 2) = 256·2000·6 = 3072000 simulated placements per decision, must be ≤ 500000"},
 	} {
 		_, err := policy.NewPlacement(rollout.Name, policy.PlacementConfig{Model: c.model, Params: c.params})
@@ -196,6 +200,63 @@ func TestBadRequest(t *testing.T) {
 		d, err := pol.Place(req)
 		if err != nil || len(d.Positions) != 1 || !strings.Contains(d.Reason, "not the model's") {
 			t.Errorf("%+v: decision %+v, error %v; want one position and the reason to say the slots are not the model's", req, d, err)
+		}
+	}
+}
+
+// TestRollingHorizonBase: with base_policy 2 the base's choice the
+// rollout reports is rolling-horizon's own decision on the same stream of
+// requests (same window and horizon), whatever the law of the futures;
+// the policy then keeps a window of the jobs seen, exposed for the
+// server's snapshots, and so does the state-threshold base with
+// future_law 1; with the model's law and no rolling base it keeps none.
+func TestRollingHorizonBase(t *testing.T) {
+	type estimated interface{ Estimator() *thresholds.Estimator }
+	for _, path := range solvable {
+		s := load(t, path)
+		reqs := policytest.PlacementRequests(s.SlotCosts, s.K, s.Workload.MaxReduces(), 80, 3)
+		for _, law := range []float64{rollout.LawModel, rollout.LawSeen} {
+			params := map[string]float64{"base_policy": rollout.BaseRollingHorizon, "samples": 4, "window": 20, "rh_horizon": 3, "future_law": law}
+			pol, err := policy.NewPlacement(rollout.Name, policy.PlacementConfig{Seed: 1, Params: params, Model: s.PlacementModel()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rh, err := policy.NewPlacement(placement.NameRollingHorizon, policy.PlacementConfig{Params: map[string]float64{"window": 20, "horizon": 3}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, req := range reqs {
+				d, err := pol.Place(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := rh.Place(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tag := fmt.Sprintf("(base %s skips %d)", placement.NameRollingHorizon, want.Positions[0]); !strings.Contains(d.Reason, tag) {
+					t.Fatalf("%s, law %v, request %d: reason %q, want %q", path, law, k, d.Reason, tag)
+				}
+			}
+			e, ok := pol.(estimated)
+			if !ok {
+				t.Fatalf("%s: the rollout on rolling-horizon exposes no estimator", path)
+			}
+			if got := e.Estimator().Seen(); got != int64(len(reqs)) {
+				t.Errorf("%s: estimator saw %d jobs, want %d", path, got, len(reqs))
+			}
+		}
+		for _, c := range []struct {
+			law  float64
+			want bool
+		}{{rollout.LawModel, false}, {rollout.LawSeen, true}} {
+			pol, err := policy.NewPlacement(rollout.Name, policy.PlacementConfig{Params: map[string]float64{"future_law": c.law}, Model: s.PlacementModel()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := pol.(estimated); ok != c.want {
+				t.Errorf("%s: state-threshold base, future_law %v: keeps a window %v, want %v", path, c.law, ok, c.want)
+			}
 		}
 	}
 }

@@ -28,8 +28,8 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// TestRolloutScale (OPTD_ROLLOUT_SCALE=1, `make rollout-scale`) measures
-// the rollout against its peers on the Fig. 9 setting beyond the paper
+// TestRolloutScale (OPTD_ROLLOUT_SCALE=1, `make rollout-scale`, `make
+// traces-rolling`) measures the rollout against its peers on the Fig. 9 setting beyond the paper
 // (K = 100 at ρ = 0.6 and 0.9, K = 20 and 10 at ρ = 0.9) or on the
 // placement scenario file OPTD_ROLLOUT_SCENARIO: every policy of
 // OPTD_ROLLOUT_POLICIES (the last one is the policy measured) on the same

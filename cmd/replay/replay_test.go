@@ -89,6 +89,10 @@ func runOptd(t *testing.T, args ...string) string {
 // are built on in these tests.
 const placementModel = "../../examples/placement-scenario.json"
 
+// fig10Model is a queueing model whose 30 slots are tan-fig10-sort's reduce
+// slots (per-slot costs 1-5), on which mdp-optimal places in the heartbeat.
+const fig10Model = "../../sim/testdata/scenarios/tan-fig10-model.json"
+
 func TestReplayEqualsSimulate(t *testing.T) {
 	addr, _ := startServer(t, t.TempDir())
 	for _, tc := range []struct{ scenario, spec, seed, explain, placement, model string }{
@@ -109,6 +113,8 @@ func TestReplayEqualsSimulate(t *testing.T) {
 		{"tan-fig10-sort", "fair", "1", "", "state-threshold:base=2;ratio=0.3", ""},
 		{"tan-fig10-sort", "fair", "2", "", "adp-bid-price:fit_steps=5;fit_jobs=200", placementModel},
 		{"tan-fig3-sort", "fair", "1", "", "rollout:samples=4;horizon=10", placementModel},
+		// The MDP's optimal table on the model's fixed slot costs.
+		{"tan-fig10-sort", "fair", "1", "--explain", "mdp-optimal", fig10Model},
 		// Reducers that start at slow start 0 without ramp-up deadlock
 		// with waiting maps; the server preempts them as the simulator
 		// does.
@@ -266,6 +272,8 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 		{"tan-fig10-sort", "fair", "random", ""},
 		// And the policy built on the model decides as before a restart.
 		{"tan-fig10-sort", "fair", "rollout:samples=4;horizon=10", placementModel},
+		// And the MDP's table on the model's slots, whose plans name them.
+		{"tan-fig10-sort", "fair", "mdp-optimal", fig10Model},
 		// Preemption decided on a ledger rebuilt from its events.
 		{earlyReducers, "fair", "", ""},
 	} {

@@ -1,12 +1,15 @@
 package mdpoptimal
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/sim"
 )
@@ -163,5 +166,78 @@ func TestHeartbeatOtherSlotsPricedByHops(t *testing.T) {
 	}
 	if !strings.Contains(string(snap), "the model has 6 slot costs and the cluster 8 reduce slots") {
 		t.Errorf("snapshot %s: no reason for the hop-distance costs", snap)
+	}
+}
+
+// restarted is a control plane whose scheduler's pipeline is rebuilt
+// before every heartbeat, from the registry and the last snapshot: a
+// server restarted between every two heartbeats.
+type restarted struct {
+	s     *ledger.Scheduler
+	build func() (*policy.Pipeline, error)
+	n     int
+}
+
+func (r *restarted) Submit(_ context.Context, job ledger.JobSpec) error {
+	_, err := r.s.Submit(job)
+	return err
+}
+
+func (r *restarted) Heartbeat(ctx context.Context, b ledger.Beat) (*ledger.Decision, error) {
+	data, err := r.s.Pipe.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	fresh, err := r.build()
+	if err != nil {
+		return nil, err
+	}
+	if err := fresh.Restore(data); err != nil {
+		return nil, err
+	}
+	r.s.Pipe, r.n = fresh, r.n+1
+	return r.s.Heartbeat(ctx, b)
+}
+
+func (r *restarted) JobFinished(context.Context, float64, string) error { return nil }
+
+// TestHeartbeatRestartDecidesTheSame: with the pipeline rebuilt and
+// restored from its snapshot before every heartbeat (the plans keep the
+// model slots they chose, which later requests' held sets read), the run
+// is identical to the uninterrupted one.
+func TestHeartbeatRestartDecidesTheSame(t *testing.T) {
+	// mdp-8slots.json's costs with each node's second slot the cheaper:
+	// the held sets then depend on which of a node's slots a plan chose.
+	m := scenario(t, solvable[1]).PlacementModel()
+	m.SlotCosts = []float64{2, 1, 10, 5, 26, 17, 50, 37}
+	build := func() (*policy.Pipeline, error) {
+		return policy.NewPlacedPipeline("fifo", Name, policy.HeartbeatConfig{Seed: 2, PlacementModel: m})
+	}
+	sc := heartbeatScenario(t, 14, 3, 2)
+	pipe, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.RunCluster(context.Background(), sc, pipe, sim.ClusterOptions{Seed: 2, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.New(sc.LedgerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := build()
+	r := &restarted{s: &ledger.Scheduler{Ledger: l, Pipe: first}, build: build}
+	got, err := sim.RunCluster(context.Background(), sc, nil, sim.ClusterOptions{Seed: 2, Explain: true, ControlPlane: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wj, _ := json.Marshal(want)
+	gj, _ := json.Marshal(got)
+	if !bytes.Equal(wj, gj) {
+		t.Fatalf("restarted %d times:\n%s\nuninterrupted:\n%s", r.n, gj, wj)
+	}
+	if !bytes.Contains(wj, []byte("the model's fixed slot costs")) {
+		t.Errorf("no veto names the model's slots: the run did not place on them\n%s", wj)
 	}
 }

@@ -87,18 +87,30 @@ func (n *Network) validate(racks map[string]bool) error {
 		if !racks[r] {
 			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "unknown rack (no node is in it)")
 		}
-		if !(v >= 1) || math.IsInf(v, 0) {
-			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "must be a finite number ≥ 1")
+		if !(v >= 1 && v <= MaxOversubscription) {
+			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "must be in [1, %g]", float64(MaxOversubscription))
 		}
 	}
-	if !(n.NodeMBps >= 0) || math.IsInf(n.NodeMBps, 0) {
-		return invalidf("network.node_mbps", n.NodeMBps, "must be a finite number ≥ 0 (0: %d)", DefaultNodeMBps)
+	if !(n.NodeMBps == 0 || n.NodeMBps >= MinNodeMBps && n.NodeMBps <= MaxNodeMBps) {
+		return invalidf("network.node_mbps", n.NodeMBps, "must be 0 (%d) or in [%g, %g] MB/s", DefaultNodeMBps, MinNodeMBps, MaxNodeMBps)
 	}
-	if !(n.Oversubscription == 0 || n.Oversubscription >= 1) || math.IsInf(n.Oversubscription, 0) {
-		return invalidf("network.oversubscription", n.Oversubscription, "must be a finite number ≥ 1 (0: 1)")
+	if !(n.Oversubscription == 0 || n.Oversubscription >= 1 && n.Oversubscription <= MaxOversubscription) {
+		return invalidf("network.oversubscription", n.Oversubscription, "must be 0 (1) or in [1, %g]", float64(MaxOversubscription))
 	}
 	return nil
 }
+
+// The network's limits: a node link between 0.1 MB/s (under 1 Mb/s, less
+// than any data-center link) and 10¹² MB/s, and uplinks at most 1000:1
+// (real ones are at most some 40:1). Beyond them a shuffle takes so long,
+// or steps so short, that a run never ends in practice or loses time to
+// rounding; within them ClusterScenario.MaxEvents and MaxSimulatedS still
+// stop a run that would not end.
+const (
+	MinNodeMBps         = 0.1
+	MaxNodeMBps         = 1e12
+	MaxOversubscription = 1000
+)
 
 // flowNet is the state of a network during a run: its links and active
 // flows with their max-min fair rates as of lastS.

@@ -112,10 +112,13 @@ func (s *clusterSim) networkEvent() {
 // settleNetwork recomputes the flows' rates after the flows changed and
 // schedules the next completion.
 func (s *clusterSim) settleNetwork() {
-	if s.net == nil || !s.net.dirty {
+	if s.net == nil || !s.net.dirty && !s.net.timing {
 		return
 	}
-	s.net.allocate()
+	if s.net.dirty {
+		s.net.allocate()
+	}
+	s.net.timing = false
 	s.eng.Cancel(s.netHandle)
 	s.netHandle = Handle{}
 	if t := s.net.nextDone(); !math.IsInf(t, 1) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -331,6 +333,18 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 // message naming them.
 func TestReplayErrors(t *testing.T) {
 	addr, _ := startServer(t, t.TempDir())
+	// Fig. 10's model with an unlimited waiting room, which the MDP
+	// cannot have.
+	unlimited := filepath.Join(t.TempDir(), "unlimited.json")
+	data, err := os.ReadFile(fig10Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(`"max_waiting": 1,`), nil, 1)
+	data = bytes.Replace(data, []byte(`"arrival_rate": 0.0167`), []byte(`"arrival_rate": 0.001`), 1)
+	if err := os.WriteFile(unlimited, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -344,6 +358,11 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "rollout"}, "rollout needs the cluster's queueing model"},
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "rollout:samples=0", "--placement-model", placementModel}, "samples = 0"},
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "greedy:x"}, "is not name=value"},
+		// The MDP policy's limits and model, refused by the server with
+		// the parameter or the field.
+		{[]string{"--server", addr, "--scenario", "tan-fig10-sort", "--policy", "fair", "--placement", "mdp-optimal:max_states=10", "--placement-model", fig10Model}, "max_states = 10"},
+		{[]string{"--server", addr, "--scenario", "tan-fig10-sort", "--policy", "fair", "--placement", "mdp-optimal"}, "mdp-optimal needs the cluster's queueing model"},
+		{[]string{"--server", addr, "--scenario", "tan-fig10-sort", "--policy", "fair", "--placement", "mdp-optimal", "--placement-model", unlimited}, "model.max_waiting = -1"},
 	} {
 		_, errOut, code := cli.RunCaptured(t.Context(), append([]string{"replay"}, tc.args...), NewCommand)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

@@ -120,6 +120,8 @@ type flowNet struct {
 	lastS float64
 	// dirty: flows changed since the rates were computed.
 	dirty bool
+	// next is nextDone() as of the last allocate (computed with the rates).
+	next float64
 	// timing: flows grew (their completion times changed, not their
 	// rates, which depend only on the flows' paths).
 	timing bool
@@ -320,8 +322,12 @@ func (fn *flowNet) allocate() {
 		}
 		fn.active = slices.DeleteFunc(fn.active, func(l int32) bool { return fn.cnt[l] == 0 })
 	}
+	fn.next = math.Inf(1)
 	for i, f := range fn.flows {
 		f.rate = fn.rates[i]
+		if f.rate > 0 {
+			fn.next = math.Min(fn.next, fn.lastS+f.left/f.rate)
+		}
 	}
 }
 

@@ -98,6 +98,9 @@ func TestAllocateEqualsScan(t *testing.T) {
 		for round := range 3 {
 			want := allocateByScan(fn)
 			fn.allocate()
+			if next := fn.nextDone(); fn.next != next {
+				t.Fatalf("trial %d round %d: next completion %v as allocated, %v by nextDone", trial, round, fn.next, next)
+			}
 			for i, f := range fn.flows {
 				if f.rate != want[i] {
 					t.Fatalf("trial %d round %d (%d racks × %d, %d flows): flow %d rate %v, full scan %v", trial, round, racks, per, len(fn.flows), i, f.rate, want[i])

@@ -87,8 +87,8 @@ func TestEqualsPlacementSimulatorTable(t *testing.T) {
 			t.Errorf("%s: registered policy costs %.12g on the MDP, optimum %.12g", path, c, sol.Optimal)
 		}
 		light := *s
-		light.Jobs, light.WarmupJobs = 2000, 100
-		for rep := range 2 {
+		light.Jobs, light.WarmupJobs = 1000, 100
+		for rep := range 1 {
 			r, err := light.RunReplication(ctx, rep, []sim.NamedFactory{
 				{Name: "table", New: func(uint64) (policy.Placement, error) { return tab, nil }},
 				{Name: Name, New: func(uint64) (policy.Placement, error) { return pol, nil }},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/optd/optd/bound"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
@@ -275,4 +276,36 @@ func ExampleNew() {
 	}
 	fmt.Println(d.Positions)
 	// Output: [0]
+}
+
+// TestBoundKeepsItsOwn: with this package registered, `optd bound`'s
+// mdp-optimal (its own solve of the scenario's MDP) still runs, costs the
+// same as the registered policy on the same replications, and is listed
+// once among the known policies.
+func TestBoundKeepsItsOwn(t *testing.T) {
+	s := scenario(t, solvable[0])
+	s.Jobs, s.WarmupJobs, s.Replications = 1000, 100, 2
+	out, err := bound.Run(context.Background(), bound.DefaultBackend(), s, bound.Request{Settings: bound.Settings{
+		Policies: []string{"greedy", Name}, Bounds: []string{bound.BoundsMDP}, Bins: bound.DefaultBins, MaxStates: bound.DefaultMaxStates}}, bound.Progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.NewPlacement(Name, policy.PlacementConfig{Model: s.PlacementModel()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for rep := range s.Replications {
+		r, err := s.RunReplication(context.Background(), rep, []sim.NamedFactory{{Name: Name, New: func(uint64) (policy.Placement, error) { return pol, nil }}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += r.Results[Name].MeanCost
+	}
+	if got, want := out.Policies[Name].MeanCost, sum/float64(s.Replications); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("bound's mdp-optimal costs %.12g, the registered policy %.12g", got, want)
+	}
+	if n := strings.Count(strings.Join(bound.PolicyNames(), ","), Name); n != 1 {
+		t.Errorf("known policies %v list %s %d times", bound.PolicyNames(), Name, n)
+	}
 }

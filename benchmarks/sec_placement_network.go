@@ -2,12 +2,15 @@ package benchmarks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/optd/optd/policy"
@@ -52,20 +55,61 @@ type placedRuns struct {
 
 // runPlacements runs the scenario (built fresh per run by build) under
 // spec with every placement over seeds env.Seed, env.Seed+1, …, and
-// returns one more fresh build for the caller to describe.
+// returns one more fresh build for the caller to describe. The runs are
+// independent (each builds its scenario and pipeline, seeded by its own
+// seed), so they run on GOMAXPROCS goroutines; each result keeps its
+// place, so the output does not depend on the order they finish in.
 func runPlacements(ctx context.Context, env *Env, build func() (*sim.ClusterScenario, error), spec string, placements []string, seeds int) (map[string]*placedRuns, *sim.ClusterScenario, error) {
+	type run struct {
+		res *sim.ClusterResult
+		err error
+	}
+	results := make([]run, len(placements)*seeds)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(results)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				pl, k := placements[i/seeds], i%seeds
+				sc, err := build()
+				if err == nil {
+					name, fixed := strings.CutSuffix(pl, fixedKappa)
+					results[i].res, err = hbRunConfig(ctx, sc, spec, name, policy.HeartbeatConfig{Seed: env.Seed + uint64(k), FixedFetchCosts: fixed})
+				}
+				if results[i].err = err; err != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+	for i := range results {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	// The first failure, not the runs it cancelled.
+	for _, r := range results {
+		if r.err != nil && !errors.Is(r.err, context.Canceled) {
+			return nil, nil, r.err
+		}
+	}
 	out := map[string]*placedRuns{}
-	for _, pl := range placements {
+	for p, pl := range placements {
 		r := &placedRuns{}
 		for k := range seeds {
-			sc, err := build()
+			res, err := results[p*seeds+k].res, results[p*seeds+k].err
 			if err != nil {
 				return nil, nil, err
 			}
-			name, fixed := strings.CutSuffix(pl, fixedKappa)
-			res, err := hbRunConfig(ctx, sc, spec, name, policy.HeartbeatConfig{Seed: env.Seed + uint64(k), FixedFetchCosts: fixed})
-			if err != nil {
-				return nil, nil, err
+			if res == nil {
+				return nil, nil, ctx.Err()
 			}
 			cross := 0.0
 			if res.Shuffle != nil {

@@ -75,12 +75,24 @@ type Progress struct {
 	Penalty func(done, total int)
 }
 
+// PolicyNames are the policies a request may name: the registered
+// placement policies and the scenario's solved MDP table, PolicyMDPOptimal
+// (which a binary with package policy/mdpoptimal also has registered:
+// bound uses its own solve, with the request's bins and max-states).
+func PolicyNames() []string {
+	known := policy.PlacementNames()
+	if !slices.Contains(known, PolicyMDPOptimal) {
+		known = append(known, PolicyMDPOptimal)
+	}
+	return known
+}
+
 // Validate checks the request's names and numbers (not the scenario).
 func (r *Request) Validate() error {
 	if len(r.Policies) == 0 {
 		return invalidf("policies: give at least one policy")
 	}
-	known := append(policy.PlacementNames(), PolicyMDPOptimal)
+	known := PolicyNames()
 	names := make([]string, len(r.Policies))
 	for k, p := range r.Policies {
 		name, _, err := policy.ParsePlacementSpec(p)

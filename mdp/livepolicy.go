@@ -13,6 +13,62 @@ import (
 // OptimalPolicyName is the registry name of the MDP's optimal decision rule.
 const OptimalPolicyName = "mdp-optimal"
 
+// OptimalSolve is what SolveOptimal reports of its MDP besides the policy.
+type OptimalSolve struct {
+	// States is the number of MDP states (regular and decision states).
+	States int
+	// MemoryBytes is the estimated memory of the MDP and its bias.
+	MemoryBytes int64
+	// Exact reports that the workload's law of Y was used as is (see
+	// SolvePlacement).
+	Exact bool
+}
+
+// SolveOptimal solves m for its optimal decision rule alone: the same MDP
+// (the upper discretization), the same method and so the same bias and
+// the same decisions as SolvePlacement's Policy, without the lower
+// bracket and the greedy and random evaluations SolvePlacement adds for
+// the bound. It fails with ErrTooLarge beyond opts.MaxStates states or
+// when the built MDP's estimated memory exceeds maxBytes (> 0), naming
+// the limit and the value, and with ctx's error when ctx ends first.
+func SolveOptimal(ctx context.Context, m PlacementModel, opts SolveOptions, maxBytes int64) (policy.Placement, OptimalSolve, error) {
+	cls, err := m.validate()
+	if err != nil {
+		return nil, OptimalSolve{}, err
+	}
+	if opts, err = opts.withDefaults(); err != nil {
+		return nil, OptimalSolve{}, err
+	}
+	d := discretize(m.Workload, opts.Bins)
+	pm, err := buildPlacement(ctx, m, cls, d.upper, opts.MaxStates)
+	if err != nil {
+		return nil, OptimalSolve{}, err
+	}
+	info := OptimalSolve{States: pm.m.NumStates(), MemoryBytes: pm.approxBytes(), Exact: d.exact}
+	if maxBytes > 0 && info.MemoryBytes > maxBytes {
+		return nil, info, fmt.Errorf("%w: the MDP of %d states and %d actions needs about %d MB, more than the limit of %d MB",
+			ErrTooLarge, info.States, pm.m.NumActions(), mb(info.MemoryBytes), mb(maxBytes))
+	}
+	sol, err := solveMDP(ctx, pm.m, opts, opts.Progress)
+	if err != nil {
+		return nil, info, err
+	}
+	return newOptimalPolicy(pm, sol.Bias), info, nil
+}
+
+func mb(bytes int64) int64 { return (bytes + 1<<20 - 1) >> 20 }
+
+// approxBytes estimates the memory the solved MDP keeps: the MDP's flat
+// arrays (8 bytes per state and per action offset and cost, 12 per
+// transition), the action types, and per state its held set, waiting
+// count, atom, free counts, its key in the state index and its bias
+// (about 8 bytes per class and job in service plus 100 of overhead).
+func (p *placementMDP) approxBytes() int64 {
+	S, A, T := int64(p.m.NumStates()), int64(p.m.NumActions()), int64(p.m.NumTransitions())
+	C, K := int64(p.cls.num()), int64(p.model.K)
+	return 8*S + 16*A + 4*A + 12*T + S*(100+8*C+8*K)
+}
+
 // request builds the PlacementRequest of decision state s: the jobs in
 // service hold the lowest slot indices of each class, in the order of the
 // state's held sets.
@@ -123,8 +179,11 @@ func (o *optimalPolicy) Place(req *policy.PlacementRequest) (policy.PlacementDec
 	classOf := make([]int, len(req.Free))
 	for i, sl := range req.Free {
 		c, ok := cls.of[sl.Cost]
-		if !ok {
+		switch {
+		case !ok:
 			return o.greedy(req, fmt.Sprintf("free slot %d has cost %g, not a cost of the model", sl.Index, sl.Cost)), nil
+		case sl.Index < 0 || sl.Index >= len(pm.model.SlotCosts):
+			return o.greedy(req, fmt.Sprintf("free slot %d is not a slot of the model (%d slots)", sl.Index, len(pm.model.SlotCosts))), nil
 		}
 		classOf[i] = c
 		free[c]++

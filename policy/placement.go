@@ -77,6 +77,18 @@ type Placement interface {
 	Place(req *PlacementRequest) (PlacementDecision, error)
 }
 
+// ModelSlotted is implemented by a placement policy that decides on the
+// fixed slot costs of its model, as Tan et al.'s slots have (H(v) fixed
+// per slot, INFOCOM 2013 §II-B), rather than on costs that change with
+// every job ("mdp-optimal": its decision table is solved for those
+// costs). The heartbeat's reduce-placement stage then offers such a policy
+// the cluster's reduce slots as the model's slots: slot i is the i-th
+// reduce slot of the cluster in node order and costs ModelSlotCosts()[i].
+type ModelSlotted interface {
+	Placement
+	ModelSlotCosts() []float64
+}
+
 // PlacementConfig configures a placement policy built by name. Zero values
 // mean the documented defaults; a policy ignores the fields it does not use.
 type PlacementConfig struct {

@@ -8,8 +8,9 @@ import (
 	"github.com/optd/optd/ledger"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
-	_ "github.com/optd/optd/policy/adp"     // the fitted placement policies
-	_ "github.com/optd/optd/policy/rollout" // the placement policy that simulates the model
+	_ "github.com/optd/optd/policy/adp"        // the fitted placement policies
+	_ "github.com/optd/optd/policy/mdpoptimal" // the MDP's optimal placement on the cluster's model
+	_ "github.com/optd/optd/policy/rollout"    // the placement policy that simulates the model
 	"github.com/optd/optd/store"
 	"github.com/optd/optd/thresholds"
 )

@@ -61,9 +61,11 @@ type clusterJSON struct {
 		Node  string  `json:"node"`
 		Speed float64 `json:"speed"`
 	} `json:"stragglers"`
-	Jobs    []clusterJobJSON  `json:"jobs"`
-	Trace   *clusterTraceJSON `json:"trace"`
-	Network *struct {
+	Jobs          []clusterJobJSON  `json:"jobs"`
+	Trace         *clusterTraceJSON `json:"trace"`
+	MaxEvents     uint64            `json:"max_events"`
+	MaxSimulatedS float64           `json:"max_simulated_s"`
+	Network       *struct {
 		NodeMBps             float64            `json:"node_mbps"`
 		Oversubscription     float64            `json:"oversubscription"`
 		RackOversubscription map[string]float64 `json:"rack_oversubscription"`
@@ -148,7 +150,8 @@ func DecodeClusterScenario(r io.Reader, baseDir string) (*ClusterScenario, error
 		return nil, invalidf("cluster", nil, "missing")
 	}
 	sc := &ClusterScenario{Name: w.Name, Seed: w.Seed, Cluster: *w.Cluster, HeartbeatS: w.HeartbeatS, SlowStart: w.SlowStart,
-		ReduceRamp: w.ReduceRamp, Replicas: w.Replicas, RackLocalPenalty: w.RackLocalPenalty, OffRackPenalty: w.OffRackPenalty, SampleS: w.SampleS}
+		ReduceRamp: w.ReduceRamp, Replicas: w.Replicas, RackLocalPenalty: w.RackLocalPenalty, OffRackPenalty: w.OffRackPenalty, SampleS: w.SampleS,
+		MaxEvents: w.MaxEvents, MaxSimulatedS: w.MaxSimulatedS}
 	if sc.Name == "" {
 		sc.Name = "scenario"
 	}

@@ -80,6 +80,15 @@ type ClusterScenario struct {
 	Network *Network
 	// Seed is the scenario's default seed (replicas, works, skew).
 	Seed uint64
+	// MaxEvents and MaxSimulatedS stop a run that has processed that many
+	// events, or whose clock has passed that many seconds, with an error
+	// (ErrRunLimit) naming the limit (0: DefaultMaxEvents,
+	// DefaultMaxSimulatedS): a scenario whose values are valid one by one
+	// can still ask for a run that never ends in practice (a link of a
+	// few bytes per second, a task of 10³⁰⁰ s, while every node
+	// heartbeats each second).
+	MaxEvents     uint64
+	MaxSimulatedS float64
 }
 
 // Straggler is a node that runs at Speed (0 < Speed ≤ 1) of a normal node.
@@ -142,6 +151,19 @@ const (
 	DefaultParallelFraction = 0.5
 	// MaxClusterTasks bounds the tasks of a scenario (all stages).
 	MaxClusterTasks = 1 << 22
+	// DefaultMaxEvents is 4 times the events of the largest trace replay
+	// optd runs (SWIM FB-2009 at its 600 nodes over a day of 1 s
+	// heartbeats, about 5·10⁷ events): some ten minutes of simulation on
+	// one core.
+	DefaultMaxEvents = 200_000_000
+	// DefaultMaxSimulatedS is about 116 days of simulated time, four times
+	// the longest public cluster trace (Google's 29 days).
+	DefaultMaxSimulatedS = 1e7
+	// MinHeartbeatS and MaxHeartbeatS bound heartbeat_s and sample_s (when
+	// set): below 10 ms every node heartbeats faster than any scheduler
+	// does and a run's events grow without bound.
+	MinHeartbeatS = 0.01
+	MaxHeartbeatS = 86400
 )
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -160,6 +182,12 @@ func (s *ClusterScenario) withDefaults() *ClusterScenario {
 	c.OffRackPenalty = penalty(c.OffRackPenalty, DefaultOffRackPenalty)
 	if c.SampleS == 0 {
 		c.SampleS = c.HeartbeatS
+	}
+	if c.MaxEvents == 0 {
+		c.MaxEvents = DefaultMaxEvents
+	}
+	if c.MaxSimulatedS == 0 {
+		c.MaxSimulatedS = DefaultMaxSimulatedS
 	}
 	c.Jobs = slices.Clone(s.Jobs)
 	c.Network = s.Network.withDefaults()
@@ -210,9 +238,12 @@ func (s *ClusterScenario) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"heartbeat_s", s.HeartbeatS}, {"sample_s", s.SampleS}, {"rack_local_penalty", s.RackLocalPenalty}, {"off_rack_penalty", s.OffRackPenalty}} {
+	}{{"heartbeat_s", s.HeartbeatS}, {"sample_s", s.SampleS}, {"rack_local_penalty", s.RackLocalPenalty}, {"off_rack_penalty", s.OffRackPenalty}, {"max_simulated_s", s.MaxSimulatedS}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || (f.name != "rack_local_penalty" && f.name != "off_rack_penalty" && f.v < 0) {
 			return invalidf(f.name, f.v, "must be a finite number ≥ 0 (0: default)")
+		}
+		if (f.name == "heartbeat_s" || f.name == "sample_s") && f.v != 0 && (f.v < MinHeartbeatS || f.v > MaxHeartbeatS) {
+			return invalidf(f.name, f.v, "must be 0 (default) or in [%g, %g] s", MinHeartbeatS, float64(MaxHeartbeatS))
 		}
 	}
 	if !(s.SlowStart >= 0 && s.SlowStart <= 1) {
@@ -261,6 +292,14 @@ func (s *ClusterScenario) Validate() error {
 	return nil
 }
 
+// maxSimulatedS is MaxSimulatedS or its default.
+func (s *ClusterScenario) maxSimulatedS() float64 {
+	if s.MaxSimulatedS == 0 {
+		return DefaultMaxSimulatedS
+	}
+	return s.MaxSimulatedS
+}
+
 func (s *ClusterScenario) validateJob(j *ClusterJob, path string, slotCluster bool) error {
 	stages := max(j.Stages, 1)
 	switch {
@@ -268,6 +307,8 @@ func (s *ClusterScenario) validateJob(j *ClusterJob, path string, slotCluster bo
 		return invalidf(path+".id", j.ID, "empty")
 	case math.IsNaN(j.SubmitS) || math.IsInf(j.SubmitS, 0) || j.SubmitS < 0:
 		return invalidf(path+".submit_s", j.SubmitS, "must be a finite number ≥ 0")
+	case j.SubmitS > s.maxSimulatedS():
+		return invalidf(path+".submit_s", j.SubmitS, "after max_simulated_s = %g s, where the run stops", s.maxSimulatedS())
 	case j.Stages < 0 || j.Stages > 1<<16:
 		return invalidf(path+".stages", j.Stages, "must be in [1, 65536] (0 or absent: 1)")
 	case j.Maps < 0 || j.Reduces < 0:

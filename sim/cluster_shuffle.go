@@ -112,13 +112,20 @@ func (s *clusterSim) networkEvent() {
 // settleNetwork recomputes the flows' rates after the flows changed and
 // schedules the next completion.
 func (s *clusterSim) settleNetwork() {
-	if s.net == nil || !s.net.dirty {
+	if s.net == nil || !s.net.dirty && !s.net.timing {
 		return
 	}
-	s.net.allocate()
+	var t float64
+	if s.net.dirty {
+		s.net.allocate()
+		t = s.net.next
+	} else {
+		t = s.net.nextDone()
+	}
+	s.net.timing = false
 	s.eng.Cancel(s.netHandle)
 	s.netHandle = Handle{}
-	if t := s.net.nextDone(); !math.IsInf(t, 1) {
+	if !math.IsInf(t, 1) {
 		s.netHandle = s.eng.Schedule(math.Max(t, s.eng.Now()), evNetwork, 0)
 	}
 }

@@ -15,15 +15,22 @@ import (
 )
 
 // ErrStalled is returned when a cluster run stops making progress (nothing
-// running, nothing left to arrive, and no task started for StallS).
+// running, nothing left to arrive, and no task started for StallS beyond
+// two heartbeats).
 var ErrStalled = errkind.New(errkind.Internal, "sim: cluster run stalled")
 
 // ErrInvariant is returned by a run with ClusterOptions.CheckInvariants when
 // the simulator's state breaks one (a simulator bug).
 var ErrInvariant = errkind.New(errkind.Internal, "sim: invariant violated")
 
+// ErrRunLimit is returned when a cluster run reaches its scenario's
+// max_events or max_simulated_s (ClusterScenario.MaxEvents,
+// MaxSimulatedS) with jobs unfinished.
+var ErrRunLimit = errkind.New(errkind.Invalid, "sim: cluster run limit reached")
+
 // StallS is how long a run may go without starting or finishing a task
-// while nothing runs before it fails with ErrStalled.
+// while nothing runs before it fails with ErrStalled, beyond two heartbeat
+// intervals.
 const StallS = 3600
 
 // Event kinds of the cluster model.
@@ -122,6 +129,9 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 		if !ok {
 			return nil, fmt.Errorf("%w: no event left with %d of %d jobs unfinished", ErrStalled, len(s.jobs)-s.finished, len(s.jobs))
 		}
+		if err := s.checkLimits(ev.Time); err != nil {
+			return nil, err
+		}
 		s.met.advance(s, ev.Time)
 		switch ev.Kind {
 		case evSubmit:
@@ -149,8 +159,10 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 				return nil, err
 			}
 		}
-		if s.pendingSubmit == 0 && s.finished < len(s.jobs) && s.runningCount() == 0 && ev.Time-s.lastProgressS > StallS {
-			return nil, fmt.Errorf("%w at %.1f s: nothing has run for %d s under policy %q (%d jobs unfinished)", ErrStalled, ev.Time, StallS, s.who, len(s.jobs)-s.finished)
+		// Stalled: nothing ran for StallS beyond two heartbeats (a node
+		// starts tasks only at its heartbeats, which may come hours apart).
+		if stall := StallS + 2*sc.HeartbeatS; s.pendingSubmit == 0 && s.finished < len(s.jobs) && s.runningCount() == 0 && ev.Time-s.lastProgressS > stall {
+			return nil, fmt.Errorf("%w at %.1f s: nothing has run for %.6g s under policy %q (%d jobs unfinished)", ErrStalled, ev.Time, stall, s.who, len(s.jobs)-s.finished)
 		}
 	}
 	if opt.CheckInvariants {
@@ -159,6 +171,21 @@ func RunCluster(ctx context.Context, scenario *ClusterScenario, pipe *policy.Pip
 		}
 	}
 	return s.result(), nil
+}
+
+// checkLimits stops the run at its scenario's max_events or
+// max_simulated_s.
+func (s *clusterSim) checkLimits(now float64) error {
+	left := len(s.jobs) - s.finished
+	switch {
+	case s.eng.processed > s.sc.MaxEvents:
+		return fmt.Errorf("%w: max_events = %d processed at %.6g s simulated with %d of %d jobs unfinished; raise max_events, or check the values that make the run long (network.node_mbps, oversubscription, heartbeat_s, the works)",
+			ErrRunLimit, s.sc.MaxEvents, now, left, len(s.jobs))
+	case now > s.sc.MaxSimulatedS:
+		return fmt.Errorf("%w: the clock passed max_simulated_s = %.6g s with %d of %d jobs unfinished; raise max_simulated_s, or check the values that make the run long (network.node_mbps, oversubscription, the works)",
+			ErrRunLimit, s.sc.MaxSimulatedS, left, len(s.jobs))
+	}
+	return nil
 }
 
 func newClusterSim(sc *ClusterScenario, pipe *policy.Pipeline, opt ClusterOptions) (*clusterSim, error) {

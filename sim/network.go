@@ -87,18 +87,30 @@ func (n *Network) validate(racks map[string]bool) error {
 		if !racks[r] {
 			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "unknown rack (no node is in it)")
 		}
-		if !(v >= 1) || math.IsInf(v, 0) {
-			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "must be a finite number ≥ 1")
+		if !(v >= 1 && v <= MaxOversubscription) {
+			return invalidf(fmt.Sprintf("network.rack_oversubscription[%q]", r), v, "must be in [1, %g]", float64(MaxOversubscription))
 		}
 	}
-	if !(n.NodeMBps >= 0) || math.IsInf(n.NodeMBps, 0) {
-		return invalidf("network.node_mbps", n.NodeMBps, "must be a finite number ≥ 0 (0: %d)", DefaultNodeMBps)
+	if !(n.NodeMBps == 0 || n.NodeMBps >= MinNodeMBps && n.NodeMBps <= MaxNodeMBps) {
+		return invalidf("network.node_mbps", n.NodeMBps, "must be 0 (%d) or in [%g, %g] MB/s", DefaultNodeMBps, MinNodeMBps, MaxNodeMBps)
 	}
-	if !(n.Oversubscription == 0 || n.Oversubscription >= 1) || math.IsInf(n.Oversubscription, 0) {
-		return invalidf("network.oversubscription", n.Oversubscription, "must be a finite number ≥ 1 (0: 1)")
+	if !(n.Oversubscription == 0 || n.Oversubscription >= 1 && n.Oversubscription <= MaxOversubscription) {
+		return invalidf("network.oversubscription", n.Oversubscription, "must be 0 (1) or in [1, %g]", float64(MaxOversubscription))
 	}
 	return nil
 }
+
+// The network's limits: a node link between 0.1 MB/s (under 1 Mb/s, less
+// than any data-center link) and 10¹² MB/s, and uplinks at most 1000:1
+// (real ones are at most some 40:1). Beyond them a shuffle takes so long,
+// or steps so short, that a run never ends in practice or loses time to
+// rounding; within them ClusterScenario.MaxEvents and MaxSimulatedS still
+// stop a run that would not end.
+const (
+	MinNodeMBps         = 0.1
+	MaxNodeMBps         = 1e12
+	MaxOversubscription = 1000
+)
 
 // flowNet is the state of a network during a run: its links and active
 // flows with their max-min fair rates as of lastS.
@@ -108,9 +120,20 @@ type flowNet struct {
 	lastS float64
 	// dirty: flows changed since the rates were computed.
 	dirty bool
+	// next is nextDone() as of the last allocate (computed with the rates).
+	next float64
+	// timing: flows grew (their completion times changed, not their
+	// rates, which depend only on the flows' paths).
+	timing bool
 	// scratch of allocate
-	rem []float64
-	cnt []int
+	rem                       []float64
+	cnt                       []int
+	start, cursor             []int
+	byLink, active, saturated []int32
+	paths                     []int32
+	hops                      []int8
+	frozen                    []bool
+	rates                     []float64
 	// nodeUp(i) = i, nodeDown(i) = n+i, rackUp(k) = 2n+k, rackDown(k) =
 	// 2n+K+k; rackOf[i] is node i's rack index.
 	nodes, racks int
@@ -127,8 +150,6 @@ type flow struct {
 	src   int
 	owner *simAttempt
 	pos   int // index in flowNet.flows
-	// frozen: the rate is fixed in the current progressive filling.
-	frozen bool
 }
 
 // newFlowNet builds the links of cluster c under network n (defaults
@@ -190,11 +211,12 @@ func (fn *flowNet) add(now float64, src int, owner *simAttempt, mb float64) *flo
 	return f
 }
 
-// grow adds mb MB to an active flow at time now.
+// grow adds mb MB to an active flow at time now: its completion time
+// changes, no flow's rate.
 func (fn *flowNet) grow(now float64, f *flow, mb float64) {
 	fn.advance(now)
 	f.left += mb
-	fn.dirty = true
+	fn.timing = true
 }
 
 // drop removes an active flow at time now (completed or its owner gone).
@@ -222,53 +244,89 @@ func (fn *flowNet) advance(now float64) {
 // flows crossing it freeze at their rate; repeat with the others. The
 // result is the unique max-min fair allocation (Bertsekas and Gallager,
 // Data Networks, §6.5.2), whatever the order of the flows.
+//
+// Each round scans only the links some unfrozen flow still crosses, and
+// freezes only the flows of the links that saturated (found through the
+// flows listed by link), at the level the filling has reached (the sum of
+// the rounds' increments, added in the same order as each flow's rate
+// would add them): O(F·hops + rounds·active links) instead of a scan of
+// every link and flow per round, with bit for bit the same rates.
 func (fn *flowNet) allocate() {
-	fn.dirty = false
+	fn.dirty, fn.timing = false, false
 	copy(fn.rem, fn.caps)
 	clear(fn.cnt)
-	for _, f := range fn.flows {
-		f.rate, f.frozen = 0, false
+	// The flows' paths in one array (flow i's links are
+	// paths[4i : 4i+hops[i]]), read without visiting the flows again.
+	F := len(fn.flows)
+	fn.paths = slices.Grow(fn.paths[:0], 4*F)[:4*F]
+	fn.hops = slices.Grow(fn.hops[:0], F)[:F]
+	fn.frozen = slices.Grow(fn.frozen[:0], F)[:F]
+	fn.rates = slices.Grow(fn.rates[:0], F)[:F]
+	for i, f := range fn.flows {
+		copy(fn.paths[4*i:4*i+4], f.path[:])
+		fn.hops[i], fn.frozen[i] = f.hops, false
 		for _, l := range f.path[:f.hops] {
 			fn.cnt[l]++
 		}
 	}
-	unfrozen := len(fn.flows)
-	for unfrozen > 0 {
-		delta := math.Inf(1)
-		for l, c := range fn.cnt {
-			if c > 0 {
-				delta = math.Min(delta, fn.rem[l]/float64(c))
-			}
+	// The flows by link: those of link l are byLink[start[l]:start[l+1]].
+	L := len(fn.caps)
+	fn.start = slices.Grow(fn.start[:0], L+1)[:L+1]
+	fn.active = fn.active[:0]
+	n := 0
+	for l, c := range fn.cnt {
+		fn.start[l] = n
+		n += c
+		if c > 0 {
+			fn.active = append(fn.active, int32(l))
 		}
-		for l, c := range fn.cnt {
-			if c == 0 {
-				continue
-			}
+	}
+	fn.start[L] = n
+	fn.byLink = slices.Grow(fn.byLink[:0], n)[:n]
+	fn.cursor = append(fn.cursor[:0], fn.start[:L]...)
+	for i := range F {
+		for _, l := range fn.paths[4*i : 4*i+int(fn.hops[i])] {
+			fn.byLink[fn.cursor[l]] = int32(i)
+			fn.cursor[l]++
+		}
+	}
+	level := 0.0
+	for unfrozen := F; unfrozen > 0; {
+		delta := math.Inf(1)
+		for _, l := range fn.active {
+			delta = math.Min(delta, fn.rem[l]/float64(fn.cnt[l]))
+		}
+		level += delta
+		fn.saturated = fn.saturated[:0]
+		for _, l := range fn.active {
 			// A link whose share is the minimum saturates (exactly, so
 			// that rounding never leaves a sliver of capacity).
-			if fn.rem[l]/float64(c) <= delta*(1+1e-12) {
+			if c := float64(fn.cnt[l]); fn.rem[l]/c <= delta*(1+1e-12) {
 				fn.rem[l] = 0
+				fn.saturated = append(fn.saturated, l)
 			} else {
-				fn.rem[l] -= delta * float64(c)
+				fn.rem[l] -= delta * c
 			}
 		}
-		for _, f := range fn.flows {
-			if f.frozen {
-				continue
-			}
-			f.rate += delta
-			for _, l := range f.path[:f.hops] {
-				if fn.rem[l] == 0 {
-					f.frozen = true
-					break
+		for _, l := range fn.saturated {
+			for _, i := range fn.byLink[fn.start[l]:fn.start[l+1]] {
+				if fn.frozen[i] {
+					continue
 				}
-			}
-			if f.frozen {
+				fn.frozen[i], fn.rates[i] = true, level
 				unfrozen--
-				for _, l := range f.path[:f.hops] {
-					fn.cnt[l]--
+				for _, m := range fn.paths[4*i : 4*i+int32(fn.hops[i])] {
+					fn.cnt[m]--
 				}
 			}
+		}
+		fn.active = slices.DeleteFunc(fn.active, func(l int32) bool { return fn.cnt[l] == 0 })
+	}
+	fn.next = math.Inf(1)
+	for i, f := range fn.flows {
+		f.rate = fn.rates[i]
+		if f.rate > 0 {
+			fn.next = math.Min(fn.next, fn.lastS+f.left/f.rate)
 		}
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/cmd/config"
-	"github.com/optd/optd/policy"
 	_ "github.com/optd/optd/policy/rollout" // the rollout placement policy --policies may name
 	"github.com/optd/optd/sim"
 )
@@ -61,7 +60,7 @@ prints the mean cost per job with a 95% confidence interval, the lower bounds
 relaxation penalty fitted on separate training runs, empty cluster, the MDP
 where solvable), the
 exact optimum when the MDP is small enough, and each policy's gap to the best
-bound. Policies: ` + strings.Join(policy.PlacementNames(), ", ") + `, ` + bound.PolicyMDPOptimal + `;
+bound. Policies: ` + strings.Join(bound.PolicyNames(), ", ") + `;
 a parameterized family takes its parameters as NAME:k=v;k=v (the form
 ` + "`optd search`" + ` prints as best_policy). adp-penalty and adp-bid-price fit
 their value function on the scenario's model first (seconds to a minute).`,

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -89,6 +91,10 @@ func runOptd(t *testing.T, args ...string) string {
 // are built on in these tests.
 const placementModel = "../../examples/placement-scenario.json"
 
+// fig10Model is a queueing model whose 30 slots are tan-fig10-sort's reduce
+// slots (per-slot costs 1-5), on which mdp-optimal places in the heartbeat.
+const fig10Model = "../../sim/testdata/scenarios/tan-fig10-model.json"
+
 func TestReplayEqualsSimulate(t *testing.T) {
 	addr, _ := startServer(t, t.TempDir())
 	for _, tc := range []struct{ scenario, spec, seed, explain, placement, model string }{
@@ -109,6 +115,8 @@ func TestReplayEqualsSimulate(t *testing.T) {
 		{"tan-fig10-sort", "fair", "1", "", "state-threshold:base=2;ratio=0.3", ""},
 		{"tan-fig10-sort", "fair", "2", "", "adp-bid-price:fit_steps=5;fit_jobs=200", placementModel},
 		{"tan-fig3-sort", "fair", "1", "", "rollout:samples=4;horizon=10", placementModel},
+		// The MDP's optimal table on the model's fixed slot costs.
+		{"tan-fig10-sort", "fair", "1", "--explain", "mdp-optimal", fig10Model},
 		// Reducers that start at slow start 0 without ramp-up deadlock
 		// with waiting maps; the server preempts them as the simulator
 		// does.
@@ -266,6 +274,8 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 		{"tan-fig10-sort", "fair", "random", ""},
 		// And the policy built on the model decides as before a restart.
 		{"tan-fig10-sort", "fair", "rollout:samples=4;horizon=10", placementModel},
+		// And the MDP's table on the model's slots, whose plans name them.
+		{"tan-fig10-sort", "fair", "mdp-optimal", fig10Model},
 		// Preemption decided on a ledger rebuilt from its events.
 		{earlyReducers, "fair", "", ""},
 	} {
@@ -323,6 +333,18 @@ func TestReplaySurvivesRestarts(t *testing.T) {
 // message naming them.
 func TestReplayErrors(t *testing.T) {
 	addr, _ := startServer(t, t.TempDir())
+	// Fig. 10's model with an unlimited waiting room, which the MDP
+	// cannot have.
+	unlimited := filepath.Join(t.TempDir(), "unlimited.json")
+	data, err := os.ReadFile(fig10Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(`"max_waiting": 1,`), nil, 1)
+	data = bytes.Replace(data, []byte(`"arrival_rate": 0.0167`), []byte(`"arrival_rate": 0.001`), 1)
+	if err := os.WriteFile(unlimited, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -336,6 +358,11 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "rollout"}, "rollout needs the cluster's queueing model"},
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "rollout:samples=0", "--placement-model", placementModel}, "samples = 0"},
 		{[]string{"--server", addr, "--scenario", "haste-table2", "--policy", "fifo", "--placement", "greedy:x"}, "is not name=value"},
+		// The MDP policy's limits and model, refused by the server with
+		// the parameter or the field.
+		{[]string{"--server", addr, "--scenario", "tan-fig10-sort", "--policy", "fair", "--placement", "mdp-optimal:max_states=10", "--placement-model", fig10Model}, "max_states = 10"},
+		{[]string{"--server", addr, "--scenario", "tan-fig10-sort", "--policy", "fair", "--placement", "mdp-optimal"}, "mdp-optimal needs the cluster's queueing model"},
+		{[]string{"--server", addr, "--scenario", "tan-fig10-sort", "--policy", "fair", "--placement", "mdp-optimal", "--placement-model", unlimited}, "model.max_waiting = -1"},
 	} {
 		_, errOut, code := cli.RunCaptured(t.Context(), append([]string{"replay"}, tc.args...), NewCommand)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

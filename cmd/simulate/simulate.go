@@ -20,9 +20,10 @@ import (
 
 	"github.com/optd/optd/cmd/cli"
 	"github.com/optd/optd/policy"
-	_ "github.com/optd/optd/policy/adp"     // the fitted placement policies --placement may name
-	_ "github.com/optd/optd/policy/builtin" // every policy --policy may name
-	_ "github.com/optd/optd/policy/rollout" // and the rollout policy
+	_ "github.com/optd/optd/policy/adp"        // the fitted placement policies --placement may name
+	_ "github.com/optd/optd/policy/builtin"    // every policy --policy may name
+	_ "github.com/optd/optd/policy/mdpoptimal" // the MDP's optimal placement, solved on --placement-model
+	_ "github.com/optd/optd/policy/rollout"    // and the rollout policy
 	"github.com/optd/optd/sim"
 )
 

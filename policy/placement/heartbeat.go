@@ -149,6 +149,10 @@ type reducePlan struct {
 	Left map[string]int `json:"left"`
 	// Reason is the placement's decision and its inputs.
 	Reason string `json:"reason"`
+	// Slots are, by node, the model's slots chosen there (the static-cost
+	// mode only, see staticRequest): the slots the job holds in later
+	// requests.
+	Slots map[string][]int `json:"slots,omitempty"`
 }
 
 func (p *reducePlan) pending() int {
@@ -157,6 +161,15 @@ func (p *reducePlan) pending() int {
 		n += v
 	}
 	return n
+}
+
+// modelCosts returns the fixed slot costs of the policy's model when it
+// decides on them (policy.ModelSlotted), else nil.
+func (s *reducePlacement) modelCosts() []float64 {
+	if m, ok := s.pol.(policy.ModelSlotted); ok {
+		return m.ModelSlotCosts()
+	}
+	return nil
 }
 
 func newReducePlacement(cfg policy.HeartbeatConfig) (policy.Stages, error) {
@@ -229,10 +242,24 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 			delete(s.plans, k)
 		}
 	}
-	if !s.fixed {
-		s.links.observe(c)
+	var (
+		req        *policy.PlacementRequest
+		nodes      map[int]string
+		static     bool
+		dynamicWhy string
+	)
+	modelCosts := s.modelCosts()
+	if modelCosts != nil {
+		req, nodes, dynamicWhy, static = s.staticRequest(c, j, modelCosts)
 	}
-	req, nodes, cost, kappa := s.request(c, j)
+	var cost map[string]hopCost
+	var kappa map[string]float64
+	if !static {
+		if !s.fixed {
+			s.links.observe(c)
+		}
+		req, nodes, cost, kappa = s.request(c, j)
+	}
 	d, err := s.pol.Place(req)
 	if err != nil {
 		return nil, err
@@ -242,7 +269,20 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 		if pos < 0 || pos >= len(req.Free) {
 			return nil, fmt.Errorf("%s chose position %d of %d free slots", s.pol.Name(), pos, len(req.Free))
 		}
-		pl.Left[nodes[req.Free[pos].Index]]++
+		sl := req.Free[pos]
+		pl.Left[nodes[sl.Index]]++
+		if static {
+			if pl.Slots == nil {
+				pl.Slots = map[string][]int{}
+			}
+			pl.Slots[nodes[sl.Index]] = append(pl.Slots[nodes[sl.Index]], sl.Index)
+		}
+	}
+	if static {
+		pl.Reason = fmt.Sprintf("X ≈ m/m_done·X_done = %d/%d·%.4g = %.4g MB for R = %d; %s; %s",
+			j.MapsTotal, j.MapsDone, j.MapOutputMB(), req.X, req.R, staticReason(req, d.Positions, nodes, len(modelCosts)), d.Reason)
+		s.plans[key] = pl
+		return pl, nil
 	}
 	var hs []string
 	racks := map[string]bool{}
@@ -252,6 +292,9 @@ func (s *reducePlacement) plan(c *policy.ClusterView, j *policy.JobView) (*reduc
 	}
 	for _, r := range slices.Sorted(maps.Keys(racks)) {
 		hs = append(hs, fmt.Sprintf("κ(%s) = %.3g", r, kappa[r]))
+	}
+	if dynamicWhy != "" {
+		hs = append(hs, dynamicWhy)
 	}
 	pl.Reason = fmt.Sprintf("X ≈ m/m_done·X_done = %d/%d·%.4g = %.4g MB for R = %d; %s; %s",
 		j.MapsTotal, j.MapsDone, j.MapOutputMB(), req.X, req.R, strings.Join(hs, ", "), d.Reason)
@@ -290,12 +333,7 @@ func (s *reducePlacement) request(c *policy.ClusterView, j *policy.JobView) (*po
 		heldIdx = append(heldIdx, idx)
 	}
 	cost := fetchCosts(c, j)
-	req := &policy.PlacementRequest{X: estimateX(j), R: j.ReducesTotal, JobsInSystem: len(c.Jobs) - 1, Held: heldIdx}
-	for _, o := range c.Jobs {
-		if o.ID != j.ID && !o.SlowStartReached {
-			req.Waiting++
-		}
-	}
+	req := &policy.PlacementRequest{X: estimateX(j), R: j.ReducesTotal, JobsInSystem: len(c.Jobs) - 1, Held: heldIdx, Waiting: waiting(c, j)}
 	nodeOf := map[int]string{}
 	var slots []nodeSlot
 	for wave := 0; wave == 0 || (len(slots) < req.R && per > 0); wave++ {
@@ -576,6 +614,13 @@ func (s *reducePlacement) Restore(data []byte) error {
 		}
 		if pl.Left == nil {
 			pl.Left = map[string]int{}
+		}
+		for n, idx := range pl.Slots {
+			for k, v := range idx {
+				if v < 0 {
+					return fmt.Errorf("%w: plans[%d].slots[%q][%d] = %d, must be ≥ 0", policy.ErrInvalidConfig, i, n, k, v)
+				}
+			}
 		}
 		plans[planKey{pl.Job, pl.Stage}] = pl
 	}

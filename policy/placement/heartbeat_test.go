@@ -238,6 +238,10 @@ func TestReducePlacementSnapshot(t *testing.T) {
 			if err := newPipe().Restore([]byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[{"job":"j","stage":0,"left":{"n0-0":0},"reason":""}]}}}`)); err == nil {
 				t.Fatalf("%s: a plan with an empty node restored", name)
 			}
+			if err := newPipe().Restore([]byte(`{"initialized":false,"stages":{"reduce-placement":{"plans":[{"job":"j","stage":0,"left":{"n0-0":1},"slots":{"n0-0":[-1]},"reason":""}]}}}`)); err == nil ||
+				!strings.Contains(err.Error(), `plans[0].slots["n0-0"][0] = -1`) {
+				t.Fatalf("%s: a plan with a negative model slot: %v", name, err)
+			}
 		}
 	}
 }

@@ -372,7 +372,9 @@ func newPenaltyBasisOf(s *sim.Scenario, compact, resampled bool) (*penaltyBasis,
 		}
 	}
 	b.buildRich()
-	b.nFeat = b.buckets() + len(b.rich) + len(b.marks)*(1+b.markBuckets()) + 2*len(b.marks)*len(b.rich) + len(b.marks)
+	b.occ = b.buckets() + len(b.rich) + len(b.marks)*(1+b.markBuckets()) + 2*len(b.marks)*len(b.rich) + len(b.marks)
+	b.nrGrp = min(len(s.SlotCosts), penaltyMaxClassBasis) + 1 // N itself
+	b.nFeat = b.occ + b.occupancyFeatures()
 	return b, nil
 }
 
@@ -387,6 +389,15 @@ func rankGroups(S int) int {
 // reducers are ahead of it.
 func rankGroup(x float64, groups int) int {
 	return min(int(2*math.Log2(1+x)), groups-1)
+}
+
+// nrBucket is the bucket of x reducers in service: its slot-rank group
+// when compact, else x itself (up to nrGrp − 1).
+func (b *penaltyBasis) nrBucket(x int) int {
+	if b.compact {
+		return rankGroup(float64(x), b.nrGrp)
+	}
+	return min(x, b.nrGrp-1)
 }
 
 // occupancyFeatures is the number of occupancy features of a compact
@@ -927,13 +938,13 @@ func (b *penaltyBasis) occupancy(f []float64, own, ks, ke int, times []float64, 
 	dep := f
 	self := dep[NB:]
 	for k := ks; k < ke; k++ {
-		q := rankGroup(float64(nrs[k]), NB)
+		q := b.nrBucket(nrs[k])
 		rate := b.mu / float64(ns[k]) * (times[k+1] - times[k])
 		dep[q] += float64(freed[k+1]) - rate*float64(nrs[k]-own)
 		self[q] += rate
 	}
-	dep[rankGroup(float64(nrs[ke-1]), NB)] -= float64(own)
-	self[rankGroup(float64(nrs[ke-1]), NB)]--
+	dep[b.nrBucket(nrs[ke-1])] -= float64(own)
+	self[b.nrBucket(nrs[ke-1])]--
 }
 
 // searchTime is the first index of sorted xs with xs[k] > t (after) or ≥ t.

@@ -146,7 +146,8 @@ import (
 //     exact from the law's CDF), and the marks of the jobs entering
 //     meanwhile by the same bins of Y, plus R and Y·R, centred (still mean
 //     zero: i.i.d. marks independent of the past), times the n-group at
-//     their entry;
+//     their entry; and the occupancy terms below by the slot-rank group of
+//     the reducers in service;
 //   - θ is fitted on the coarse cluster, each group's slots at the group's
 //     mean cost, whose LP has G columns per job and is solved exactly on
 //     short independent training runs (its primal gives the
@@ -210,7 +211,21 @@ import (
 //
 // (𝒢_dep: 𝒢 without its λ term) has conditional mean zero given F_{S_i};
 // the mark terms do not apply (the marks are known). The bound then holds
-// for every policy's expected cost over the works, the trace fixed.
+// for every policy's expected cost over the works, the trace fixed. The
+// departure terms of "Occupancy" hold there too (only the works are
+// random).
+//
+// No penalty on the marks is valid for the trace itself: its marks are
+// numbers, not random, and a policy may be tuned to them all (a function of
+// the history that knows which job of the trace comes next), so a bound
+// must hold against the hindsight of the marks. What a policy does not know
+// is a model's: with ResampledMarks (PenaltyFit.ResampledMarks) each job's
+// (X, R) is drawn i.i.d. from the trace's empirical law, the arrivals
+// staying the trace's; the marks are then independent of the queue and
+// unseen before entry, so the mark terms have conditional mean zero as for
+// a workload scenario, beside the queue terms of the fixed arrivals. The
+// bound is then one for that model's expected costs (policies evaluated on
+// the same resampled runs), not for the trace.
 
 // penaltyMaxAtoms is the largest number of (Y, R) atoms for which the mark
 // features and the job groups are per atom; beyond, per R value.

@@ -296,13 +296,24 @@ var errNoPenalty = &NoModelError{"a trace scenario whose works are not exponenti
 // features then a few hundred numbers. A trace (exponential works) gets
 // the compact queue terms alone.
 func newPenaltyBasis(s *sim.Scenario, compact bool) (*penaltyBasis, error) {
-	return newPenaltyBasisOf(s, compact, false)
+	return newPenaltyBasisOf(s, basisOptions{compact: compact, occupancy: true})
 }
 
-// newPenaltyBasisOf is newPenaltyBasis; with resampled, a trace's marks
-// are i.i.d. draws from its empirical law (ResampledMarks), so the mark
-// terms apply beside the queue terms of its fixed arrivals.
-func newPenaltyBasisOf(s *sim.Scenario, compact, resampled bool) (*penaltyBasis, error) {
+// basisOptions choose the features of newPenaltyBasisOf.
+type basisOptions struct {
+	// compact: the features of a large cluster (grouped classes).
+	compact bool
+	// resampled: a trace's marks are i.i.d. draws from its empirical law
+	// (ResampledMarks), so the mark terms apply beside the queue terms of
+	// its fixed arrivals.
+	resampled bool
+	// occupancy: the occupancy terms (see "Occupancy").
+	occupancy bool
+}
+
+// newPenaltyBasisOf is newPenaltyBasis with the features o chooses.
+func newPenaltyBasisOf(s *sim.Scenario, o basisOptions) (*penaltyBasis, error) {
+	compact, resampled := o.compact, o.resampled
 	if s.Trace != nil && s.Trace.Work != sim.WorkExponential {
 		return nil, errNoPenalty
 	}
@@ -348,7 +359,9 @@ func newPenaltyBasisOf(s *sim.Scenario, compact, resampled bool) (*penaltyBasis,
 			b.marks = nil
 		}
 		b.occ = b.buckets() + len(b.marks)*(1+b.markBuckets()) + len(b.marks)
-		b.nrGrp = rankGroups(len(s.SlotCosts))
+		if o.occupancy {
+			b.nrGrp = rankGroups(len(s.SlotCosts))
+		}
 		b.nFeat = b.occ + b.occupancyFeatures()
 		return b, nil
 	}
@@ -388,7 +401,9 @@ func newPenaltyBasisOf(s *sim.Scenario, compact, resampled bool) (*penaltyBasis,
 	}
 	b.buildRich()
 	b.occ = b.buckets() + len(b.rich) + len(b.marks)*(1+b.markBuckets()) + 2*len(b.marks)*len(b.rich) + len(b.marks)
-	b.nrGrp = min(len(s.SlotCosts), penaltyMaxClassBasis) + 1 // N itself
+	if o.occupancy {
+		b.nrGrp = min(len(s.SlotCosts), penaltyMaxClassBasis) + 1 // N itself
+	}
 	b.nFeat = b.occ + b.occupancyFeatures()
 	return b, nil
 }
@@ -1266,7 +1281,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 		}
 		return res.Records, nil
 	}
-	pen, err := fitPenaltyStochastic(ctx, s, opts.Steps, run, opts.grouped, opts.ResampledMarks)
+	pen, err := fitPenaltyStochastic(ctx, s, opts.Steps, run, opts.grouped, basisOptions{resampled: opts.ResampledMarks, occupancy: true})
 	if err != nil {
 		return nil, err
 	}
@@ -1382,19 +1397,26 @@ func (cheapestFree) Place(req *policy.PlacementRequest) (policy.PlacementDecisio
 // same, while most of x*'s variation (the group and the state at entry)
 // no longer multiplies the features' noise (a control variate: on
 // mdp-small, 600 steps gave 93.4% of the optimum with it, 92.0% without).
+//
+// Its penalty has no occupancy terms (FitPenalty's has): it is the value
+// function of the lookahead policies (Penalty.Lookahead), which read the
+// terms that are functions of the queue's state, and the occupancy terms
+// (compensated counts of departures, no state's value) drew weight from
+// them: adp-penalty on mdp-small cost 170.9 with them, 162.5 without.
 func FitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run func(t int) ([]sim.JobRecord, error)) (*Penalty, error) {
-	return fitPenaltyStochastic(ctx, s, steps, run, false, false)
+	return fitPenaltyStochastic(ctx, s, steps, run, false, basisOptions{})
 }
 
 // fitPenaltyStochastic is FitPenaltyStochastic; grouped forces the groups
 // of classes and the compact features (classBasis).
-func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run func(t int) ([]sim.JobRecord, error), grouped, resampled bool) (*Penalty, error) {
+func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run func(t int) ([]sim.JobRecord, error), grouped bool, o basisOptions) (*Penalty, error) {
 	if err := checkSlotCosts(s.SlotCosts); err != nil {
 		return nil, err
 	}
 	cls := newClasses(s.SlotCosts)
 	w, nb, grp := classBasis(cls, grouped)
-	b, err := newPenaltyBasisOf(s, grp != nil, resampled)
+	o.compact = grp != nil
+	b, err := newPenaltyBasisOf(s, o)
 	if err != nil {
 		return nil, err
 	}

@@ -526,7 +526,7 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 	checkFeaturesMeanZero(t, "swim-fb2010 (trace)", s, b, false)
 	// The same trace's arrivals with its marks drawn i.i.d. from its
 	// empirical law (ResampledMarks): the mark terms too.
-	if b, err = newPenaltyBasisOf(s, true, true); err != nil {
+	if b, err = newPenaltyBasisOf(s, basisOptions{compact: true, resampled: true, occupancy: true}); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.marks) == 0 {

@@ -53,8 +53,12 @@ func TestPenaltyScale(t *testing.T) {
 		if s.Trace == nil || jobs < s.Jobs {
 			s.Jobs = jobs
 		}
+		resample := s.Trace != nil && os.Getenv("OPTD_PENALTY_RESAMPLE") != ""
+		if resample {
+			fmt.Printf("%s: the trace's arrivals with (X, R) drawn i.i.d. from its empirical law (a model, not the trace)\n", rho)
+		}
 		st := time.Now()
-		pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0)})
+		pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +74,7 @@ func TestPenaltyScale(t *testing.T) {
 		var plain, penal []float64
 		cost := map[string][]float64{}
 		for rep := range reps {
-			r, err := s.RunReplication(ctx, rep, fs, true)
+			r, err := replicate(ctx, s, rep, fs, resample)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,4 +118,30 @@ func TestPenaltyScale(t *testing.T) {
 		}
 		fmt.Println()
 	}
+}
+
+// replicate is s.RunReplication(ctx, rep, fs, true), or with resample the
+// same on ResampledMarks(s, rep) (a trace's arrivals with its marks drawn
+// i.i.d. from its empirical law).
+func replicate(ctx context.Context, s *sim.Scenario, rep int, fs []sim.NamedFactory, resample bool) (*sim.Replication, error) {
+	if !resample {
+		return s.RunReplication(ctx, rep, fs, true)
+	}
+	seed := sim.ReplicationSeed(s.Seed, rep)
+	out := &sim.Replication{Index: rep, Seed: seed, Results: map[string]*sim.Result{}}
+	for k, nf := range fs {
+		p, err := nf.New(sim.PolicySeed(seed))
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.Model().Run(ctx, ResampledMarks(s, rep), p, sim.RunOptions{Warmup: s.WarmupJobs, Record: k == 0})
+		if err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			out.Records, res.Records = res.Records, nil
+		}
+		out.Results[nf.Name] = res
+	}
+	return out, nil
 }

@@ -96,10 +96,10 @@ type policyRun struct {
 	lpPenalized float64
 }
 
-func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, pen *Penalty, rep int, p policy.Placement) policyRun {
+func runWithPenalty(t testing.TB, ctx context.Context, s *sim.Scenario, resample bool, pen *Penalty, rep int, p policy.Placement) policyRun {
 	t.Helper()
 	rec := &recorder{Placement: p, cls: pen.cls}
-	r, err := s.RunReplication(ctx, rep, []sim.NamedFactory{{Name: "p", New: func(uint64) (policy.Placement, error) { return rec, nil }}}, true)
+	r, err := replicate(ctx, s, rep, []sim.NamedFactory{{Name: "p", New: func(uint64) (policy.Placement, error) { return rec, nil }}}, resample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 		pen := testPenalty(t, s, PenaltyFit{Steps: 20, Jobs: 200, grouped: c.grouped})
 		randomTheta(pen, rand.New(rand.NewPCG(c.seed, 1)), c.scale)
 		sol := solveScenario(t, s)
-		checkPenaltyUnderPolicies(t, fmt.Sprintf("seed %d (grouped %v)", c.seed, c.grouped), desc, s, pen, append(names, OptimalPolicyName), sol.Policy)
+		checkPenaltyUnderPolicies(t, fmt.Sprintf("seed %d (grouped %v)", c.seed, c.grouped), desc, s, false, pen, append(names, OptimalPolicyName), sol.Policy)
 	}
 	// At scale: the Fig. 9 setting beyond the paper (K = 100, 1000
 	// distinct costs: grouped classes, compact features, the Lagrangian
@@ -239,13 +239,22 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	// and the test light.
 	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(5, 1)), 0.05)
-	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, pen, names, nil)
+	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, false, pen, names, nil)
 	// A trace (SWIM FB-2010's first jobs): only the works are random.
 	s = swimScenario(t, jobs, reps)
 	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
 	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(6, 1)), 0.5)
-	checkPenaltyUnderPolicies(t, "swim-fb2010", "swim-fb2010.json", s, pen, names, nil)
+	checkPenaltyUnderPolicies(t, "swim-fb2010", "swim-fb2010.json", s, false, pen, names, nil)
+	// Its arrivals with the marks drawn i.i.d. from its empirical law
+	// (ResampledMarks): the mark terms apply, under that model only.
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, ResampledMarks: true})
+	if len(pen.basis.marks) == 0 {
+		t.Fatal("resampled marks: no mark terms")
+	}
+	pen.Lagrange.Iterations = 40
+	randomTheta(pen, rand.New(rand.NewPCG(7, 1)), 0.01) // Y·R in MiB: large features
+	checkPenaltyUnderPolicies(t, "swim-fb2010 resampled", "swim-fb2010.json (resampled marks)", s, true, pen, names, nil)
 }
 
 // swimScenario is search/testdata/swim-fb2010.json cut to its first jobs
@@ -275,7 +284,7 @@ func swimScenario(t *testing.T, jobs, reps int) *sim.Scenario {
 // within its 99.9% interval over s's replications and that, trace by
 // trace, the penalized bound is at most the policy's cost plus its own
 // realized penalty (P2).
-func checkPenaltyUnderPolicies(t *testing.T, label, desc string, s *sim.Scenario, pen *Penalty, names []string, opt policy.Placement) {
+func checkPenaltyUnderPolicies(t *testing.T, label, desc string, s *sim.Scenario, resample bool, pen *Penalty, names []string, opt policy.Placement) {
 	t.Helper()
 	ctx := context.Background()
 	for _, name := range names {
@@ -293,7 +302,7 @@ func checkPenaltyUnderPolicies(t *testing.T, label, desc string, s *sim.Scenario
 					t.Fatal(err)
 				}
 			}
-			run := runWithPenalty(t, ctx, s, pen, rep, p)
+			run := runWithPenalty(t, ctx, s, resample, pen, rep, p)
 			zs[rep] = run.z / float64(run.counted)
 			if lhs, rhs := run.lpPenalized, run.cost+run.z; lhs > rhs+1e-7*(1+math.Abs(rhs)) {
 				t.Errorf("%s, %s, rep %d: penalized LP %.9g > cost %.9g + own penalty %.9g", desc, name, rep, lhs, run.cost, run.z)
@@ -490,7 +499,7 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 		if b.rich == nil {
 			t.Fatalf("%s: no rich buckets", path)
 		}
-		checkFeaturesMeanZero(t, path, s, b)
+		checkFeaturesMeanZero(t, path, s, b, false)
 	}
 	// The compact features of a large cluster (K = 100, 1000 classes) at
 	// both loads of the Fig. 9 setting beyond the paper.
@@ -505,7 +514,7 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkFeaturesMeanZero(t, path+" (compact)", s, b)
+		checkFeaturesMeanZero(t, path+" (compact)", s, b, false)
 	}
 	// A trace (SWIM FB-2010's first jobs, exponential works): the queue
 	// terms with the trace's arrivals as predictable jumps.
@@ -514,17 +523,30 @@ func TestPenaltyFeaturesMeanZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFeaturesMeanZero(t, "swim-fb2010 (trace)", s, b)
+	checkFeaturesMeanZero(t, "swim-fb2010 (trace)", s, b, false)
+	// The same trace's arrivals with its marks drawn i.i.d. from its
+	// empirical law (ResampledMarks): the mark terms too.
+	if b, err = newPenaltyBasisOf(s, basisOptions{compact: true, resampled: true, occupancy: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.marks) == 0 {
+		t.Fatal("resampled marks: no mark terms")
+	}
+	checkFeaturesMeanZero(t, "swim-fb2010 (resampled marks)", s, b, true)
 }
 
 // checkFeaturesMeanZero checks that every feature of basis b has mean zero
 // over s's replications (Bonferroni over the features).
-func checkFeaturesMeanZero(t *testing.T, name string, s *sim.Scenario, b *penaltyBasis) {
+func checkFeaturesMeanZero(t *testing.T, name string, s *sim.Scenario, b *penaltyBasis, resample bool) {
 	t.Helper()
 	F := b.nFeat
 	means := make([][]float64, F)
+	cheapest := []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}
 	for rep := range s.Replications {
-		r := cheapestRecords(t, s, rep)
+		r, err := replicate(context.Background(), s, rep, cheapest, resample)
+		if err != nil {
+			t.Fatal(err)
+		}
 		tr := b.traceOf(r.Records)
 		n := float64(len(tr.jobs))
 		sum := make([]float64, F)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/mdp/mdptest"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/placement"
@@ -179,15 +180,9 @@ func TestExactSearchOfFittedPolicy(t *testing.T) {
 func exactSmall(t *testing.T, family, spec string) (*sim.Scenario, *ExactPlacementProblem, *mdp.PlacementSolution) {
 	t.Helper()
 	s := loadScenario(t, "mdp-small.json")
-	m, err := mdp.ModelOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := mdp.SolvePlacement(context.Background(), m, mdp.SolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, sol := mdptest.Solve(t, s)
 	prob := &ExactPlacementProblem{Model: m, Family: family}
+	var err error
 	if prob.Params, err = prob.Space().Restrict(spec); err != nil {
 		t.Fatal(err)
 	}

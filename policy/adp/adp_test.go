@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/mdp/mdptest"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/policytest"
@@ -16,14 +17,7 @@ import (
 )
 
 // scenario loads one of the repository's MDP-solvable scenarios.
-func scenario(t *testing.T, path string) *sim.Scenario {
-	t.Helper()
-	s, err := sim.LoadScenario(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+var scenario = mdptest.Scenario
 
 // light are fit parameters small enough for -race.
 var light = map[string]map[string]float64{
@@ -37,16 +31,9 @@ var light = map[string]map[string]float64{
 // validity) and less than greedy, the policy it starts from.
 func TestFittedPoliciesOnSolvableScenarios(t *testing.T) {
 	ctx := context.Background()
-	for _, path := range []string{"../../search/testdata/mdp-small.json", "../../search/testdata/mdp-8slots.json", "../../examples/placement-scenario.json"} {
+	for _, path := range mdptest.Solvable("../..") {
 		s := scenario(t, path)
-		m, err := mdp.ModelOf(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, sol := mdptest.Solve(t, s)
 		greedy := sol.PolicyCosts["greedy"]
 		for _, name := range []string{Name, NameBidPrice} {
 			pol, err := policy.NewPlacement(name, policy.PlacementConfig{Params: light[name], Model: s.PlacementModel()})

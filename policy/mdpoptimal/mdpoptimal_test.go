@@ -10,6 +10,7 @@ import (
 
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/mdp/mdptest"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
 	_ "github.com/optd/optd/policy/builtin"
@@ -17,31 +18,17 @@ import (
 	"github.com/optd/optd/sim"
 )
 
-// solvable are the repository's placement scenarios whose MDP is solved
-// exactly (discrete workloads, listed slot costs, finite waiting rooms).
-var solvable = []string{"../../search/testdata/mdp-small.json", "../../search/testdata/mdp-8slots.json", "../../examples/placement-scenario.json"}
+// solvable are the repository's MDP-solvable placement scenarios.
+var solvable = mdptest.Solvable("../..")
 
-func scenario(t *testing.T, path string) *sim.Scenario {
-	t.Helper()
-	s, err := sim.LoadScenario(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+// scenario loads a placement scenario.
+var scenario = mdptest.Scenario
 
 // table is the placement simulator's mdp-optimal, as `optd bound` builds
 // it: mdp.SolvePlacement's Policy.
 func table(t *testing.T, s *sim.Scenario) (policy.Placement, *mdp.PlacementSolution) {
 	t.Helper()
-	m, err := mdp.ModelOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := mdp.SolvePlacement(context.Background(), m, mdp.SolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sol := mdptest.Solve(t, s)
 	return sol.Policy, sol
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/optd/optd/mdp"
+	"github.com/optd/optd/mdp/mdptest"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/policy/policytest"
@@ -19,16 +20,9 @@ import (
 )
 
 // solvable are the repository's MDP-solvable scenarios.
-var solvable = []string{"../../search/testdata/mdp-small.json", "../../search/testdata/mdp-8slots.json", "../../examples/placement-scenario.json"}
+var solvable = mdptest.Solvable("../..")
 
-func load(t *testing.T, path string) *sim.Scenario {
-	t.Helper()
-	s, err := sim.LoadScenario(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+var load = mdptest.Scenario
 
 // TestRolloutOnSolvableScenarios evaluates the rollout exactly on the MDP
 // of the solvable scenarios (the policy keeps no state, so the MDP's policy
@@ -46,14 +40,7 @@ func TestRolloutOnSolvableScenarios(t *testing.T) {
 			continue // the largest MDP: light under -race, `make rollout-check` runs it
 		}
 		s := load(t, path)
-		m, err := mdp.ModelOf(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sol, err := mdp.SolvePlacement(ctx, m, mdp.SolveOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, sol := mdptest.Solve(t, s)
 		bases := []struct {
 			base float64
 			peer string

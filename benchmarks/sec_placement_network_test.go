@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,5 +62,41 @@ func TestGrownTableAndVerdicts(t *testing.T) {
 				t.Fatalf("%d seeds: %q lacks %q", seeds, why, want)
 			}
 		}
+	}
+}
+
+// TestPairedRounding: the same sums taken in another order differ by
+// rounding only and pair to exactly 0 ± 0; a real difference, however
+// small against the values, is kept.
+func TestPairedRounding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var a, b, c []float64
+	for range 10 {
+		xs := make([]float64, 50)
+		for i := range xs {
+			xs[i] = rng.Float64() * 100
+		}
+		sum := func(order []int) float64 {
+			s := 0.0
+			for _, i := range order {
+				s += xs[i] / 3
+			}
+			return s
+		}
+		fwd, rev := make([]int, len(xs)), make([]int, len(xs))
+		for i := range xs {
+			fwd[i], rev[i] = i, len(xs)-1-i
+		}
+		a, b = append(a, sum(fwd)), append(b, sum(rev))
+		c = append(c, sum(fwd)*(1+1e-6))
+	}
+	if slices.Equal(a, b) {
+		t.Fatal("the reordered sums are equal bit for bit: the check tells nothing")
+	}
+	if d, h := paired(a, b); d != 0 || h != 0 {
+		t.Errorf("paired(reordered sums) = %v ± %v, want 0 ± 0", d, h)
+	}
+	if d, _ := paired(c, a); d <= 0 {
+		t.Errorf("paired(a real 1e-6 difference) = %v, want it kept (> 0)", d)
 	}
 }

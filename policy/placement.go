@@ -119,6 +119,13 @@ type PlacementConfig struct {
 	// decision ("adp-penalty"); nil means unknown, and those policies then
 	// refuse to build.
 	Model *PlacementModel
+	// Restoring says the policy was accepted with this configuration
+	// before (a server rebuilding a stored cluster): limits that depend on
+	// the machine's speed at the time (a solve's time limit) do not apply
+	// again, so that a cluster accepted once does not fail to load on a
+	// slower or busier machine; limits that depend only on the
+	// configuration (states, memory) still do.
+	Restoring bool
 }
 
 // PlacementModel is the stable system of Tan et al. (INFOCOM 2013, §II) a

@@ -207,7 +207,7 @@ func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.Regist
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPlacement(c.Policy, c.Slots)
+	p, err := newPlacement(c.Policy, c.Slots, false)
 	if err != nil {
 		return nil, err
 	}

@@ -23,9 +23,12 @@ type estimated interface {
 
 // newPlacement builds the cluster's placement policy from the registry,
 // with its model (if any) on the cluster's slot costs. A fitted policy
-// fits here, the same fit whenever the same cluster is loaded.
-func newPlacement(p store.Policy, slots []store.Slot) (policy.Placement, error) {
-	cfg := policy.PlacementConfig{Seed: p.Seed, Window: p.Window, Horizon: p.Horizon, Params: p.Params}
+// fits here, the same fit whenever the same cluster is loaded. stored says
+// the cluster was accepted before (loaded from the store): a solve's time
+// limit then does not apply again (policy.PlacementConfig.Restoring), so a
+// restart on a busier machine cannot make a registered cluster fail to load.
+func newPlacement(p store.Policy, slots []store.Slot, stored bool) (policy.Placement, error) {
+	cfg := policy.PlacementConfig{Seed: p.Seed, Window: p.Window, Horizon: p.Horizon, Params: p.Params, Restoring: stored}
 	if m := p.Model; m != nil {
 		w, err := models.DecodeWorkloadField(m.Workload, "", "policy.model.workload_json")
 		if err != nil {
@@ -137,7 +140,7 @@ type cluster struct {
 // rounding); Seen is carried over through seenOffset. The "random" policy's
 // stream restarts from its seed. lim bounds the heartbeat's decisions.
 func loadCluster(st *store.State, lim Limits) (*cluster, error) {
-	p, err := newPlacement(st.Cluster.Policy, st.Cluster.Slots)
+	p, err := newPlacement(st.Cluster.Policy, st.Cluster.Slots, true)
 	if err != nil {
 		return nil, err
 	}

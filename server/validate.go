@@ -171,7 +171,7 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 				h, len(c.Slots), b/(1<<20), thresholds.DefaultMaxTableBytes>>20)
 		}
 	}
-	if _, err := newPlacement(c.Policy, c.Slots); err != nil {
+	if _, err := newPlacement(c.Policy, c.Slots, false); err != nil {
 		return c, err
 	}
 	if c.Heartbeat != nil && p != nil {

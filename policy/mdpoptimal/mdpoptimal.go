@@ -77,7 +77,7 @@ func New(cfg policy.PlacementConfig) (policy.Placement, error) {
 	}
 	k := key{Model: *m, Bins: int(v["bins"])}
 	k.Model.Seed = 0 // the solve draws nothing
-	lim := limits{states: int(v["max_states"]), memoryMB: int64(v["max_memory_mb"]), time: time.Duration(v["time_limit_s"] * float64(time.Second))}
+	lim := limitsOf(v, cfg.Restoring)
 	sol, err := solutions.get(k, lim)
 	if err != nil {
 		return nil, err
@@ -91,16 +91,32 @@ type key struct {
 	Bins  int
 }
 
+// limits bound a solve; time 0 means none.
 type limits struct {
 	states   int
 	memoryMB int64
 	time     time.Duration
 }
 
+// limitsOf returns the limits the resolved parameters v set; when
+// restoring a policy accepted before (policy.PlacementConfig.Restoring),
+// the time limit does not apply: the solve took less than it once, and
+// failing now would only say the machine is slower or busier.
+func limitsOf(v map[string]float64, restoring bool) limits {
+	lim := limits{states: int(v["max_states"]), memoryMB: int64(v["max_memory_mb"]), time: time.Duration(v["time_limit_s"] * float64(time.Second))}
+	if restoring {
+		lim.time = 0
+	}
+	return lim
+}
+
 // solve solves the model's MDP within lim.
 func (k key) solve(lim limits) (policy.Placement, mdp.OptimalSolve, error) {
 	m := k.Model
-	ctx, cancel := context.WithTimeout(context.Background(), lim.time)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if lim.time > 0 {
+		ctx, cancel = context.WithTimeout(ctx, lim.time)
+	}
 	defer cancel()
 	start := time.Now()
 	pol, info, err := mdp.SolveOptimal(ctx, mdp.PlacementModel{

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/optd/optd/bound"
 	"github.com/optd/optd/mdp"
@@ -207,6 +208,25 @@ func TestTimeLimit(t *testing.T) {
 	_, err := policy.NewPlacement(Name, policy.PlacementConfig{Model: m, Params: map[string]float64{"time_limit_s": 1, "max_states": 1e6, "max_memory_mb": 16384}})
 	if err == nil || !strings.Contains(err.Error(), "time_limit_s = 1 s") {
 		t.Fatalf("error %v, want the time limit named", err)
+	}
+	// Restoring a policy accepted before (a server loading a stored
+	// cluster): the time limit does not apply, the model-only limits do
+	// (here max_states, reached after more than the second).
+	_, err = policy.NewPlacement(Name, policy.PlacementConfig{Model: m, Restoring: true, Params: map[string]float64{"time_limit_s": 1, "max_states": 1e6, "max_memory_mb": 16384}})
+	if err == nil || strings.Contains(err.Error(), "time_limit_s") || !strings.Contains(err.Error(), "max_states = 1000000") {
+		t.Fatalf("restoring: error %v, want max_states named and not the time limit", err)
+	}
+}
+
+// TestLimitsOf: the parameters set the limits; restoring keeps the model's
+// limits and drops the time limit.
+func TestLimitsOf(t *testing.T) {
+	v := map[string]float64{"max_states": 1234, "max_memory_mb": 56, "time_limit_s": 7.5}
+	if got, want := limitsOf(v, false), (limits{states: 1234, memoryMB: 56, time: 7500 * time.Millisecond}); got != want {
+		t.Errorf("limitsOf = %+v, want %+v", got, want)
+	}
+	if got, want := limitsOf(v, true), (limits{states: 1234, memoryMB: 56}); got != want {
+		t.Errorf("limitsOf restoring = %+v, want %+v", got, want)
 	}
 }
 

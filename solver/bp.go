@@ -123,6 +123,7 @@ type branchPrice struct {
 	m       *model
 	sorted  [][]int64
 	classes []nodeClass
+	classOf []int   // class of each sorted node
 	byClass [][]int // sorted node indices of each class
 	base    *tables
 	grids   []*grid
@@ -135,9 +136,6 @@ type branchPrice struct {
 	lpSolve int
 	stuck   float64 // the largest bound of a subtree left open (packing failed, or closed by the gap)
 	queue   *bpQueue
-
-	ub       float64 // the bound of the last probe (probeBranchPrice)
-	hopeless bool    // the last probe found the tree degenerate
 }
 
 // newBranchPrice prepares the branch and price from the root LP's columns
@@ -147,8 +145,9 @@ func newBranchPrice(m *model, sorted [][]int64, base *tables, pool *columnPool, 
 	bp := &branchPrice{m: m, sorted: sorted, classes: classesOf(sorted), base: base,
 		grids: pricingGrids(base), counts: countBounds(m.dem, m.supply, sorted), pool: pool, s: s,
 		stuck: math.Inf(-1), queue: &bpQueue{{bound: root}}}
+	bp.classOf = classOfNodes(sorted)
 	bp.byClass = make([][]int, len(bp.classes))
-	for j, c := range classOfNodes(sorted) {
+	for j, c := range bp.classOf {
 		bp.byClass[c] = append(bp.byClass[c], j)
 	}
 	bp.penalty = 1 + m.patternValue(m.supply)
@@ -167,7 +166,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 	bp.ctx = ctx
 	m, s, q := bp.m, bp.s, bp.queue
 	for j, a := range s.best {
-		bp.pool.add(classOfNodes(bp.sorted)[j], a)
+		bp.pool.add(bp.classOf[j], a)
 	}
 	// done reports whether a subtree of bound b is closed (a subtree
 	// closed by the gap tolerance keeps its bound in stuck)

@@ -464,14 +464,15 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 			return
 		}
 		probedAt = s.bestVal
-		bp = probeBranchPrice(ctx, m, sorted, base, columns, s, root, deadline, stats, track)
-		root = math.Min(root, bp.ub)
-		if bp.hopeless {
-			bp = nil
-		} else if !done() {
-			// the probe closed subtrees and stopped at its size caps:
-			// it goes on at once for bpEarlyShare of the time left
-			root = math.Min(root, resumeBranchPrice(ctx, bp, deadline, bpEarlyShare, bpCap, stats, track))
+		b, ub, hopeless := probeBranchPrice(ctx, m, sorted, base, columns, s, root, deadline, stats, track)
+		root = math.Min(root, ub)
+		if !hopeless {
+			bp = b
+			if !done() {
+				// the probe closed subtrees and stopped at its size caps:
+				// it goes on at once for bpEarlyShare of the time left
+				root = math.Min(root, resumeBranchPrice(ctx, bp, deadline, bpEarlyShare, bpCap, stats, track))
+			}
 		}
 		track.setPhase("improve")
 	}
@@ -512,12 +513,12 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 }
 
 // probeBranchPrice runs the first probe of a new branch and price (bp.go)
-// with bpShare of the time left (bpCap without a time limit) and records
-// its bound and whether it looked hopeless in the result.
-func probeBranchPrice(ctx context.Context, m *model, sorted [][]int64, base *tables, columns *columnPool, s *search, root float64, deadline time.Time, stats *Stats, track *tracker) *branchPrice {
+// with bpShare of the time left (bpCap without a time limit) and returns
+// it with its bound and whether it looked hopeless.
+func probeBranchPrice(ctx context.Context, m *model, sorted [][]int64, base *tables, columns *columnPool, s *search, root float64, deadline time.Time, stats *Stats, track *tracker) (*branchPrice, float64, bool) {
 	bp := newBranchPrice(m, sorted, base, columns, s, root)
-	bp.ub, bp.hopeless = runBranchPrice(ctx, bp, true, deadline, bpShare, bpCap, stats, track)
-	return bp
+	ub, hopeless := runBranchPrice(ctx, bp, true, deadline, bpShare, bpCap, stats, track)
+	return bp, ub, hopeless
 }
 
 // resumeBranchPrice goes on with the branch and price bp (without the

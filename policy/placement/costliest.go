@@ -24,7 +24,7 @@ func (Costliest) Place(req *policy.PlacementRequest) (policy.PlacementDecision, 
 		return policy.PlacementDecision{}, err
 	}
 	return policy.PlacementDecision{
-		Positions: block(len(req.Free)-req.R, req.R),
+		Positions: Block(len(req.Free)-req.R, req.R),
 		Threshold: math.NaN(),
 		Reason:    fmt.Sprintf("costliest: the %d most expensive of %d free slots", req.R, len(req.Free)),
 	}, nil

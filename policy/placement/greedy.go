@@ -23,7 +23,7 @@ func (Greedy) Place(req *policy.PlacementRequest) (policy.PlacementDecision, err
 		return policy.PlacementDecision{}, err
 	}
 	return policy.PlacementDecision{
-		Positions: block(0, req.R),
+		Positions: Block(0, req.R),
 		Threshold: math.NaN(),
 		Reason:    fmt.Sprintf("greedy: the %d cheapest of %d free slots", req.R, len(req.Free)),
 	}, nil

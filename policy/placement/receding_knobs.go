@@ -76,7 +76,7 @@ func (p *RecedingKnobs) Place(req *policy.PlacementRequest) (policy.PlacementDec
 		start, rule = skip, fmt.Sprintf("skip %d", skip)
 	}
 	return policy.PlacementDecision{
-		Positions: block(start, req.R),
+		Positions: Block(start, req.R),
 		Threshold: th,
 		Reason: fmt.Sprintf("receding-horizon-knobs: y = %.6g vs κ·p·E[X/R] = %.4g·%.4g·%.6g = %.6g: %s",
 			y, p.scale, e.P, e.MeanY, th, rule),

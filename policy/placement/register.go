@@ -39,8 +39,9 @@ func init() {
 	policy.Must(policy.RegisterReducePlacer(newReducePlacement))
 }
 
-// block returns positions start..start+r−1.
-func block(start, r int) []int {
+// Block returns positions start..start+r−1: a block of r consecutive
+// free slots (in cost order) from start.
+func Block(start, r int) []int {
 	p := make([]int, r)
 	for k := range p {
 		p[k] = start + k

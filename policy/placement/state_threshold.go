@@ -135,7 +135,7 @@ func (p *StateThreshold) Place(req *policy.PlacementRequest) (policy.PlacementDe
 	s, m, d := p.Skip(req.X, req.R, req.JobsInSystem, req.Waiting, len(req.Free))
 	limit := p.limit(len(req.Free), req.R)
 	return policy.PlacementDecision{
-		Positions: block(s, req.R),
+		Positions: Block(s, req.R),
 		Threshold: math.NaN(),
 		Reason: fmt.Sprintf("state-threshold: y = %.6g, m = %.4g overlapping jobs (N = %d, %d waiting), D(y) = %.4g slots of jobs with q·Y' > y each: skip %d of %d free (at most %d)",
 			y, m, req.JobsInSystem, req.Waiting, d, s, len(req.Free), limit),

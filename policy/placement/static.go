@@ -87,20 +87,16 @@ func (s *reducePlacement) staticRequest(c *policy.ClusterView, j *policy.JobView
 // job ID (see the mode's description): first every job's planned slots in
 // use, then the lowest free slots of their nodes for reducers without one.
 func (s *reducePlacement) heldSlots(c *policy.ClusterView, j *policy.JobView, base map[string]int, nodeOf map[int]string, L int) [][]int {
-	running := map[string]map[string]int{} // job → node → reducers running
+	inUse := map[string]map[string]int{} // job → node → slots in use: its reducers running, then its plan's left
 	for _, n := range c.Nodes {
 		for _, a := range n.Running {
 			if a.Type == models.ReduceTask && a.Job != j.ID {
-				if running[a.Job] == nil {
-					running[a.Job] = map[string]int{}
+				if inUse[a.Job] == nil {
+					inUse[a.Job] = map[string]int{}
 				}
-				running[a.Job][n.ID]++
+				inUse[a.Job][n.ID]++
 			}
 		}
-	}
-	inUse := map[string]map[string]int{} // job → node → slots in use
-	for id, byNode := range running {
-		inUse[id] = maps.Clone(byNode)
 	}
 	planOf := map[string]*reducePlan{}
 	for k, pl := range s.plans {

@@ -15,10 +15,9 @@ import (
 // state is the slots' occupancy: which are free, which each job in
 // service holds.
 type state struct {
-	free  fenwick // 1 at the rank of every free slot
-	nFree int
-	pool  []int32 // the ranks the jobs in service hold, job after job
-	jobs  []span  // the jobs in service, in the script's order
+	free fenwick // 1 at the rank of every free slot
+	pool []int32 // the ranks the jobs in service hold, job after job
+	jobs []span  // the jobs in service, in the script's order
 }
 
 // span is a job's slots: pool[off : off+r].
@@ -57,7 +56,6 @@ func (p *Rollout) load(req *policy.PlacementRequest) error {
 	s := &p.start
 	p.rankOf = p.rankOf[:0]
 	s.pool, s.jobs = s.pool[:0], s.jobs[:0]
-	s.nFree = len(req.Free)
 	if p.ownSlots {
 		flags := s.free.reset(len(req.Free))
 		p.ownCosts = p.ownCosts[:0]
@@ -209,13 +207,11 @@ func (w *world) replay(p *Rollout, start *state, cur []int32, script []event) fl
 	s.free.copyFrom(&start.free)
 	s.pool = append(s.pool[:0], start.pool...)
 	s.jobs = append(s.jobs[:0], start.jobs...)
-	s.nFree = start.nFree
 	s.jobs = append(s.jobs, span{int32(len(s.pool)), int32(len(cur))})
 	for _, rk := range cur {
 		s.free.add(rk, -1)
 		s.pool = append(s.pool, rk)
 	}
-	s.nFree -= len(cur)
 	cost := 0.0
 	for _, e := range script {
 		if e.r == 0 {
@@ -224,7 +220,6 @@ func (w *world) replay(p *Rollout, start *state, cur []int32, script []event) fl
 			for _, rk := range s.pool[j.off : j.off+j.r] {
 				s.free.add(rk, 1)
 			}
-			s.nFree += int(j.r)
 			s.jobs[e.skip] = s.jobs[last]
 			s.jobs = s.jobs[:last]
 			continue
@@ -239,7 +234,6 @@ func (w *world) replay(p *Rollout, start *state, cur []int32, script []event) fl
 			sum += p.slotCost[rk]
 			s.pool = append(s.pool, rk)
 		}
-		s.nFree -= r
 		cost += e.x / float64(r) * sum
 	}
 	return cost

@@ -350,7 +350,7 @@ func (p *Rollout) Place(req *policy.PlacementRequest) (policy.PlacementDecision,
 		own = " (the request's slots are not the model's: futures on its free slots alone)"
 	}
 	return policy.PlacementDecision{
-		Positions: block(p.cands[best], req.R),
+		Positions: placement.Block(p.cands[best], req.R),
 		Threshold: math.NaN(),
 		Reason: fmt.Sprintf("rollout: skip %d of %d free (base %s skips %d): cost now + mean of the next %d placements over %d futures %.6g (base's %.6g), %d candidates%s",
 			p.cands[best], free, p.baseName, sb, p.horizon, len(p.scripts), bestQ, baseQ, len(p.cands), own),
@@ -409,15 +409,6 @@ func (p *Rollout) candidates(sb, r, free int) {
 		add(sb - k*step)
 		add(sb + k*step)
 	}
-}
-
-// block returns positions start..start+r−1.
-func block(start, r int) []int {
-	out := make([]int, r)
-	for k := range out {
-		out[k] = start + k
-	}
-	return out
 }
 
 // requestHash digests what a decision depends on, to seed its futures.

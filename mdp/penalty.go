@@ -280,7 +280,7 @@ const penaltyMaxRichStates = 128
 // markFeature is φ(Y, R) = 1{R = r, Y = y} (atom), 1{R = r}, Y·1{R = r},
 // R, Y or Y·R, with its mean.
 type markFeature struct {
-	kind int // 0 atom, 1 indicator of R, 2 Y·indicator of R, 3 R, 4 Y, 5 Y·R
+	kind int // 0 atom, 1 indicator of R, 2 Y·indicator of R, 3 R, 5 Y·R, 6 indicator of Y-bin r
 	r    int
 	y    float64
 	mean float64
@@ -734,8 +734,6 @@ func (b *penaltyBasis) phi(y float64, r int, out []float64) {
 			v = y
 		case m.kind == 3:
 			v = float64(r)
-		case m.kind == 4:
-			v = y
 		case m.kind == 5:
 			v = y * float64(r)
 		case m.kind == 6 && b.compact && sort.SearchFloat64s(b.yEdges, y) == m.r:
@@ -886,8 +884,8 @@ func (b *penaltyBasis) traceOfEach(recs []sim.JobRecord, each func(i, group int,
 		}
 	}
 	tr := &penaltyTrace{}
-	var buf []float64
 	F := b.nFeat
+	buf := make([]float64, F) // one job's features; each and tr.f copy what they keep
 	memo := map[string][]genTerm{}
 	others := make([]byte, G)
 	for _, r := range recs {
@@ -897,9 +895,6 @@ func (b *penaltyBasis) traceOfEach(recs []sim.JobRecord, each func(i, group int,
 		tr.jobs = append(tr.jobs, TraceJob{Start: r.Start, End: r.End, Y: r.Y(), R: r.R})
 		ks, ke := at(r.Start), at(r.End)
 		tr.group = append(tr.group, b.group(r.Y(), r.R))
-		if len(buf) != F || each == nil {
-			buf = make([]float64, F)
-		}
 		f := buf
 		clear(f)
 		f[b.bucket(ns[ks], ws[ks])] -= 1
@@ -1258,7 +1253,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	}
 	if opts.Jobs == 0 {
 		opts.Jobs = DefaultPenaltyJobs
-		if opts.grouped || len(slices.Compact(slices.Sorted(slices.Values(s.SlotCosts)))) > penaltyMaxClassBasis {
+		if opts.grouped || distinct(s.SlotCosts) > penaltyMaxClassBasis {
 			opts.Jobs = DefaultPenaltyJobsGrouped
 		}
 	}

@@ -205,13 +205,13 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 		if name == PolicyMDPOptimal {
 			continue
 		}
-		if _, err := factory(name, req.Settings, nil, model)(0); err != nil {
+		if _, err := factory(ctx, name, req.Settings, nil, model)(0); err != nil {
 			return nil, invalidf("policies: %s: %v", name, err)
 		}
 	}
 	factories := make([]sim.NamedFactory, len(req.Policies))
 	for k, name := range req.Policies {
-		factories[k] = sim.NamedFactory{Name: name, New: factory(name, req.Settings, mdpPolicy, model)}
+		factories[k] = sim.NamedFactory{Name: name, New: factory(ctx, name, req.Settings, mdpPolicy, model)}
 	}
 	total := (hi - lo) * len(req.Policies)
 	reps := make([]RepFigures, 0, hi-lo)
@@ -238,8 +238,9 @@ func Run(ctx context.Context, be Backend, s *sim.Scenario, req Request, prog Pro
 // factory returns the policy factory of name: the registry's with the
 // request's configuration and the scenario's model (name may carry a
 // parameterized family's parameters, "state-threshold:base=2;per-job=1.5",
-// as `optd search` prints its best policy), or the solved MDP's table.
-func factory(name string, st Settings, mdpPolicy policy.Placement, model *policy.PlacementModel) sim.PolicyFactory {
+// as `optd search` prints its best policy), or the solved MDP's table. ctx
+// bounds a build's fit or solve.
+func factory(ctx context.Context, name string, st Settings, mdpPolicy policy.Placement, model *policy.PlacementModel) sim.PolicyFactory {
 	if name == PolicyMDPOptimal {
 		return func(uint64) (policy.Placement, error) { return mdpPolicy, nil }
 	}
@@ -248,7 +249,7 @@ func factory(name string, st Settings, mdpPolicy policy.Placement, model *policy
 		if err != nil {
 			return nil, err
 		}
-		return policy.NewPlacement(base, policy.PlacementConfig{Seed: seed, Window: st.Window, Horizon: st.Horizon, Params: params, Model: model})
+		return policy.NewPlacement(base, policy.PlacementConfig{Seed: seed, Window: st.Window, Horizon: st.Horizon, Params: params, Model: model, Context: ctx})
 	}
 }
 

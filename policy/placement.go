@@ -126,6 +126,21 @@ type PlacementConfig struct {
 	// slower or busier machine; limits that depend only on the
 	// configuration (states, memory) still do.
 	Restoring bool
+	// Context bounds the work of building the policy (mdp-optimal's solve,
+	// the adp policies' fits): when it ends, the build stops waiting and
+	// fails with its error, and the work itself stops unless another build
+	// of the same policy waits for it. nil means context.Background(). It
+	// is a field rather than a parameter of NewPlacement because every
+	// family shares the factory's signature and only those few read it.
+	Context context.Context
+}
+
+// BuildContext returns cfg.Context, or context.Background() when it is nil.
+func (cfg PlacementConfig) BuildContext() context.Context {
+	if cfg.Context == nil {
+		return context.Background()
+	}
+	return cfg.Context
 }
 
 // PlacementModel is the stable system of Tan et al. (INFOCOM 2013, §II) a

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -85,7 +86,7 @@ func BenchmarkPlacementDecision(b *testing.B) {
 			for i := range costs {
 				costs[i] = float64(i%97) + 1
 			}
-			c, err := clusterFromRequest(costsCluster("b", placement.NameRecedingHorizon, costs...), DefaultLimits())
+			c, err := clusterFromRequest(context.Background(), costsCluster("b", placement.NameRecedingHorizon, costs...), DefaultLimits())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -203,11 +203,11 @@ func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e 
 // request for a cluster that exists) answers its state; a different
 // cluster under a taken id is ALREADY_EXISTS.
 func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.RegisterClusterRequest) (*optdv1.RegisterClusterResponse, error) {
-	c, err := clusterFromRequest(req, s.limits)
+	c, err := clusterFromRequest(ctx, req, s.limits)
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPlacement(c.Policy, c.Slots, false)
+	p, err := newPlacement(ctx, c.Policy, c.Slots, false)
 	if err != nil {
 		return nil, err
 	}

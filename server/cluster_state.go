@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
@@ -27,8 +28,10 @@ type estimated interface {
 // the cluster was accepted before (loaded from the store): a solve's time
 // limit then does not apply again (policy.PlacementConfig.Restoring), so a
 // restart on a busier machine cannot make a registered cluster fail to load.
-func newPlacement(p store.Policy, slots []store.Slot, stored bool) (policy.Placement, error) {
-	cfg := policy.PlacementConfig{Seed: p.Seed, Window: p.Window, Horizon: p.Horizon, Params: p.Params, Restoring: stored}
+// ctx bounds the build (a solve or a fit): a registering client that gives
+// up stops it; a stored cluster is loaded with no deadline.
+func newPlacement(ctx context.Context, p store.Policy, slots []store.Slot, stored bool) (policy.Placement, error) {
+	cfg := policy.PlacementConfig{Seed: p.Seed, Window: p.Window, Horizon: p.Horizon, Params: p.Params, Restoring: stored, Context: ctx}
 	if m := p.Model; m != nil {
 		w, err := models.DecodeWorkloadField(m.Workload, "", "policy.model.workload_json")
 		if err != nil {
@@ -140,7 +143,7 @@ type cluster struct {
 // rounding); Seen is carried over through seenOffset. The "random" policy's
 // stream restarts from its seed. lim bounds the heartbeat's decisions.
 func loadCluster(st *store.State, lim Limits) (*cluster, error) {
-	p, err := newPlacement(st.Cluster.Policy, st.Cluster.Slots, true)
+	p, err := newPlacement(context.Background(), st.Cluster.Policy, st.Cluster.Slots, true)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
+	"github.com/optd/optd/store"
 )
 
 func TestClusterLifecycle(t *testing.T) {
@@ -451,5 +455,45 @@ func TestFittedPolicyBadModel(t *testing.T) {
 		if msg := status.Convert(err).Message(); strings.Contains(msg, "models: ") {
 			t.Errorf("policy %v: message %q names a Go package", req.Policy, msg)
 		}
+	}
+}
+
+// TestRegisterStopsAtTheClientDeadline: registering a policy that solves
+// before its first decision (mdp-optimal on a model far beyond what the
+// deadline allows, within every limit) stops when the caller's deadline
+// passes: the handler itself returns the deadline's error (without the
+// context the solve ran on until max_states refused the model, seconds
+// later, and the handler answered INVALID_ARGUMENT to a client long gone),
+// and no cluster is registered.
+func TestRegisterStopsAtTheClientDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a large solve; skipped with -short")
+	}
+	st, err := store.Open(t.TempDir(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cs, err := NewClusterService(st, Limits{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs := make([]float64, 40)
+	for i := range costs {
+		costs[i] = float64(i + 1)
+	}
+	req := costsCluster("huge", "mdp-optimal", costs...)
+	waiting := int32(4)
+	req.Policy.Params = map[string]float64{"max_states": 1e6, "max_memory_mb": 16384}
+	req.Policy.Model = &optdv1.PlacementModel{ArrivalRate: 0.6, ServiceRate: 1, MaxJobsInService: 8, MaxWaiting: &waiting,
+		WorkloadJson: `{"data": {"kind": "uniform", "min": 1, "max": 10}, "reduces": {"kind": "uniform-int", "min": 1, "max": 4}}`}
+	ctx, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
+	defer cancel()
+	if _, err := cs.RegisterCluster(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RegisterCluster past its deadline: %v, want the deadline's error", err)
+	}
+	_, err = cs.GetClusterState(ctxT(t), &optdv1.GetClusterStateRequest{ClusterId: "huge"})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("state of the cluster whose registration stopped: %v, want not found", err)
 	}
 }

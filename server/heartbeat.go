@@ -135,7 +135,7 @@ func newScheduler(st *store.State, maxStarts int) (*ledger.Scheduler, error) {
 	if h.PlaceReduces {
 		// The pipeline's own instance: PlaceReduces keeps its estimator
 		// apart, and the pipeline's goes into its snapshot.
-		if hc.Placement, err = newPlacement(st.Cluster.Policy, st.Cluster.Slots, true); err != nil {
+		if hc.Placement, err = newPlacement(context.Background(), st.Cluster.Policy, st.Cluster.Slots, true); err != nil {
 			return nil, fmt.Errorf("%w: cluster %q: %w", store.ErrCorrupt, st.Cluster.ID, err)
 		}
 	}

@@ -48,7 +48,7 @@ func BenchmarkHeartbeatDecision(b *testing.B) {
 	for _, spec := range []string{"fifo", "fair", "drf+late", "haste-a"} {
 		b.Run("policy="+spec, func(b *testing.B) {
 			reg, subs := benchCluster(spec)
-			c, err := clusterFromRequest(reg, DefaultLimits())
+			c, err := clusterFromRequest(context.Background(), reg, DefaultLimits())
 			if err != nil {
 				b.Fatal(err)
 			}

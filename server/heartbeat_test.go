@@ -277,7 +277,7 @@ func FuzzHeartbeat(f *testing.F) {
 		f.Add(data)
 	}
 	setup := func(t *testing.T) *cluster {
-		c, err := clusterFromRequest(hbCluster("f", "fair+late"), DefaultLimits())
+		c, err := clusterFromRequest(context.Background(), hbCluster("f", "fair+late"), DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -173,7 +173,7 @@ func (s *OptimizeService) Simulate(ctx context.Context, req *optdv1.SimulateRequ
 	model := sc.PlacementModel() // for the fitted policies (adp-penalty, adp-bid-price)
 	for k, name := range names {
 		factories[k] = sim.NamedFactory{Name: name, New: func(seed uint64) (policy.Placement, error) {
-			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Model: model})
+			return policy.NewPlacement(name, policy.PlacementConfig{Seed: seed, Model: model, Context: ctx})
 		}}
 	}
 	start := time.Now()

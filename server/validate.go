@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -71,8 +72,9 @@ func finiteNonNeg(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
 
 // clusterFromRequest validates a RegisterCluster request and returns the
 // cluster to store, with every slot's fetch cost given or derived from the
-// topology (see [slotsFromTopology]).
-func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.Cluster, error) {
+// topology (see [slotsFromTopology]); ctx bounds building its placement
+// policy (a solve or a fit), which validates the policy.
+func clusterFromRequest(ctx context.Context, req *optdv1.RegisterClusterRequest, lim Limits) (store.Cluster, error) {
 	c := store.Cluster{ID: req.GetClusterId()}
 	if err := checkID("cluster_id", c.ID); err != nil {
 		return c, err
@@ -171,7 +173,7 @@ func clusterFromRequest(req *optdv1.RegisterClusterRequest, lim Limits) (store.C
 				h, len(c.Slots), b/(1<<20), thresholds.DefaultMaxTableBytes>>20)
 		}
 	}
-	if _, err := newPlacement(c.Policy, c.Slots, false); err != nil {
+	if _, err := newPlacement(ctx, c.Policy, c.Slots, false); err != nil {
 		return c, err
 	}
 	if c.Heartbeat != nil && p != nil {

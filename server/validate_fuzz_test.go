@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -51,7 +52,7 @@ func FuzzRegisterCluster(f *testing.F) {
 		if proto.Unmarshal(data, &req) != nil {
 			return
 		}
-		c, err := clusterFromRequest(&req, lim)
+		c, err := clusterFromRequest(context.Background(), &req, lim)
 		if err != nil {
 			if code := codeOf(t.Context(), err); !errors.Is(err, ErrInvalid) && code != codes.InvalidArgument && code != codes.ResourceExhausted {
 				t.Fatalf("error %v is not a validation error", err)
@@ -115,7 +116,7 @@ func FuzzSubmitHeartbeatJob(f *testing.F) {
 		data, _ := proto.Marshal(r)
 		f.Add(data)
 	}
-	c, err := clusterFromRequest(hbCluster("f", "fifo"), DefaultLimits())
+	c, err := clusterFromRequest(context.Background(), hbCluster("f", "fifo"), DefaultLimits())
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestSlotsFromTopology(t *testing.T) {
 	req := &optdv1.RegisterClusterRequest{ClusterId: "t", Nodes: []*optdv1.Node{
 		{Id: "a", Rack: "r1", ReduceSlots: 2}, {Id: "b", Rack: "r1", ReduceSlots: 1}, {Id: "c", Rack: "r2", ReduceSlots: 1}, {Id: "d", ReduceSlots: 1},
 	}}
-	c, err := clusterFromRequest(req, DefaultLimits())
+	c, err := clusterFromRequest(context.Background(), req, DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"sync"
 
+	"github.com/optd/optd/internal/memo"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
@@ -101,7 +101,7 @@ func build(name string, declared []policy.Param, cfg policy.PlacementConfig) (po
 		return nil, fmt.Errorf("%w: %s: fit_jobs·classes = %d·%d = %d, must be ≤ %d (the fit's memory bound)",
 			policy.ErrInvalidConfig, name, f.Jobs, f.Classes, c, MaxFitColumns)
 	}
-	mk, err := fits.get(f)
+	mk, err := fits.get(cfg.BuildContext(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -176,42 +176,19 @@ func (k fitKey) fit(ctx context.Context) (maker, error) {
 	return func(scale float64) policy.Placement { return pen.Lookahead(k.Policy, scale) }, nil
 }
 
-// cache holds the fits of the process, so that a policy built once per
-// replication (bound, search) or per cluster load (the server, after a
-// restart) fits once; at most cacheSize of them, the oldest dropped first.
-type cache struct {
-	mu    sync.Mutex
-	m     map[string]*cached
-	order []string
-}
+// fitCache holds the fits of the process, so that a policy built once
+// per replication (bound, search) or per cluster load (the server, after a
+// restart) fits once; at most 16 of them, the oldest dropped first.
+type fitCache struct{ m *memo.Memo[maker] }
 
-type cached struct {
-	once sync.Once
-	mk   maker
-	err  error
-}
+var fits = fitCache{memo.New[maker](16)}
 
-const cacheSize = 16
-
-var fits = &cache{m: map[string]*cached{}}
-
-func (c *cache) get(k fitKey) (maker, error) {
+// get returns k's fit, fitting unless the process has it; ctx ends the
+// wait (and the fit, if no other build waits for it).
+func (c fitCache) get(ctx context.Context, k fitKey) (maker, error) {
 	id, err := k.id()
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	e, ok := c.m[id]
-	if !ok {
-		e = &cached{}
-		c.m[id] = e
-		c.order = append(c.order, id)
-		if len(c.order) > cacheSize {
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.mk, e.err = k.fit(context.Background()) })
-	return e.mk, e.err
+	return c.m.Get(ctx, id, k.fit)
 }

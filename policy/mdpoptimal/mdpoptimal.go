@@ -22,10 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"sync"
 	"time"
 
+	"github.com/optd/optd/internal/memo"
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 )
@@ -78,7 +77,7 @@ func New(cfg policy.PlacementConfig) (policy.Placement, error) {
 	k := key{Model: *m, Bins: int(v["bins"])}
 	k.Model.Seed = 0 // the solve draws nothing
 	lim := limitsOf(v, cfg.Restoring)
-	sol, err := solutions.get(k, lim)
+	sol, err := solve(cfg.BuildContext(), k, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +109,10 @@ func limitsOf(v map[string]float64, restoring bool) limits {
 	return lim
 }
 
-// solve solves the model's MDP within lim.
-func (k key) solve(lim limits) (policy.Placement, mdp.OptimalSolve, error) {
+// solve solves the model's MDP within lim; ctx cancels it.
+func (k key) solve(ctx context.Context, lim limits) (solved, error) {
 	m := k.Model
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	cancel := context.CancelFunc(func() {})
 	if lim.time > 0 {
 		ctx, cancel = context.WithTimeout(ctx, lim.time)
 	}
@@ -125,16 +124,16 @@ func (k key) solve(lim limits) (policy.Placement, mdp.OptimalSolve, error) {
 	}, mdp.SolveOptions{Bins: k.Bins, MaxStates: lim.states}, lim.memoryMB<<20)
 	switch {
 	case err == nil:
-		return pol, info, nil
+		return solved{pol, info}, nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, info, fmt.Errorf("%w: %s: solving the model's MDP took more than time_limit_s = %g s (stopped after %.3g s); raise time_limit_s (at most 3600) or %s",
+		return solved{}, fmt.Errorf("%w: %s: solving the model's MDP took more than time_limit_s = %g s (stopped after %.3g s); raise time_limit_s (at most 3600) or %s",
 			policy.ErrInvalidConfig, Name, lim.time.Seconds(), time.Since(start).Seconds(), shrink)
 	case errors.Is(err, mdp.ErrTooLarge) && info.MemoryBytes > 0:
-		return nil, info, lim.memoryError(info)
+		return solved{}, lim.memoryError(info)
 	case errors.Is(err, mdp.ErrTooLarge):
-		return nil, info, lim.statesError()
+		return solved{}, lim.statesError()
 	}
-	return nil, info, fmt.Errorf("%s: solving the model's MDP: %w", Name, err)
+	return solved{}, fmt.Errorf("%s: solving the model's MDP: %w", Name, err)
 }
 
 const shrink = "shrink the model (fewer distinct slot costs, a smaller max_jobs_in_service or max_waiting)"
@@ -149,65 +148,34 @@ func (lim limits) memoryError(info mdp.OptimalSolve) error {
 		policy.ErrInvalidConfig, Name, info.States, (info.MemoryBytes+1<<20-1)>>20, lim.memoryMB, shrink)
 }
 
-// cache holds the process's solutions (stateless policies, safe for
-// concurrent use) by model and bins, at most cacheSize of them, the oldest
-// dropped first. A solution found is checked against each build's state
-// and memory limits as if solved anew; a failed solve is not kept, so a
-// later build with other limits (or on a less loaded machine) tries again.
-type cache struct {
-	mu    sync.Mutex
-	m     map[string]*entry
-	order []string
-}
-
-type entry struct {
-	once sync.Once
+// solved is a solution and what it took.
+type solved struct {
 	pol  policy.Placement
 	info mdp.OptimalSolve
-	err  error
 }
 
-const cacheSize = 8
+// solutions holds the process's solutions (stateless policies, safe for
+// concurrent use) by model and bins, at most 8 of them. A solution found
+// is checked against each build's state and memory limits as if solved
+// anew; a failed solve is not kept, so a later build with other limits (or
+// on a less loaded machine) tries again.
+var solutions = memo.New[solved](8)
 
-var solutions = &cache{m: map[string]*entry{}}
-
-func (c *cache) get(k key, lim limits) (policy.Placement, error) {
+// solve returns k's solution within lim, solving it unless the process
+// has it; ctx ends the wait (and the solve, if no other build waits for it).
+func solve(ctx context.Context, k key, lim limits) (policy.Placement, error) {
 	data, err := json.Marshal(k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: model: %v", policy.ErrInvalidConfig, Name, err)
 	}
-	id := fmt.Sprintf("%x", sha256.Sum256(data))
-	c.mu.Lock()
-	e, ok := c.m[id]
-	if !ok {
-		e = &entry{}
-		c.add(id, e)
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.pol, e.info, e.err = k.solve(lim) })
+	sol, err := solutions.Get(ctx, fmt.Sprintf("%x", sha256.Sum256(data)), func(ctx context.Context) (solved, error) { return k.solve(ctx, lim) })
 	switch {
-	case e.err != nil:
-		c.mu.Lock()
-		if c.m[id] == e {
-			delete(c.m, id)
-			c.order = slices.DeleteFunc(c.order, func(o string) bool { return o == id })
-		}
-		c.mu.Unlock()
-		return nil, e.err
-	case e.info.States > lim.states:
+	case err != nil:
+		return nil, err
+	case sol.info.States > lim.states:
 		return nil, lim.statesError()
-	case e.info.MemoryBytes > lim.memoryMB<<20:
-		return nil, lim.memoryError(e.info)
+	case sol.info.MemoryBytes > lim.memoryMB<<20:
+		return nil, lim.memoryError(sol.info)
 	}
-	return e.pol, nil
-}
-
-// add keeps e under id, dropping the oldest entry beyond cacheSize.
-func (c *cache) add(id string, e *entry) {
-	c.m[id] = e
-	c.order = append(c.order, id)
-	if len(c.order) > cacheSize {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
-	}
+	return sol.pol, nil
 }

@@ -2,6 +2,7 @@ package mdpoptimal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -199,12 +200,7 @@ func TestTimeLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spends its one-second limit; skipped with -short")
 	}
-	m := scenario(t, "../../examples/placement-scenario.json").PlacementModel()
-	m.SlotCosts = make([]float64, 40)
-	for i := range m.SlotCosts {
-		m.SlotCosts[i] = float64(i + 1)
-	}
-	m.MaxJobsInService, m.MaxWaiting = 8, 4
+	m := hugeModel(t)
 	_, err := policy.NewPlacement(Name, policy.PlacementConfig{Model: m, Params: map[string]float64{"time_limit_s": 1, "max_states": 1e6, "max_memory_mb": 16384}})
 	if err == nil || !strings.Contains(err.Error(), "time_limit_s = 1 s") {
 		t.Fatalf("error %v, want the time limit named", err)
@@ -216,6 +212,37 @@ func TestTimeLimit(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "time_limit_s") || !strings.Contains(err.Error(), "max_states = 1000000") {
 		t.Fatalf("restoring: error %v, want max_states named and not the time limit", err)
 	}
+}
+
+// TestContextStopsTheSolve: a build whose context ends while the MDP is
+// being solved (a registering client's deadline) fails at once with the
+// context's error, not the time limit's (the model of TestTimeLimit, far
+// beyond what the context allows). That the solve then stops, since no
+// other build waits for it, is package memo's TestLastCallerLeavingCancels
+// with the solve's own context honoured as TestTimeLimit shows.
+func TestContextStopsTheSolve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a large model; skipped with -short")
+	}
+	m := hugeModel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := policy.NewPlacement(Name, policy.PlacementConfig{Model: m, Context: ctx, Params: map[string]float64{"max_states": 1e6, "max_memory_mb": 16384}})
+	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "time_limit_s") {
+		t.Fatalf("error %v, want the context's deadline", err)
+	}
+}
+
+// hugeModel is a model far beyond what a second solves: 40 slot classes,
+// 8 jobs in service, millions of states.
+func hugeModel(t *testing.T) *policy.PlacementModel {
+	m := scenario(t, "../../examples/placement-scenario.json").PlacementModel()
+	m.SlotCosts = make([]float64, 40)
+	for i := range m.SlotCosts {
+		m.SlotCosts[i] = float64(i + 1)
+	}
+	m.MaxJobsInService, m.MaxWaiting = 8, 4
+	return m
 }
 
 // TestLimitsOf: the parameters set the limits; restoring keeps the model's

@@ -201,13 +201,11 @@ func change[T any](ctx context.Context, s *ClusterService, id string, fn func(e 
 
 // RegisterCluster implements optd.v1.ClusterService. A retry (the same
 // request for a cluster that exists) answers its state; a different
-// cluster under a taken id is ALREADY_EXISTS.
+// cluster under a taken id is ALREADY_EXISTS. Building the placement
+// policy (mdp-optimal's solve, the adp fits) is bounded by the call's
+// deadline and limits.max_solve_time, whichever ends first.
 func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.RegisterClusterRequest) (*optdv1.RegisterClusterResponse, error) {
-	c, err := clusterFromRequest(ctx, req, s.limits)
-	if err != nil {
-		return nil, err
-	}
-	p, err := newPlacement(ctx, c.Policy, c.Slots, false)
+	c, p, err := s.buildCluster(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +240,24 @@ func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.Regist
 	s.settle(e, usageOf(e.c))
 	s.log.InfoContext(ctx, "cluster registered", "cluster_id", c.ID, "nodes", len(c.Nodes), "slots", len(c.Slots), "policy", c.Policy.Name)
 	return &optdv1.RegisterClusterResponse{State: stateProto(e.c)}, nil
+}
+
+// buildCluster validates a registration and builds its placement policy
+// within limits.max_solve_time (ResourceExhausted naming the limit) and the
+// call's deadline.
+func (s *ClusterService) buildCluster(ctx context.Context, req *optdv1.RegisterClusterRequest) (store.Cluster, policy.Placement, error) {
+	bounded, cancel := context.WithTimeout(ctx, s.limits.MaxSolveTime)
+	defer cancel()
+	c, err := clusterFromRequest(bounded, req, s.limits)
+	var p policy.Placement
+	if err == nil {
+		p, err = newPlacement(bounded, c.Policy, c.Slots, false)
+	}
+	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
+		err = fmt.Errorf("%w: building policy %q took longer than limits.max_solve_time = %v (mdp-optimal's time_limit_s or the fit's size is beyond what the server allows; raise the limit or shrink the model or the fit)",
+			ErrExhausted, req.GetPolicy().GetName(), s.limits.MaxSolveTime)
+	}
+	return c, p, err
 }
 
 // registerRetry answers a RegisterCluster whose id is taken: the state if

@@ -458,25 +458,16 @@ func TestFittedPolicyBadModel(t *testing.T) {
 	}
 }
 
-// TestRegisterStopsAtTheClientDeadline: registering a policy that solves
-// before its first decision (mdp-optimal on a model far beyond what the
-// deadline allows, within every limit) stops when the caller's deadline
-// passes: the handler itself returns the deadline's error (without the
-// context the solve ran on until max_states refused the model, seconds
-// later, and the handler answered INVALID_ARGUMENT to a client long gone),
-// and no cluster is registered.
-func TestRegisterStopsAtTheClientDeadline(t *testing.T) {
+// TestRegisterBuildIsBounded: registering a policy that solves before its
+// first decision (mdp-optimal on a model far beyond what the bounds allow,
+// within every limit of its own) stops when the caller's deadline passes,
+// with the deadline's error, or at limits.max_solve_time, naming the limit
+// (ResourceExhausted); no cluster is registered either way. Without the
+// bounds the solve ran on until max_states refused the model, seconds
+// later, and the handler answered INVALID_ARGUMENT to a client long gone.
+func TestRegisterBuildIsBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a large solve; skipped with -short")
-	}
-	st, err := store.Open(t.TempDir(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	cs, err := NewClusterService(st, Limits{}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+		t.Skip("starts large solves; skipped with -short")
 	}
 	costs := make([]float64, 40)
 	for i := range costs {
@@ -487,13 +478,40 @@ func TestRegisterStopsAtTheClientDeadline(t *testing.T) {
 	req.Policy.Params = map[string]float64{"max_states": 1e6, "max_memory_mb": 16384}
 	req.Policy.Model = &optdv1.PlacementModel{ArrivalRate: 0.6, ServiceRate: 1, MaxJobsInService: 8, MaxWaiting: &waiting,
 		WorkloadJson: `{"data": {"kind": "uniform", "min": 1, "max": 10}, "reduces": {"kind": "uniform-int", "min": 1, "max": 4}}`}
-	ctx, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
-	defer cancel()
-	if _, err := cs.RegisterCluster(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("RegisterCluster past its deadline: %v, want the deadline's error", err)
-	}
-	_, err = cs.GetClusterState(ctxT(t), &optdv1.GetClusterStateRequest{ClusterId: "huge"})
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("state of the cluster whose registration stopped: %v, want not found", err)
+	const bound = 100 * time.Millisecond
+	for _, c := range []struct {
+		name     string
+		limits   Limits
+		deadline time.Duration
+		check    func(error) bool
+	}{
+		{"deadline", Limits{}, bound, func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }},
+		{"max_solve_time", Limits{MaxSolveTime: bound}, 0, func(err error) bool {
+			return errors.Is(err, ErrExhausted) && strings.Contains(err.Error(), "limits.max_solve_time = 100ms")
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := store.Open(t.TempDir(), time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			cs, err := NewClusterService(st, c.limits, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := ctxT(t), context.CancelFunc(func() {})
+			if c.deadline > 0 {
+				ctx, cancel = context.WithTimeout(ctx, c.deadline)
+			}
+			defer cancel()
+			if _, err := cs.RegisterCluster(ctx, req); !c.check(err) {
+				t.Fatalf("RegisterCluster past its bound: %v", err)
+			}
+			_, err = cs.GetClusterState(ctxT(t), &optdv1.GetClusterStateRequest{ClusterId: "huge"})
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("state of the cluster whose registration stopped: %v, want not found", err)
+			}
+		})
 	}
 }

@@ -47,9 +47,10 @@ type Limits struct {
 	// MaxTasks bounds the tasks of one job over all its stages on a
 	// cluster with a heartbeat policy (limits.max_tasks).
 	MaxTasks int
-	// MaxSolveTime caps the time limit of SolveInitialAssignment and the run
-	// time of Bound, Simulate, SimulateCluster and Search
-	// (limits.max_solve_time).
+	// MaxSolveTime caps the time limit of SolveInitialAssignment, the run
+	// time of Bound, Simulate, SimulateCluster and Search, a PlaceReduces'
+	// decision and the build of a registered cluster's placement policy
+	// (mdp-optimal's solve, the adp fits) (limits.max_solve_time).
 	MaxSolveTime time.Duration
 	// MaxSimulatedJobs bounds replications × jobs of Simulate, Bound and
 	// Search, and the jobs of SimulateCluster (limits.max_simulated_jobs).

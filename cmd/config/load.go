@@ -53,7 +53,7 @@ var settings = []setting{
 	{KeyMaxSlots, "max-slots", "most reduce slots (and nodes) per cluster", func(c *Config) any { return &c.Limits.MaxSlots }, true, true},
 	{KeyMaxJobs, "max-jobs", "most unfinished jobs per cluster", func(c *Config) any { return &c.Limits.MaxJobs }, true, true},
 	{KeyMaxTasks, "max-tasks", "most tasks of one job (all stages) on a heartbeat cluster", func(c *Config) any { return &c.Limits.MaxTasks }, true, true},
-	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time", func(c *Config) any { return &c.Limits.MaxSolveTime }, true, true},
+	{KeyMaxSolveTime, "max-solve-time", "cap on an optimization call's run time and on building a cluster's placement policy", func(c *Config) any { return &c.Limits.MaxSolveTime }, true, true},
 	{KeyMaxSimulatedJobs, "max-simulated-jobs", "most jobs × replications per simulation", func(c *Config) any { return &c.Limits.MaxSimulatedJobs }, true, true},
 	{KeyMaxNodes, "max-nodes", "most nodes per cluster", func(c *Config) any { return &c.Limits.MaxNodes }, true, true},
 	{KeyMaxClusters, "max-clusters", "most clusters", func(c *Config) any { return &c.Limits.MaxClusters }, true, true},

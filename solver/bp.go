@@ -103,14 +103,21 @@ type bpNode struct {
 	bound    float64
 }
 
-// bpQueue is a max-heap of open subtrees by bound (best first).
-type bpQueue []*bpNode
+func (nd *bpNode) upper() float64 { return nd.bound }
 
-func (q bpQueue) Len() int           { return len(q) }
-func (q bpQueue) Less(a, b int) bool { return q[a].bound > q[b].bound }
-func (q bpQueue) Swap(a, b int)      { q[a], q[b] = q[b], q[a] }
-func (q *bpQueue) Push(x any)        { *q = append(*q, x.(*bpNode)) }
-func (q *bpQueue) Pop() any {
+// bpQueue is a max-heap of open subtrees by bound (best first).
+type bpQueue = boundQueue[*bpNode]
+
+// boundQueue is a max-heap (container/heap) of open subtrees by their
+// upper bound: best first, in the branch and price and in the integer
+// master (pnb.go).
+type boundQueue[T interface{ upper() float64 }] []T
+
+func (q boundQueue[T]) Len() int           { return len(q) }
+func (q boundQueue[T]) Less(a, b int) bool { return q[a].upper() > q[b].upper() }
+func (q boundQueue[T]) Swap(a, b int)      { q[a], q[b] = q[b], q[a] }
+func (q *boundQueue[T]) Push(x any)        { *q = append(*q, x.(T)) }
+func (q *boundQueue[T]) Pop() any {
 	old := *q
 	n := old[len(old)-1]
 	*q = old[:len(old)-1]

@@ -78,7 +78,7 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 	// is dived into (y ≥ ⌈y⌉ on the column of largest fractional part, the
 	// LP re-solved from the last basis) until it is pruned or integral;
 	// the other branch of each step (y ≤ ⌊y⌋) waits in the queue
-	queue := &pnbQueue{{bound: math.Inf(1)}}
+	queue := &boundQueue[*pnbNode]{{bound: math.Inf(1)}}
 	var applied []pnbFix // the bounds set on the model now
 	lastFound := 0       // the subtrees evaluated when the last incumbent was found
 	for queue.Len() > 0 && nodes < nodeLimit && nodes-2*lastFound < stall && ctx.Err() == nil && m.canImprove(bound, bestVal) {
@@ -155,19 +155,7 @@ type pnbNode struct {
 	bound float64
 }
 
-// pnbQueue is a max-heap of open subtrees by bound (best first).
-type pnbQueue []*pnbNode
-
-func (q pnbQueue) Len() int           { return len(q) }
-func (q pnbQueue) Less(a, b int) bool { return q[a].bound > q[b].bound }
-func (q pnbQueue) Swap(a, b int)      { q[a], q[b] = q[b], q[a] }
-func (q *pnbQueue) Push(x any)        { *q = append(*q, x.(*pnbNode)) }
-func (q *pnbQueue) Pop() any {
-	old := *q
-	n := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return n
-}
+func (nd *pnbNode) upper() float64 { return nd.bound }
 
 // masterAssignment turns an integral solution y of the master over cols
 // into an assignment (sorted node order): ⌊y_ca⌋ nodes of class c get

@@ -28,7 +28,7 @@ growth:
 robustness:
 	OPTD_ROBUSTNESS_CYCLES=100 go test ./internal/robustness -run '^TestRobustness$$' -v -count=1 -timeout 3h
 
-.PHONY: ita-suite ita-compare early-reducers
+.PHONY: ita-suite ita-suite-fresh ita-compare early-reducers
 
 # 5000 random scenarios whose reducers start early (slow start 0, no
 # ramp-up, in most), each under 7 policies: every run ends, invariants and
@@ -42,6 +42,11 @@ early-reducers:
 # family. The benchmark report (perf-ita) adds CBC and HiGHS.
 ita-suite:
 	OPTD_SUITE=1 go test ./solver -run '^TestExactOnWholeSuite$$' -v -count=1 -timeout 1h
+
+# The same on seeds 4000-4009 of every family, which no parameter was
+# chosen on (the suite's own seeds are 0-9).
+ita-suite-fresh:
+	OPTD_SUITE=1 OPTD_SUITE_SEED0=4000 go test ./solver -run '^TestExactOnWholeSuite$$' -v -count=1 -timeout 1h
 
 # optd, CBC and HiGHS on the first ITA_SEEDS seeds of every family (10 s
 # limit, one thread each; about 3 minutes per seed on 2 cores), written to

@@ -369,13 +369,7 @@ func (s *search) dfs(k int, val float64) float64 {
 	for {
 		if k == s.total {
 			if s.m.canImprove(val, s.bestVal) {
-				for j := range s.x {
-					copy(s.best[j], s.x[j])
-				}
-				s.bestVal = val
-				if s.publish != nil {
-					s.publish.publish(s.best, val, true)
-				}
+				s.setIncumbent(s.x, val)
 				if s.track != nil {
 					s.track.live = s.explored
 					s.track.incumbent(val)

@@ -103,14 +103,21 @@ type bpNode struct {
 	bound    float64
 }
 
-// bpQueue is a max-heap of open subtrees by bound (best first).
-type bpQueue []*bpNode
+func (nd *bpNode) upper() float64 { return nd.bound }
 
-func (q bpQueue) Len() int           { return len(q) }
-func (q bpQueue) Less(a, b int) bool { return q[a].bound > q[b].bound }
-func (q bpQueue) Swap(a, b int)      { q[a], q[b] = q[b], q[a] }
-func (q *bpQueue) Push(x any)        { *q = append(*q, x.(*bpNode)) }
-func (q *bpQueue) Pop() any {
+// bpQueue is a max-heap of open subtrees by bound (best first).
+type bpQueue = boundQueue[*bpNode]
+
+// boundQueue is a max-heap (container/heap) of open subtrees by their
+// upper bound: best first, in the branch and price and in the integer
+// master (pnb.go).
+type boundQueue[T interface{ upper() float64 }] []T
+
+func (q boundQueue[T]) Len() int           { return len(q) }
+func (q boundQueue[T]) Less(a, b int) bool { return q[a].upper() > q[b].upper() }
+func (q boundQueue[T]) Swap(a, b int)      { q[a], q[b] = q[b], q[a] }
+func (q *boundQueue[T]) Push(x any)        { *q = append(*q, x.(T)) }
+func (q *boundQueue[T]) Pop() any {
 	old := *q
 	n := old[len(old)-1]
 	*q = old[:len(old)-1]
@@ -219,10 +226,11 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 
 // limits returns the per-class pattern bounds of the branches: hi[c][i]
 // (a_i ≤ hi on every node of class c) and lo[c][i] (a_i ≥ lo, classes of
-// one node only), and whether they are consistent.
-func (bp *branchPrice) limits(branches []aggBranch) (lo, hi [][]int, ok bool) {
+// one node only), the capacity room[c] that lo[c] leaves on a node of
+// class c, and whether they are consistent.
+func (bp *branchPrice) limits(branches []aggBranch) (lo, hi [][]int, room [][]int64, ok bool) {
 	n := len(bp.m.dem)
-	lo, hi = make([][]int, len(bp.classes)), make([][]int, len(bp.classes))
+	lo, hi, room = make([][]int, len(bp.classes)), make([][]int, len(bp.classes)), make([][]int64, len(bp.classes))
 	for c := range bp.classes {
 		lo[c], hi[c] = make([]int, n), slices.Clone(bp.m.supply)
 	}
@@ -241,7 +249,7 @@ func (bp *branchPrice) limits(branches []aggBranch) (lo, hi [][]int, ok bool) {
 	for c := range bp.classes {
 		for i := range lo[c] {
 			if lo[c][i] > hi[c][i] {
-				return nil, nil, false
+				return nil, nil, nil, false
 			}
 		}
 		r := slices.Clone(bp.classes[c].cap)
@@ -251,10 +259,11 @@ func (bp *branchPrice) limits(branches []aggBranch) (lo, hi [][]int, ok bool) {
 			}
 		}
 		if slices.Min(r) < 0 {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
+		room[c] = r
 	}
-	return lo, hi, true
+	return lo, hi, room, true
 }
 
 // allowed reports whether pattern a of class c respects lo and hi.
@@ -272,7 +281,7 @@ func allowed(a, lo, hi []int) bool {
 func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 	bp.nodes++
 	m, n := bp.m, len(bp.m.dem)
-	lo, hi, ok := bp.limits(nd.branches)
+	lo, hi, room, ok := bp.limits(nd.branches)
 	if !ok {
 		return nil
 	}
@@ -284,11 +293,11 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 		u[c] = make([]float64, n)
 	}
 	umax := make([]float64, n)
+	scanned := 0 // the pool's columns already checked against the branches
 	for iter := 0; iter < cgMaxIterations && bp.ctx.Err() == nil; iter++ {
-		cols = cols[:0]
-		for k, col := range bp.pool.cols {
-			if allowed(col.a, lo[col.class], hi[col.class]) {
-				cols = append(cols, k)
+		for ; scanned < len(bp.pool.cols); scanned++ {
+			if col := bp.pool.cols[scanned]; allowed(col.a, lo[col.class], hi[col.class]) {
+				cols = append(cols, scanned)
 			}
 		}
 		var err error
@@ -335,10 +344,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 		tab := tablesOn(bp.grids, m.dem, umax, bp.counts)
 		added := false
 		for c, cl := range bp.classes {
-			a, top := bp.price(u[c], tab, cl.cap, lo[c], hi[c])
-			if math.IsInf(top, -1) {
-				return nil // no pattern of class c is allowed: the subtree is empty
-			}
+			a, top := bp.price(u[c], tab, room[c], lo[c], hi[c])
 			L += float64(cl.count) * math.Max(0, top)
 			mu := math.Max(0, sol.RowDuals[n+c])
 			if a != nil && dot(u[c], a)-mu > cgReducedCostTol*math.Max(1, mu) {
@@ -423,22 +429,15 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 }
 
 // price solves class c's pricing knapsack max u·a over the patterns with
-// lo ≤ a ≤ hi (and a ≤ supply) on capacity cp: the forced part lo, then
-// the rest on the residual capacity. It returns the best pattern found and
-// a valid upper bound on the maximum (−Inf when lo does not fit).
-func (bp *branchPrice) price(u []float64, tab *tables, cp []int64, lo, hi []int) ([]int, float64) {
-	r := slices.Clone(cp)
+// lo ≤ a ≤ hi (and a ≤ supply) on a node of class c: the forced part lo,
+// then the rest on the capacity room that lo leaves (limits). It returns
+// the best pattern found and a valid upper bound on the maximum.
+func (bp *branchPrice) price(u []float64, tab *tables, room []int64, lo, hi []int) ([]int, float64) {
 	rest := make([]int, len(hi))
 	for i, l := range lo {
-		for p, d := range bp.m.dem[i] {
-			r[p] -= int64(l) * d
-		}
 		rest[i] = hi[i] - l
 	}
-	if slices.Min(r) < 0 {
-		return nil, math.Inf(-1)
-	}
-	a, top := pricePattern(bp.ctx, bp.m, u, tab, r, rest, bpPricingNodes)
+	a, top := pricePattern(bp.ctx, bp.m, u, tab, room, rest, bpPricingNodes)
 	for i, l := range lo {
 		a[i] += l
 		top += u[i] * float64(l)

@@ -173,12 +173,11 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		at := map[pstate]int{}
 		top := b.rootTerm(c)
 		mx = make([]int, len(f.types))
-		visited := 0
 		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, func(a []int, val float64) bool {
 			if visits++; maxVisits > 0 && visits > maxVisits {
 				return false
 			}
-			if visited++; visited&1023 == 0 && ctx.Err() != nil {
+			if visits&1023 == 0 && ctx.Err() != nil {
 				return false
 			}
 			dec := f.pack(a)

@@ -26,7 +26,10 @@
 //     optimum; a price-and-dive heuristic on the pattern LP (dive.go:
 //     fix the LP's patterns, re-solve by column generation, solve the
 //     last few nodes exactly) finds the optima that sit at the rounded
-//     LP bound; a branch and price (bp.go: the pattern LP re-solved under
+//     LP bound; the integer master over the columns generated so far
+//     (pnb.go: price and branch, by a branch and bound on its LP) finds
+//     the incumbents that need many nodes changed at once (hetero-3r);
+//     a branch and price (bp.go: the pattern LP re-solved under
 //     branches on the total count of a type, then on its count on a class
 //     of identical nodes) proves most of the instances whose optimum is
 //     below the rounded LP bound. Where the

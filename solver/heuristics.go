@@ -113,7 +113,8 @@ func fillNodes(ctx context.Context, m *model, caps [][]int64, supply []int, dead
 	x = make([][]int, len(caps))
 	optimal := map[string][]int{} // a proven optimal fill per capacity (reuse)
 	for j, c := range caps {
-		if a, ok := optimal[demandKey(c)]; ok && fitsSupply(a, s) {
+		key := demandKey(c)
+		if a, ok := optimal[key]; ok && fitsSupply(a, s) {
 			x[j] = slices.Clone(a)
 			for t, k := range a {
 				s[t] -= k
@@ -131,7 +132,7 @@ func fillNodes(ctx context.Context, m *model, caps [][]int64, supply []int, dead
 		}
 		x[j] = srch.best[0]
 		if reuse && srch.stopped == "" {
-			optimal[demandKey(c)] = x[j]
+			optimal[key] = x[j]
 		}
 		for t, a := range x[j] {
 			s[t] -= a

@@ -1,0 +1,182 @@
+package solver
+
+import (
+	"container/heap"
+	"context"
+	"math"
+	"slices"
+
+	"github.com/optd/optd/solver/lp"
+)
+
+// Price and branch: the integer master over the generated columns.
+//
+// The column generations (the root LP, the dives, the branch and price)
+// leave in their pool the patterns that were LP-optimal somewhere; the
+// restricted master
+//
+//	max Σ_c Σ_a v(a)·y_ca
+//	s.t. Σ_a y_ca ≤ m_c,  Σ_c Σ_a a_i·y_ca ≤ s_i,  y_ca ≥ 0 integer,
+//
+// over those columns alone (colgen.go's master with integral y) is a small
+// integer program whose solutions are assignments, and its optimum is
+// often a better incumbent than the dives and the exchanges of a few nodes
+// find: on hetero-3r-4000, 275 columns of 47 rows after the heuristics
+// had stopped at 2923.7-2925.1, CBC's optimum of the master was 2927.6
+// against the LP bound 2928 (Sadykov et al. 2019 call this the restricted
+// master heuristic). masterIP solves it with the project's own
+// LP-based branch and bound: depth first, each subtree's LP re-solved from
+// the parent's basis (lp.Model), branching on the column of largest
+// fractional part (y ≥ ⌈y⌉ first: a dive that fixes patterns, then
+// y ≤ ⌊y⌋), pruned where the LP rounded down to the value unit cannot
+// beat the incumbent. The restricted master's bound is no bound of the
+// instance (columns are missing), so it only finds incumbents.
+
+// pnbNodes caps the subtrees of one masterIP run; it stops earlier, after
+// twice the subtrees that found its last incumbent plus pnbStall. Measured
+// on hetero-3r (seeds 0-9 and 4000-4009), yarn, large and many-resources,
+// the runs that improved the incumbent found their first better one after
+// 30-954 subtrees but one (2863), and their last after 30-3936 (0.01-1 s);
+// a run that finds nothing costs 0.3-0.7 ms a subtree.
+const (
+	pnbNodes = 20000
+	pnbStall = 1000
+)
+
+// masterIP solves the integer master over the columns of pool (sorted
+// node order, the classes of classesOf) until it has evaluated nodeLimit
+// subtrees (or stall plus twice those that found its last incumbent), its
+// incumbent reaches bound, or ctx ends, and returns the best assignment it found that is
+// worth more than incVal (nil if none), its value, and the subtrees and
+// LP solves it took. Nodes left without a pattern, and room that the
+// patterns leave, are topped up greedily (repairPath).
+func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, incVal, bound float64, nodeLimit, stall int) (_ [][]int, _ float64, nodes, solves int) {
+	classes := classesOf(sorted)
+	n := len(m.dem)
+	cols := slices.Clone(pool.cols) // the pool may grow elsewhere later
+	p := masterRows(m.supply, classCounts(classes))
+	upper := make([]float64, len(cols))
+	for k, col := range cols {
+		hi := classes[col.class].count
+		for i, a := range col.a {
+			if a > 0 {
+				hi = min(hi, m.supply[i]/a)
+			}
+		}
+		upper[k] = float64(hi)
+		rows, vals := masterEntries(n, col)
+		p.AddCol(m.patternValue(col.a), 0, upper[k], rows, vals)
+	}
+	model, err := lp.NewModel(p)
+	if err != nil {
+		return nil, 0, 0, 0
+	}
+	defer model.Close()
+	var best [][]int
+	bestVal := incVal
+	// best first with plunging: the open subtree of the largest LP bound
+	// is dived into (y ≥ ⌈y⌉ on the column of largest fractional part, the
+	// LP re-solved from the last basis) until it is pruned or integral;
+	// the other branch of each step (y ≤ ⌊y⌋) waits in the queue
+	queue := &boundQueue[*pnbNode]{{bound: math.Inf(1)}}
+	var applied []pnbFix // the bounds set on the model now
+	lastFound := 0       // the subtrees evaluated when the last incumbent was found
+	for queue.Len() > 0 && nodes < nodeLimit && nodes-2*lastFound < stall && ctx.Err() == nil && m.canImprove(bound, bestVal) {
+		nd := heap.Pop(queue).(*pnbNode)
+		if !m.canImprove(m.floorBound(nd.bound), bestVal) {
+			continue
+		}
+		for _, f := range applied {
+			model.SetColBounds(f.col, 0, upper[f.col])
+		}
+		applied = append(applied[:0], nd.fixes...)
+		setFixes(model, applied, upper)
+		for nodes < nodeLimit && ctx.Err() == nil {
+			nodes++
+			sol, err := model.Solve(ctx, lp.Options{})
+			solves++
+			if err != nil || !m.canImprove(m.floorBound(sol.Objective), bestVal) {
+				break // infeasible (or stopped), or it cannot beat the incumbent
+			}
+			pick, frac := -1, 0.0
+			for k, y := range sol.Primal {
+				if f := y - math.Floor(y); f > diveIntTol && f < 1-diveIntTol && f > frac {
+					pick, frac = k, f
+				}
+			}
+			if pick < 0 {
+				x := masterAssignment(m, sorted, classes, cols, sol.Primal)
+				if v := assignmentValue(m, x); v > bestVal {
+					best, bestVal = x, v
+					lastFound = nodes
+				}
+				break
+			}
+			y := sol.Primal[pick]
+			down := append(slices.Clip(applied), pnbFix{col: pick, upper: true, at: math.Floor(y)})
+			heap.Push(queue, &pnbNode{fixes: down, bound: sol.Objective})
+			applied = append(applied, pnbFix{col: pick, at: math.Ceil(y)})
+			setFixes(model, applied, upper)
+		}
+	}
+	return best, bestVal, nodes, solves
+}
+
+// pnbFix is one branching bound of masterIP: y_col ≤ at (upper) or ≥ at.
+type pnbFix struct {
+	col   int
+	upper bool
+	at    float64
+}
+
+// setFixes sets the bounds of the columns fixes name on model (the later
+// fixes of a column tighten the earlier ones; upper holds the root bounds).
+func setFixes(model *lp.Model, fixes []pnbFix, upper []float64) {
+	lo, hi := map[int]float64{}, map[int]float64{}
+	for _, f := range fixes {
+		if _, ok := hi[f.col]; !ok {
+			lo[f.col], hi[f.col] = 0, upper[f.col]
+		}
+		if f.upper {
+			hi[f.col] = math.Min(hi[f.col], f.at)
+		} else {
+			lo[f.col] = math.Max(lo[f.col], f.at)
+		}
+	}
+	for k, h := range hi {
+		model.SetColBounds(k, lo[k], h)
+	}
+}
+
+// pnbNode is an open subtree of masterIP: its branching bounds and its
+// parent's LP value.
+type pnbNode struct {
+	fixes []pnbFix
+	bound float64
+}
+
+func (nd *pnbNode) upper() float64 { return nd.bound }
+
+// masterAssignment turns an integral solution y of the master over cols
+// into an assignment (sorted node order): ⌊y_ca⌋ nodes of class c get
+// pattern a, the others none, and every node is then topped up greedily.
+func masterAssignment(m *model, sorted [][]int64, classes []nodeClass, cols []patternColumn, y []float64) [][]int {
+	x := make([][]int, len(sorted))
+	start := make([]int, len(classes))
+	for c := range classes[1:] {
+		start[c+1] = start[c] + classes[c].count
+	}
+	next := make([]int, len(classes))
+	for k, col := range cols {
+		for r := int(math.Floor(y[k] + diveIntTol)); r > 0 && next[col.class] < classes[col.class].count; r-- {
+			x[start[col.class]+next[col.class]] = slices.Clone(col.a)
+			next[col.class]++
+		}
+	}
+	for j := range x {
+		if x[j] == nil {
+			x[j] = make([]int, len(m.dem))
+		}
+	}
+	return repairPath(m, sorted, x)
+}

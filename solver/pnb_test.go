@@ -1,0 +1,109 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMasterIPOverEveryPatternIsExact checks the integer master (masterIP)
+// by a second method: over a pool holding every feasible pattern of every
+// node class, the restricted master is the whole problem, so its
+// branch and bound run to the end must reach the optimum that exhaustive
+// search (small instances) or the exact method (medium ones, proven)
+// finds (where it ends within its node limit); over the root LP's columns alone (the pool the solver gives it)
+// every assignment it returns fits the nodes and the supply, is worth
+// what it says and never more than the optimum.
+func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
+	cases := 60
+	if testing.Short() {
+		cases = 20
+	}
+	const fullNodes = 50000
+	rng := rand.New(rand.NewPCG(15, 5))
+	full, rootRuns, reachedRoot := 0, 0, 0
+	for c := range cases {
+		in, opt, ok := optimumCase(t, rng, c, 3)
+		if !ok {
+			continue
+		}
+		m := newModel(in)
+		if len(m.dem) == 0 {
+			continue
+		}
+		_, sorted, _ := sortNodes(m, nodeCaps(in))
+		check := func(what string, x [][]int, val float64) {
+			t.Helper()
+			checkModelAssignment(t, what, m, sorted, x, opt)
+			if v := assignmentValue(m, x); v != val {
+				t.Fatalf("%s is worth %v, reported %v", what, v, val)
+			}
+		}
+		if pool, ok := everyPattern(m, sorted, 400); ok {
+			x, val, nodes, _ := masterIP(context.Background(), m, sorted, pool, math.Inf(-1), math.Inf(1), fullNodes, math.MaxInt)
+			what := fmt.Sprintf("case %d: the integer master over all %d patterns", c, len(pool.cols))
+			if x == nil {
+				t.Fatalf("%s found nothing (optimum %v)", what, opt)
+			}
+			check(what, x, val)
+			if nodes == fullNodes {
+				continue // not run to the end
+			}
+			if m.canImprove(opt, val) {
+				t.Fatalf("%s is worth %v, the optimum %v", what, val, opt)
+			}
+			full++
+		}
+		base := baseTables(m, sorted, m.supply)
+		x0 := make([][]int, len(sorted))
+		for j := range x0 {
+			x0[j] = make([]int, len(m.dem))
+		}
+		_, st := rootBounds(context.Background(), m, sorted, x0, base, Options{})
+		if st.columns == nil {
+			continue
+		}
+		x, val, _, _ := masterIP(context.Background(), m, sorted, st.columns, math.Inf(-1), math.Inf(1), pnbNodes, pnbStall)
+		if x != nil {
+			rootRuns++
+			check(fmt.Sprintf("case %d: the integer master over the root LP's columns", c), x, val)
+			if !m.canImprove(opt, val) {
+				reachedRoot++
+			}
+		}
+	}
+	if full < cases/4 || rootRuns < cases/4 {
+		t.Fatalf("%d runs over every pattern, %d over the root LP's columns", full, rootRuns)
+	}
+	t.Logf("%d runs over every pattern reached the optimum; %d of %d over the root LP's columns did", full, reachedRoot, rootRuns)
+}
+
+// everyPattern returns a pool of every feasible non-empty pattern (a ≤
+// supply, within the capacity) of every class of sorted, or false when
+// there are more than limit.
+func everyPattern(m *model, sorted [][]int64, limit int) (*columnPool, bool) {
+	pool := newColumnPool()
+	for c, cl := range classesOf(sorted) {
+		a := make([]int, len(m.dem))
+		var rec func(i int) bool
+		rec = func(i int) bool {
+			if i == len(a) {
+				pool.add(c, a)
+				return len(pool.cols) <= limit
+			}
+			for a[i] = 0; a[i] <= m.supply[i] && fitsPattern(m, a, cl.cap); a[i]++ {
+				if !rec(i + 1) {
+					return false
+				}
+			}
+			a[i] = 0
+			return true
+		}
+		if !rec(0) {
+			return nil, false
+		}
+	}
+	return pool, true
+}

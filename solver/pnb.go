@@ -25,10 +25,10 @@ import (
 // had stopped at 2923.7-2925.1, CBC's optimum of the master was 2927.6
 // against the LP bound 2928 (Sadykov et al. 2019 call this the restricted
 // master heuristic). masterIP solves it with the project's own
-// LP-based branch and bound: depth first, each subtree's LP re-solved from
-// the parent's basis (lp.Model), branching on the column of largest
-// fractional part (y ≥ ⌈y⌉ first: a dive that fixes patterns, then
-// y ≤ ⌊y⌋), pruned where the LP rounded down to the value unit cannot
+// LP-based branch and bound: best first with plunging, each subtree's LP
+// re-solved from the last basis (lp.Model), branching on the column of
+// largest fractional part (y ≥ ⌈y⌉ first: a dive that fixes patterns;
+// y ≤ ⌊y⌋ waits in the queue), pruned where the LP rounded down to the value unit cannot
 // beat the incumbent. The restricted master's bound is no bound of the
 // instance (columns are missing), so it only finds incumbents.
 

@@ -77,9 +77,11 @@ traces-rolling:
 rollout-check:
 	OPTD_ROLLOUT_ALL=1 go test ./policy/rollout -run '^TestRolloutOnSolvableScenarios$$' -v -count=1 -timeout 30m
 
-# The penalized hindsight bound's ratio to the exact MDP optimum on the
-# issue's three scenarios and 20 generated ones (a markdown table; about
-# 16 minutes on 2 cores shared with other work).
+# The penalized hindsight bound's and the value-penalty bound's ratios to
+# the exact MDP optimum on the issue's three scenarios and 20 generated
+# ones, with the MDP's solve time beside the value bound's (a markdown
+# table; about 18 minutes on 2 cores shared with other work;
+# OPTD_PENALTY_SKIP_LP=1 for the value bound alone, 2 minutes).
 penalty-report:
 	OPTD_PENALTY_REPORT=1 go test ./mdp -run '^TestPenaltyReport$$' -v -count=1 -timeout 2h
 

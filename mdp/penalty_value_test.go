@@ -104,6 +104,14 @@ func TestValueBoundBelowOptimum(t *testing.T) {
 		if g := sol.PolicyCosts["greedy"]; math.Abs(res.Reference-g) > 1e-6*g {
 			t.Errorf("%s: greedy's cost %.9g on the bound's chain, %.9g on SolvePlacement's", names[k], res.Reference, g)
 		}
+		// The chain's relaxation with nothing solved (α = 0 alone).
+		chain, err := ValueBound(ctx, m, ValueBoundOptions{Steps: steps, Replications: 4, Seed: 7, Alphas: []float64{0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chain.Mean-3.3/1.96*chain.HalfWidth > sol.Optimal*(1+1e-9) || chain.Alpha != 0 || !math.IsNaN(chain.Reference) {
+			t.Errorf("%s: chain relaxation %.6g ± %.3g (α %g, reference %g), optimum %.6g", names[k], chain.Mean, chain.HalfWidth, chain.Alpha, chain.Reference, sol.Optimal)
+		}
 		pm := valueTestChain(t, s)
 		ev, err := Evaluate(ctx, pm.m, pm.greedyPolicy(), Options{})
 		if err != nil {
@@ -201,6 +209,9 @@ func TestValueBoundErrors(t *testing.T) {
 		{ValueBoundOptions{Steps: -1}, "ValueBoundOptions.Steps"},
 		{ValueBoundOptions{Replications: -2}, "ValueBoundOptions.Replications"},
 		{ValueBoundOptions{Solve: SolveOptions{Bins: 1}}, "Workload (workload)"},
+		{ValueBoundOptions{Alphas: []float64{}}, "ValueBoundOptions.Alphas"},
+		{ValueBoundOptions{Alphas: []float64{0, math.NaN()}}, "ValueBoundOptions.Alphas[1]"},
+		{ValueBoundOptions{Alphas: []float64{-1}}, "ValueBoundOptions.Alphas[0]"},
 	} {
 		_, err := ValueBound(context.Background(), m, c.opts)
 		var me *ModelError

@@ -449,7 +449,7 @@ func valueBoundChain(ctx context.Context, m PlacementModel, opts *ValueBoundOpti
 	d := discretize(m.Workload, opts.Solve.Bins)
 	if !d.exact {
 		return nil, modelErr("Workload (workload)", "continuous or more atoms than SolveOptions.Bins",
-			"the value-penalty bound needs the chain of the model itself: a discrete (X, R) law with at most %d atoms per R", opts.Solve.Bins)
+			"it needs the chain of the model itself: a discrete workload with at most %d atoms of data per R (bins)", opts.Solve.Bins)
 	}
 	return buildPlacement(ctx, m, cls, d.upper, opts.Solve.MaxStates)
 }

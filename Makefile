@@ -91,7 +91,9 @@ penalty-report:
 # whole trace), 3 replications each, with time and memory per replication
 # (about an hour on 2 cores shared with other work; 600 fit steps, the fit
 # at rho = 0.9 about 28 minutes on a loaded machine). OPTD_PENALTY_REPS,
-# _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes.
+# _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes. With 8 or more
+# replications of a workload scenario it also prints the means controlled
+# by the queue's martingale (narrower intervals, the same expectations).
 penalty-scale:
 	OPTD_PENALTY_SCALE=1 OPTD_PENALTY_SCENARIOS=$(CURDIR)/search/testdata/fig9-rho0.6.json,$(CURDIR)/search/testdata/fig9-rho0.9.json,$(CURDIR)/search/testdata/swim-fb2010.json go test ./mdp -run '^TestPenaltyScale$$' -v -count=1 -timeout 3h
 

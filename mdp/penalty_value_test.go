@@ -82,9 +82,9 @@ func TestValueBoundExactWithOptimalBias(t *testing.T) {
 // minimizes over).
 func TestValueBoundBelowOptimum(t *testing.T) {
 	ctx := context.Background()
-	n, steps := 13, 20000
+	n, steps := 12, 10000
 	if testing.Short() {
-		n, steps = 5, 8000
+		n, steps = 5, 6000
 	}
 	scens, names := valueTestScenarios(t, n)
 	for k, s := range scens {

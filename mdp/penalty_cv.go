@@ -48,7 +48,9 @@ import (
 // few replications a slope from the others is itself noisy (on 5 runs of
 // 2,000 jobs at ρ = 0.9 one congested run moved the controlled mean by
 // 12% and widened it), so below controlledMinReps replications it is the
-// plain mean.
+// plain mean. On 16 replications of 10,000 jobs at ρ = 0.9 (make
+// penalty-scale) it narrowed the penalized bound's 95% half-width from
+// 7.69 to 3.21 per job (4.8% to 2.0% of the bound).
 
 // controlledMinReps is the least number of replications controlledMean
 // controls.

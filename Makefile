@@ -82,9 +82,11 @@ traces-rolling:
 rollout-check:
 	OPTD_ROLLOUT_ALL=1 go test ./policy/rollout -run '^TestRolloutOnSolvableScenarios$$' -v -count=1 -timeout 30m
 
-# The penalized hindsight bound's ratio to the exact MDP optimum on the
-# issue's three scenarios and 20 generated ones (a markdown table; about
-# 16 minutes on 2 cores shared with other work).
+# The penalized hindsight bound's and the value-penalty bound's ratios to
+# the exact MDP optimum on the issue's three scenarios and 20 generated
+# ones, with the MDP's solve time beside the value bound's (a markdown
+# table; about 18 minutes on 2 cores shared with other work;
+# OPTD_PENALTY_SKIP_LP=1 for the value bound alone, 2 minutes).
 penalty-report:
 	OPTD_PENALTY_REPORT=1 go test ./mdp -run '^TestPenaltyReport$$' -v -count=1 -timeout 2h
 
@@ -94,7 +96,9 @@ penalty-report:
 # whole trace), 3 replications each, with time and memory per replication
 # (about an hour on 2 cores shared with other work; 600 fit steps, the fit
 # at rho = 0.9 about 28 minutes on a loaded machine). OPTD_PENALTY_REPS,
-# _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes.
+# _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes. With 8 or more
+# replications of a workload scenario it also prints the means controlled
+# by the queue's martingale (narrower intervals, the same expectations).
 penalty-scale:
 	OPTD_PENALTY_SCALE=1 OPTD_PENALTY_SCENARIOS=$(CURDIR)/search/testdata/fig9-rho0.6.json,$(CURDIR)/search/testdata/fig9-rho0.9.json,$(CURDIR)/search/testdata/swim-fb2010.json go test ./mdp -run '^TestPenaltyScale$$' -v -count=1 -timeout 3h
 

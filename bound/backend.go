@@ -44,6 +44,10 @@ type Backend interface {
 	// the bounder bounds each replication's penalized LP by its Lagrangian
 	// relaxation with lagrangeSteps steps (0: the default).
 	FitPenalty(ctx context.Context, s *sim.Scenario, steps, lagrangeSteps int, progress func(done, total int)) (b PenalizedBounder, skipped string, err error)
+	// ValueBound is the value-penalty bound on the MDP's chain (bins and
+	// maxStates as for SolvePlacement); skipped (non-empty) says why the
+	// scenario has none.
+	ValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int) (mean float64, skipped string, err error)
 }
 
 // PenalizedBounder computes the penalized hindsight LP of one run.

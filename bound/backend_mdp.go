@@ -3,6 +3,7 @@ package bound
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/models"
@@ -43,6 +44,28 @@ func (mdpBackend) HindsightLagrangian(ctx context.Context, jobs []sim.JobRecord,
 
 func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) float64 {
 	return mdp.EmptyClusterBound(w, slotCosts)
+}
+
+func (mdpBackend) ValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int) (float64, string, error) {
+	m, err := mdp.ModelOf(s)
+	var no *mdp.NoModelError
+	if errors.As(err, &no) {
+		return 0, no.Reason, nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	res, err := mdp.ValueBound(ctx, m, mdp.ValueBoundOptions{Seed: s.Seed, Solve: mdp.SolveOptions{Bins: bins, MaxStates: maxStates}})
+	var bad *mdp.ModelError
+	switch {
+	case errors.Is(err, mdp.ErrTooLarge):
+		return 0, fmt.Sprintf("the MDP's chain has more than max-states = %d states", maxStates), nil
+	case errors.As(err, &bad) && bad.Field == "Workload (workload)":
+		return 0, bad.Reason, nil
+	case err != nil:
+		return 0, "", err
+	}
+	return res.Mean, "", nil
 }
 
 func (mdpBackend) FitPenalty(ctx context.Context, s *sim.Scenario, steps, lagrangeSteps int, progress func(done, total int)) (PenalizedBounder, string, error) {

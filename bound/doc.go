@@ -29,6 +29,16 @@
 //     penalty is constant on groups of slots and each replication's
 //     penalized LP is bounded by its Lagrangian relaxation (LagrangeSteps
 //     steps).
+//   - "value-penalty": the information relaxation of the MDP's own
+//     uniformized chain (its noise revealed along sample paths of its
+//     own, the decisions chosen by a dynamic program over the path) with
+//     the penalty of a value function built from greedy's bias
+//     (mdp.ValueBound): a bound on every policy's EXPECTED cost, for the
+//     scenarios whose chain can be built (as for "mdp-optimal", a
+//     discrete workload). It solves no MDP (one policy evaluation) and
+//     counts for certified_gaps, but it is no cheaper than the MDP's
+//     solve: it measures how much of the hindsight LP's gap is the value
+//     of information.
 //   - "empty-cluster": every job alone in an empty cluster,
 //     E[Y·Σ_{k≤R} H_(k)] (mdp.EmptyClusterBound; for a trace scenario the
 //     mean over the simulated jobs).

@@ -27,6 +27,13 @@ const (
 	// penalty (mdp.FitPenalty): a lower bound on every policy's expected
 	// mean cost per job (not trace by trace), averaged over replications.
 	BoundPenalized = "hindsight-penalized"
+	// BoundValuePenalty is the information relaxation of the MDP's own
+	// uniformized chain with the penalty of a value function built from
+	// greedy's bias (mdp.ValueBound): a lower bound on every policy's
+	// expected mean cost per job, for scenarios whose chain can be built
+	// (explicit slot costs, a finite waiting room, a discrete workload),
+	// computed on sample paths of its own.
+	BoundValuePenalty = "value-penalty"
 	// BoundMDPOptimal is the exact optimum of the MDP (also "optimal").
 	BoundMDPOptimal = "mdp-optimal"
 	// BoundMDPLower and BoundMDPUpper bracket the optimum of a continuous

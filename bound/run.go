@@ -121,7 +121,7 @@ func (r *Request) Validate() error {
 			return invalidf("policies: %s: %v", p, err)
 		}
 	}
-	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundLagrangian, BoundPenalized, BoundEmptyCluster, BoundsMDP}, true); err != nil {
+	if err := checkNames("bounds", "bound", r.Bounds, []string{BoundHindsight, BoundLagrangian, BoundPenalized, BoundValuePenalty, BoundEmptyCluster, BoundsMDP}, true); err != nil {
 		return err
 	}
 	if r.Bins < 1 {
@@ -253,10 +253,23 @@ func factory(ctx context.Context, name string, st Settings, mdpPolicy policy.Pla
 	}
 }
 
-// computeFixed computes the replication-independent bounds: the MDP and the
-// exact empty-cluster bound.
+// computeFixed computes the replication-independent bounds: the MDP, the
+// value-penalty bound and the exact empty-cluster bound.
 func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings, mdpProgress func(done, total int)) (Fixed, policy.Placement, error) {
 	f := Fixed{LowerBounds: map[string]float64{}}
+	if slices.Contains(st.Bounds, BoundValuePenalty) {
+		if be == nil {
+			return f, nil, invalidf("bounds: %s: this build has no MDP solver", BoundValuePenalty)
+		}
+		v, skipped, err := be.ValueBound(ctx, s, st.Bins, st.MaxStates)
+		if err != nil {
+			return f, nil, fmt.Errorf("%s: %w", BoundValuePenalty, err)
+		}
+		if skipped != "" {
+			return f, nil, invalidf("bounds: %s: %s", BoundValuePenalty, skipped)
+		}
+		f.LowerBounds[BoundValuePenalty] = v
+	}
 	if be == nil {
 		if slices.Contains(st.Bounds, BoundsMDP) {
 			f.MDP = &MDPInfo{Skipped: "this build has no MDP solver"}

@@ -121,6 +121,7 @@ func TestRequestErrors(t *testing.T) {
 		{func(r *Request) { r.PenaltySteps = -2 }, "penalty-steps = -2"},
 		{func(r *Request) { r.LagrangeSteps = -3 }, "lagrange-steps = -3"},
 		{func(r *Request) { r.Bounds = []string{BoundPenalized} }, "hindsight-penalized: this build has no LP solver"},
+		{func(r *Request) { r.Bounds = []string{BoundValuePenalty} }, "value-penalty: this build has no MDP solver"},
 		{func(r *Request) { r.Policies = []string{PolicyPenalty + ":classes=100"} }, "parameter classes = 100, must be in [2, 24]"},
 		{func(r *Request) { r.ShardIndex, r.ShardCount = 2, 2 }, "shard 2/2"},
 	} {
@@ -195,5 +196,45 @@ func TestRunPenalizedAndLagrangian(t *testing.T) {
 		if r, ok := out.BoundRatios[name]; !ok || !(r > 0) || math.Abs(r-out.LowerBounds[name]/opt) > 1e-12 {
 			t.Errorf("bound ratio of %s: %v (bound %v, optimum %v)", name, r, out.LowerBounds[name], opt)
 		}
+	}
+}
+
+// TestValuePenaltyBound: the value-penalty bound is computed beside the
+// MDP, below the optimum (within its noise) and above the hindsight LP on
+// the tiny scenario, counts for the certified gaps, and a scenario without
+// a discrete workload is refused with the reason.
+func TestValuePenaltyBound(t *testing.T) {
+	r := request("greedy")
+	r.Bounds = []string{BoundHindsight, BoundValuePenalty, BoundsMDP}
+	out, err := Run(context.Background(), DefaultBackend(), tiny(t), r, Progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := out.LowerBounds[BoundValuePenalty]
+	if !ok || out.Optimal == nil {
+		t.Fatalf("lower bounds %v, optimum %v", out.LowerBounds, out.Optimal)
+	}
+	opt, hind := *out.Optimal, out.LowerBounds[BoundHindsight]
+	t.Logf("optimum %.4f, value-penalty %.4f, hindsight LP %.4f", opt, v, hind)
+	// 1%: the bound holds in expectation; its 95% half-width on this
+	// scenario is about 0.1% of it.
+	if v > opt*1.01 || v <= hind {
+		t.Errorf("value-penalty %.6g: want at most the optimum %.6g and above the hindsight LP %.6g", v, opt, hind)
+	}
+	if ratio := out.BoundRatios[BoundValuePenalty]; math.Abs(ratio-v/opt) > 1e-12 {
+		t.Errorf("bound ratio %v, want %v", ratio, v/opt)
+	}
+	if g := out.CertifiedGaps["greedy"]; g == nil || math.Abs(*g-(out.Policies["greedy"].MeanCost/v-1)) > 1e-12 {
+		t.Errorf("certified gap %v, want greedy's gap to the value-penalty bound", g)
+	}
+	js := strings.Replace(tinyScenario, `{"joint": [{"data": 1, "reduces": 1, "prob": 0.5},
+                         {"data": 10, "reduces": 2, "prob": 0.5}]}`,
+		`{"data": {"kind": "uniform", "min": 1, "max": 10}, "reduces": {"kind": "discrete", "values": [1, 2], "probs": [0.5, 0.5]}}`, 1)
+	s, err := sim.DecodeScenario([]byte(js), "")
+	if err != nil || js == tinyScenario {
+		t.Fatalf("continuous scenario: %v", err)
+	}
+	if _, err := Run(context.Background(), DefaultBackend(), s, r, Progress{}); err == nil || !strings.Contains(err.Error(), "value-penalty: it needs the chain of the model itself: a discrete workload") {
+		t.Errorf("continuous workload: error %v", err)
 	}
 }

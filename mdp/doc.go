@@ -59,6 +59,10 @@
 // (X, R), a bound on every policy's expected cost that takes away most of
 // what the hindsight LP gains from knowing the future (penalty.go derives
 // it); Penalty.Policy is the one-step lookahead on its value function.
+// ValueBound is the same relaxation on the MDP's own uniformized chain
+// (sample paths of its noise, a dynamic program over each path) with the
+// penalty of a value function built from greedy's bias: within a few
+// percent of the optimum where the chain can be built (penalty_value.go).
 //
 // The package does not log; long computations take a context (checked at
 // every sweep) and report progress through callbacks.

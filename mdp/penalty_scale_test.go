@@ -30,7 +30,9 @@ func envInt(name string, def int) int {
 // of OPTD_PENALTY_JOBS jobs: the plain and the penalized Lagrangian per
 // job, the lift, the fitted policies' and greedy's mean costs on the same
 // replications, and each policy's certified gap (mean cost over mean
-// bound; the penalized bound holds in expectation, not per replication).
+// bound; the penalized bound holds in expectation, not per replication);
+// then the same means controlled by the queue's martingale (controlledMean,
+// a workload scenario only), with their narrower half-widths.
 func TestPenaltyScale(t *testing.T) {
 	if os.Getenv("OPTD_PENALTY_SCALE") == "" {
 		t.Skip("set OPTD_PENALTY_SCALE=1")
@@ -71,8 +73,12 @@ func TestPenaltyScale(t *testing.T) {
 				return policy.NewPlacement(n, policy.PlacementConfig{Seed: seed})
 			}})
 		}
-		var plain, penal []float64
+		var plain, penal, cv []float64
 		cost := map[string][]float64{}
+		capacity := -1
+		if s.MaxWaiting >= 0 {
+			capacity = s.K + s.MaxWaiting
+		}
 		for rep := range reps {
 			r, err := replicate(ctx, s, rep, fs, resample)
 			if err != nil {
@@ -105,6 +111,9 @@ func TestPenaltyScale(t *testing.T) {
 			t1 := time.Since(st)
 			runtime.ReadMemStats(&m1)
 			plain, penal = append(plain, p0/N), append(penal, p1/N)
+			if s.Trace == nil {
+				cv = append(cv, queueMartingale(r.Records, s.ArrivalRate, s.ServiceRate, capacity))
+			}
 			fmt.Printf("  rep %d (%d jobs): plain Lagrangian %.3f (%v), penalized %.3f (%v, %d steps, %.0f MiB allocated), greedy %.3f, state-threshold %.3f\n",
 				rep, len(counted), p0/N, t0.Round(time.Millisecond), p1/N, t1.Round(time.Millisecond), res.Steps,
 				float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20), cost["greedy"][rep], cost["state-threshold"][rep])
@@ -115,6 +124,18 @@ func TestPenaltyScale(t *testing.T) {
 		for _, n := range names {
 			mc, _ := sim.MeanCI95(cost[n])
 			fmt.Printf(", %s %.3f gap %.1f%% (plain %.1f%%)", n, mc, 100*(mc/mz-1), 100*(mc/mp-1))
+		}
+		fmt.Println()
+		if cv == nil {
+			continue
+		}
+		// The same with the queue's control variate (penalty_cv.go).
+		cp, chp := controlledMean(plain, cv)
+		cz, chz := controlledMean(penal, cv)
+		fmt.Printf("%s, controlled (queue martingale, %d replications): plain %.3f ± %.3f, penalized %.3f ± %.3f", rho, len(cv), cp, chp, cz, chz)
+		for _, n := range names {
+			mc, hc := controlledMean(cost[n], cv)
+			fmt.Printf(", %s %.3f ± %.3f gap %.1f%% (plain %.1f%%)", n, mc, hc, 100*(mc/cz-1), 100*(mc/cp-1))
 		}
 		fmt.Println()
 	}

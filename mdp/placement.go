@@ -72,12 +72,13 @@ type placementMDP struct {
 	types *typeTable
 	m     *MDP
 
-	regular map[string]int32 // key(M, w) → state
-	set     [][]int32        // M of each state
-	waiting []int32          // w of each state
-	atomOf  []int32          // atom of a decision state, -1 for a regular one
-	actType []int32          // type id placed by each action, -1 for regular states
-	free    [][]int          // free counts per class of each decision state (nil for regular)
+	regular  map[string]int32 // key(M, w) → state
+	decision map[string]int32 // key(M, w, k) → decision state
+	set      [][]int32        // M of each state
+	waiting  []int32          // w of each state
+	atomOf   []int32          // atom of a decision state, -1 for a regular one
+	actType  []int32          // type id placed by each action, -1 for regular states
+	free     [][]int          // free counts per class of each decision state (nil for regular)
 
 	entry float64 // e: entries per step of the uniformized chain
 }
@@ -106,7 +107,8 @@ func buildPlacement(ctx context.Context, model PlacementModel, cls *classes, ato
 		model: model, cls: cls, atoms: atoms, types: newTypeTable(cls.num()),
 		regular: map[string]int32{}, entry: model.entryRate(),
 	}
-	decision := map[string]int32{}
+	p.decision = map[string]int32{}
+	decision := p.decision
 	var key []byte
 	newState := func(set []int32, w int32, k int32) int32 {
 		s := int32(len(p.set))

@@ -72,7 +72,7 @@ their value function on the scenario's model first (seconds to a minute).`,
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "placement scenario `FILE` (JSON; format: optd schema placement-scenario; a starter: optd example placement-scenario)")
 	f.StringVar(&o.policies, "policies", strings.Join(bound.DefaultPolicies, ","), "comma-separated policies to simulate")
-	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, hindsight-lagrangian, hindsight-penalized, empty-cluster, mdp (empty for none)")
+	f.StringVar(&o.bounds, "bounds", strings.Join(bound.DefaultBounds, ","), "comma-separated lower bounds to compute: hindsight-lp, hindsight-lagrangian, hindsight-penalized, value-penalty, empty-cluster, mdp (empty for none)")
 	f.StringVar(&o.shard, "shard", "", "run only shard i of n (i/n, 0 ≤ i < n) of the replications")
 	cli.AddProgressFlag(f, &o.progress)
 	f.IntVar(&o.window, "window", 0, "estimator window ω of receding-horizon and rolling-horizon (0: 100)")

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/optd/optd/mdp"
@@ -90,6 +91,32 @@ func (r *placementRun) penaltyViolations() []string {
 		}
 	}
 	return out
+}
+
+// withPenalty returns pb with a penalty fitted for s with budget fit
+// (mdp.FitPenalty, on training runs of its own, apart from s's
+// replications) and the fit's time.
+func withPenalty(ctx context.Context, env *Env, label string, s *sim.Scenario, pb placementBounds, fit mdp.PenaltyFit) (placementBounds, time.Duration, error) {
+	start := time.Now()
+	pen, err := mdp.FitPenalty(ctx, s, fit)
+	if err != nil {
+		return pb, 0, fmt.Errorf("%s: fitting the penalty: %w", label, err)
+	}
+	took := time.Since(start)
+	env.Logf("%s: penalty fitted in %.0f s (training LP %.4g per job)", label, took.Seconds(), pen.Fit)
+	pb.penalty = pen
+	return pb, took, nil
+}
+
+// writePenaltyCheck states the result of penaltyViolations over a
+// section's settings.
+func writePenaltyCheck(b *strings.Builder, violations []string) {
+	if len(violations) == 0 {
+		b.WriteString("\nChecked: no policy's mean cost is below the penalized bound (the 95% CI of every paired difference cost − bound reaches 0 or above).\n")
+		return
+	}
+	fmt.Fprintf(b, "\n**Check failed**: a policy's mean cost is below the penalized bound beyond its CI (the bound or its fit is wrong): %s.\n",
+		strings.Join(violations, "; "))
 }
 
 // diffs returns a[i] − b[i] per replication (paired).

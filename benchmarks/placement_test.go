@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/rollout"
@@ -126,7 +125,7 @@ func TestPenalizedBoundBelowMeanCosts(t *testing.T) {
 			}
 			pb := lagrangeBudget(10, 5*time.Second)
 			pb.classes = 20
-			if pb.penalty, err = mdp.FitPenalty(ctx, s, penaltyBudget(env)); err != nil {
+			if pb, _, err = withPenalty(ctx, env, "test", s, pb, penaltyBudget(env)); err != nil {
 				t.Fatal(err)
 			}
 			r, err := runPlacement(ctx, env, "test", s, names, pb)

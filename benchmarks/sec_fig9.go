@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/policy/rollout"
@@ -112,14 +111,10 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 		}
 		found.add(num(rho), "`"+policy.FormatPlacementSpec(fig9SearchFamily, params)+"`", res.Simulated,
 			fmt.Sprintf("%.1f s", res.SearchMS/1000), fmt.Sprintf("%s / %s", num(res.Search.Best.Mean), num(res.Search.Default.Mean)))
-		start := time.Now()
-		pen, err := mdp.FitPenalty(ctx, s, fit)
+		spb, fitTime, err := withPenalty(ctx, env, label, s, pb, fit)
 		if err != nil {
-			return nil, fmt.Errorf("%s: fitting the penalty: %w", label, err)
+			return nil, err
 		}
-		fitTime := time.Since(start)
-		spb := pb
-		spb.penalty = pen
 		r, err := runPlacement(ctx, env, label, s, names, spb, searched, rolloutOn(env, s, params))
 		if err != nil {
 			return nil, err
@@ -198,12 +193,7 @@ func placementFig9(ctx context.Context, env *Env) (*Output, error) {
 		"gap is (cost − bound)/bound per replication, mean ± 95%% CI (paired), and \"largest saving vs greedy on average\" is the most "+
 		"any policy could save over greedy on average.\n\n", fit.Steps, fit.Jobs)
 	b.WriteString(pt.String())
-	if len(violations) == 0 {
-		b.WriteString("\nChecked: no policy's mean cost is below the penalized bound (the 95% CI of every paired difference cost − bound reaches 0 or above).\n")
-	} else {
-		fmt.Fprintf(&b, "\n**Check failed**: a policy's mean cost is below the penalized bound beyond its CI (the bound or its fit is wrong): %s.\n",
-			strings.Join(violations, "; "))
-	}
+	writePenaltyCheck(&b, violations)
 	lo, hi := slices.Min(sRand.y), slices.Max(sRand.y)
 	room := bGreedy.y[len(bGreedy.y)-1]
 	fmt.Fprintf(&b, "\n**Paper vs optd.** The paper's Fig. 9 reports a saving of more than 90%% over random at every ρ and up to 22%% over greedy, "+

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/optd/optd/mdp"
@@ -34,6 +35,14 @@ type placementRun struct {
 	lagrangian      []float64
 	lagrangeSteps   []int
 	lagrangeSeconds []float64
+	// penalized[rep] is the information-relaxation bound with a fitted
+	// penalty per counted job (placementBounds.penalty), NaN when not
+	// computed; penalizedSeconds[rep] its time. It bounds the EXPECTED
+	// cost of every policy, not each replication's: never in best(), it
+	// is compared with the policies' costs by mean and CI only
+	// (penaltyViolations).
+	penalized        []float64
+	penalizedSeconds []float64
 	// jobs counted and events processed over all replications and policies.
 	jobs   int
 	events uint64
@@ -62,6 +71,61 @@ func (r *placementRun) checkBounds() error {
 		}
 	}
 	return nil
+}
+
+// penaltyViolations returns, for every policy whose mean cost is below
+// the penalized bound beyond chance (the 95% CI of the paired difference
+// cost − bound over replications lies wholly below 0), a line naming it:
+// the penalized bound holds for expected costs, so one replication may
+// fall below it, the mean may not. None when the bound was not computed
+// or there is one replication (no CI).
+func (r *placementRun) penaltyViolations() []string {
+	var out []string
+	if len(r.penalized) < 2 || math.IsNaN(r.penalized[0]) {
+		return nil
+	}
+	for _, name := range r.policies {
+		m, h := sim.MeanCI95(diffs(r.cost[name], r.penalized))
+		if m+h < 0 {
+			out = append(out, fmt.Sprintf("%s: mean cost − penalized bound = %.4g ± %.2g < 0", name, m, h))
+		}
+	}
+	return out
+}
+
+// withPenalty returns pb with a penalty fitted for s with budget fit
+// (mdp.FitPenalty, on training runs of its own, apart from s's
+// replications) and the fit's time.
+func withPenalty(ctx context.Context, env *Env, label string, s *sim.Scenario, pb placementBounds, fit mdp.PenaltyFit) (placementBounds, time.Duration, error) {
+	start := time.Now()
+	pen, err := mdp.FitPenalty(ctx, s, fit)
+	if err != nil {
+		return pb, 0, fmt.Errorf("%s: fitting the penalty: %w", label, err)
+	}
+	took := time.Since(start)
+	env.Logf("%s: penalty fitted in %.0f s (training LP %.4g per job)", label, took.Seconds(), pen.Fit)
+	pb.penalty = pen
+	return pb, took, nil
+}
+
+// writePenaltyCheck states the result of penaltyViolations over a
+// section's settings.
+func writePenaltyCheck(b *strings.Builder, violations []string) {
+	if len(violations) == 0 {
+		b.WriteString("\nChecked: no policy's mean cost is below the penalized bound (the 95% CI of every paired difference cost − bound reaches 0 or above).\n")
+		return
+	}
+	fmt.Fprintf(b, "\n**Check failed**: a policy's mean cost is below the penalized bound beyond its CI (the bound or its fit is wrong): %s.\n",
+		strings.Join(violations, "; "))
+}
+
+// diffs returns a[i] − b[i] per replication (paired).
+func diffs(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] - b[i]
+	}
+	return out
 }
 
 // bests returns the best bound of every replication.
@@ -113,6 +177,10 @@ type placementBounds struct {
 	// by Lagrangian relaxation (mdp.HindsightBoundLagrangian) with that
 	// budget per replication.
 	lagrange mdp.LagrangeOptions
+	// penalty, if not nil, also computes the penalized hindsight LP of
+	// every replication (mdp.Penalty.BoundOfRecords, its Lagrangian with
+	// lagrange's budget): a bound on the expected cost only.
+	penalty *mdp.Penalty
 }
 
 // runPlacement simulates every replication of s under the registered
@@ -160,8 +228,23 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 		out.lagrangian = append(out.lagrangian, lag)
 		out.lagrangeSteps = append(out.lagrangeSteps, steps)
 		out.lagrangeSeconds = append(out.lagrangeSeconds, secs)
-		env.Logf("%s: replication %d/%d done (hindsight LP %.4g, Lagrangian %.4g in %d steps, %.1f s)",
-			label, rep+1, s.Replications, lb, lag, steps, secs)
+		pen, psecs := math.NaN(), 0.0
+		if pb.penalty != nil {
+			start := time.Now()
+			pb.penalty.Lagrange = pb.lagrange
+			// Every arrival's record: the penalty's features read the
+			// whole queue, warm-up included; the LP is over the counted
+			// jobs.
+			total, err := pb.penalty.BoundOfRecords(ctx, r.Records)
+			if err != nil {
+				return nil, fmt.Errorf("%s: replication %d: penalized bound: %w", label, rep, err)
+			}
+			pen, psecs = total/float64(len(counted)), time.Since(start).Seconds()
+		}
+		out.penalized = append(out.penalized, pen)
+		out.penalizedSeconds = append(out.penalizedSeconds, psecs)
+		env.Logf("%s: replication %d/%d done (hindsight LP %.4g, Lagrangian %.4g in %d steps, %.1f s, penalized %.4g in %.1f s)",
+			label, rep+1, s.Replications, lb, lag, steps, secs, pen, psecs)
 	}
 	if err := out.checkBounds(); err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)

@@ -1,17 +1,21 @@
 package benchmarks
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/adp"
 	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/policy/rollout"
 	"github.com/optd/optd/sim"
+	"github.com/optd/optd/thresholds"
 )
 
 // fig9Beyond are the settings beyond the paper's range: heavier loads at
@@ -26,20 +30,85 @@ var fig9Beyond = []struct {
 
 // quickFits are the model-based policies' parameters in a quick run:
 // lighter fits, fewer and shorter futures.
-var quickFits = map[string]string{adp.Name: "fit_steps=20;fit_jobs=150", adp.NameBidPrice: "fit_steps=5;fit_jobs=200", rollout.Name: quickRollout}
+var quickFits = map[string]string{adp.NameBidPrice: "fit_steps=5;fit_jobs=200", rollout.Name: quickRollout}
 
 // quickRollout are the rollout's parameters in a quick run (a tenth of a
 // default decision's work).
 const quickRollout = "samples=4;horizon=12"
 
+// penaltyBudget is the penalized bound's fit in this section: a fixed
+// number of supergradient steps on training runs of a fixed length
+// (mdp.PenaltyFit), the same at every setting, so its time grows with the
+// load (about 20 s at ρ = 0.6 and 3 minutes at ρ = 0.9 on 2 cores for 100
+// runs of 2000 jobs). Any fixed penalty gives a valid bound on the
+// expected cost; a longer fit only tightens it (make penalty-scale's 600
+// steps lift it further at ρ = 0.9).
+func penaltyBudget(env *Env) mdp.PenaltyFit {
+	return mdp.PenaltyFit{Steps: Pick(env, 8, 100), Jobs: Pick(env, 300, 2000)}
+}
+
+// rollingHorizons are the horizons H of rolling-horizon tried on the
+// tuning jobs (tuneRollingHorizon).
+var rollingHorizons = []int{1, 2, 4}
+
+// tuneRollingHorizon returns the horizon of rollingHorizons under which
+// rolling-horizon costs least on one replication of jobs drawn from seed
+// env.Seed + searchSeedOffset (s's cluster and model, none of the
+// replications the section reports), as a policy spec.
+func tuneRollingHorizon(ctx context.Context, env *Env, label string, s *sim.Scenario) (string, error) {
+	tune := *s
+	tune.Jobs, tune.WarmupJobs, tune.Replications, tune.Seed = Pick(env, 1000, 10000), Pick(env, 100, 1000), 1, env.Seed+searchSeedOffset
+	var specs []string
+	for _, h := range rollingHorizons {
+		specs = append(specs, policy.FormatPlacementSpec(placement.NameRollingHorizon, map[string]float64{"horizon": float64(h)}))
+	}
+	r, err := tune.RunReplication(ctx, 0, registryFactories(&tune, specs), false)
+	if err != nil {
+		return "", fmt.Errorf("%s: tuning rolling-horizon's horizon: %w", label, err)
+	}
+	best := slices.MinFunc(specs, func(a, b string) int { return cmp.Compare(r.Results[a].MeanCost, r.Results[b].MeanCost) })
+	env.Logf("%s: rolling-horizon's horizon on the tuning jobs: %s", label, best)
+	return best, nil
+}
+
+// adpPenaltyLeftOut says why adp-penalty is not among this section's
+// policies: its build on s (at its defaults, or in a quick run on a short
+// fit, quickPenaltyFit), whose error (its fit's check against greedy)
+// or, if it builds, nothing; and the spec built.
+func adpPenaltyLeftOut(env *Env, s *sim.Scenario) (reason, spec string) {
+	spec = adp.Name
+	if env.Quick {
+		spec += ":" + quickPenaltyFit
+	}
+	name, params, err := policy.ParsePlacementSpec(spec)
+	if err == nil {
+		_, err = policy.NewPlacement(name, policy.PlacementConfig{Seed: 1, Params: params, Model: s.PlacementModel()})
+	}
+	if err != nil {
+		return err.Error(), spec
+	}
+	return "", spec
+}
+
+// quickPenaltyFit is adp-penalty's fit in a quick run.
+const quickPenaltyFit = "fit_steps=20;fit_jobs=100"
+
 // placementFig9Beyond runs the Fig. 9 setting beyond the paper's range of
 // K and ρ under every registered placement policy but the two baselines
 // made to be bad (random, and costliest, the adversary of the heartbeat's
-// placement tests: gaps in the thousands of percent say nothing), and gives
-// each policy's certified gap to the best lower bound on the same jobs: the
-// most that any policy, online or offline, could still save. The best
+// placement tests: gaps in the thousands of percent say nothing) and
+// adp-penalty (its value function's fit diverges on this cluster, see
+// adpPenaltyLeftOut), with rolling-horizon at its default horizon and at
+// one tuned on other jobs (tuneRollingHorizon), and gives each policy's
+// certified gap to the best lower bound on the same jobs: the most that
+// any policy, online or offline, could still save. The best pathwise
 // bound is, per replication, the largest of the coarse hindsight LP, the
 // Lagrangian bound on the exact hindsight LP and the empty-cluster bound.
+// Beside it, the information-relaxation bound with a penalty fitted per
+// setting (mdp.FitPenalty on training runs of its own, penaltyBudget),
+// computed on the same replications: a bound on the expected cost only,
+// so it is compared with each policy's mean cost, the gap paired per
+// replication with its CI (penaltyViolations checks it).
 //
 // The Lagrangian's budget, 300 steps or 20 s per replication, whichever
 // ends first: at 50,000 jobs a step takes about 0.04-0.09 s on 2 cores
@@ -47,13 +116,15 @@ const quickRollout = "samples=4;horizon=12"
 // ρ = 0.6 (within 0.1% of its value at 250) while it still climbs slowly
 // at ρ = 0.9, where the 20 s box stops it after about 230 steps; 18
 // replications then add at most 6 minutes to the section, which the
-// coarse LP alone already takes 4 minutes for.
+// coarse LP alone already takes 4 minutes for. The penalized bound's
+// Lagrangian has the same budget.
 func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	jobs, warmup, reps := Pick(env, 2000, 50000), Pick(env, 200, 1000), Pick(env, 2, 3)
 	pb := lagrangeBudget(Pick(env, 30, 300), Pick(env, 2*time.Second, 20*time.Second))
 	pb.classes = Pick(env, 20, 100)
+	fit := penaltyBudget(env)
 	names := slices.DeleteFunc(policy.PlacementNames(), func(n string) bool {
-		return n == placement.NameRandom || n == placement.NameCostliest
+		return n == placement.NameRandom || n == placement.NameCostliest || n == adp.Name
 	})
 	// The model-based policies at their defaults, lighter in a quick run
 	// (a fit does not shrink with the replications, nor a decision's
@@ -63,7 +134,7 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 			names[k] = n + ":" + q
 		}
 	}
-	// The policies that look ahead on the model (the fitted ones and the
+	// The policies that look ahead on the model (the fitted one and the
 	// rollout) are compared in pairs with state-threshold and
 	// receding-horizon, the rollout with adp-bid-price too.
 	family := func(n string) string {
@@ -72,15 +143,17 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	}
 	lookahead := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
 		f := family(n)
-		return f != adp.Name && f != adp.NameBidPrice && f != rollout.Name
+		return f != adp.NameBidPrice && f != rollout.Name
 	})
 	bidPrice := names[slices.IndexFunc(names, func(n string) bool { return family(n) == adp.NameBidPrice })]
+	// tunedRH is the column of rolling-horizon at its tuned horizon (the
+	// horizon differs by setting, so the column has one name).
+	const tunedRH = placement.NameRollingHorizon + " (tuned H)"
+	all := append(slices.Clone(names), tunedRH)
 	head := []string{"K", "ρ"}
-	for _, n := range names {
-		head = append(head, n)
-	}
+	head = append(head, all...)
 	head = append(head, "coarse hindsight LP", "Lagrangian (exact LP)", "best lower bound", "best bound / coarse LP")
-	for _, n := range names {
+	for _, n := range all {
 		head = append(head, n+" certified gap")
 	}
 	head = append(head, "receding-horizon saving vs greedy")
@@ -92,25 +165,50 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	}
 	head = append(head, "Lagrangian work per replication")
 	t := newTable(head...)
+	phead := []string{"K", "ρ", "penalized bound (expected cost)", "best pathwise bound", "penalized / best pathwise"}
+	for _, n := range all {
+		phead = append(phead, n+" certified gap")
+	}
+	phead = append(phead, "least gap", "fit", "bound's time per replication")
+	pt := newTable(phead...)
+	var violations []string
 	var events uint64
-	for _, c := range fig9Beyond {
+	var leftOut, leftOutSpec string
+	for i, c := range fig9Beyond {
+		label := fmt.Sprintf("K = %d, ρ = %g", c.k, c.rho)
 		s, err := fig9ScenarioK(c.k, c.rho, jobs, warmup, reps, env.Seed)
 		if err != nil {
 			return nil, err
 		}
-		r, err := runPlacement(ctx, env, fmt.Sprintf("K = %d, ρ = %g", c.k, c.rho), s, names, pb)
+		if i == 0 {
+			leftOut, leftOutSpec = adpPenaltyLeftOut(env, s)
+		}
+		rh, err := tuneRollingHorizon(ctx, env, label, s)
+		if err != nil {
+			return nil, err
+		}
+		spb, fitTime, err := withPenalty(ctx, env, label, s, pb, fit)
+		if err != nil {
+			return nil, err
+		}
+		tuned := registryFactories(s, []string{rh})[0]
+		tuned.Name = tunedRH
+		r, err := runPlacement(ctx, env, label, s, names, spb, tuned)
 		if err != nil {
 			return nil, err
 		}
 		events += r.events
+		for _, v := range r.penaltyViolations() {
+			violations = append(violations, label+": "+v)
+		}
 		best := r.bests()
 		row := []any{c.k, num(c.rho)}
-		for _, n := range names {
+		for _, n := range all {
 			row = append(row, ci(sim.MeanCI95(r.cost[n])))
 		}
 		row = append(row, ci(sim.MeanCI95(r.hindsight)), ci(sim.MeanCI95(r.lagrangian)), ci(sim.MeanCI95(best)),
 			ci(sim.MeanCI95(gaps(best, r.hindsight)))+"% above")
-		for _, n := range names {
+		for _, n := range all {
 			row = append(row, ci(sim.MeanCI95(gaps(r.cost[n], best)))+"%")
 		}
 		row = append(row, ci(sim.MeanCI95(savings(r.cost[placement.NameGreedy], r.cost[placement.NameRecedingHorizon])))+"%")
@@ -123,6 +221,21 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		}
 		row = append(row, r.lagrangeSummary())
 		t.add(row...)
+
+		prow := []any{c.k, num(c.rho), ci(sim.MeanCI95(r.penalized)), ci(sim.MeanCI95(best)), ci(sim.MeanCI95(gaps(r.penalized, best))) + "% above"}
+		least, leastGap := "", math.Inf(1)
+		for _, n := range all {
+			g := gaps(r.cost[n], r.penalized)
+			m, h := sim.MeanCI95(g)
+			prow = append(prow, ci(m, h)+"%")
+			if m < leastGap {
+				least, leastGap = n, m
+			}
+		}
+		ps, _ := sim.MeanCI95(r.penalizedSeconds)
+		prow = append(prow, fmt.Sprintf("%s %.3g%%", least, leastGap),
+			fmt.Sprintf("%d runs × %d jobs, %.0f s", fit.Steps, fit.Jobs, fitTime.Seconds()), fmt.Sprintf("%.1f s", ps))
+		pt.add(prow...)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The Fig. 9 setting (1000 slots with costs U[1, 100], μ = 1, X ~ U[1, 100], R ~ U{1..10}) beyond the paper's range: "+
@@ -134,9 +247,8 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		"bound is their maximum per replication, and a policy's certified gap is (cost − best bound)/best bound, paired per replication: "+
 		"an upper limit on what any policy, online or offline, could still save. \"Best bound / coarse LP\" is how much the best bound "+
 		"lifts the coarse LP alone. Every replication is checked: the best bound is at most every policy's cost. "+
-		"The fitted policies (package policy/adp) fit once per setting on training runs of the setting's model, apart from the "+
-		"replications: adp-penalty looks one step ahead on the information-relaxation penalty's value function, fitted on the slots "+
-		"grouped into classes of equal size; adp-bid-price places each job on its free slots of least Y·H + p(H, n), p the hindsight LP's "+
+		"The fitted policy adp-bid-price (package policy/adp) fits once per setting on training runs of the setting's model, apart from the "+
+		"replications, and places each job on its free slots of least Y·H + p(H, n), p the hindsight LP's "+
 		"capacity prices averaged over training runs by the number n of jobs in service, on the contended (cheapest) slots grouped finely. "+
 		"rollout (package policy/rollout) places each job on the candidate block of free slots (state-threshold's own, greedy's, and "+
 		"state-threshold's shifted by ±k·⌈R/2⌉ positions, k = 1..%d) of least cost now plus the mean cost of the next %d placements "+
@@ -145,9 +257,46 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		"The savings of these policies over state-threshold, receding-horizon and (the rollout's) adp-bid-price are paired per "+
 		"replication (negative: the policy costs more).\n\n",
 		jobs, warmup, reps, pb.classes, pb.lagrange.Iterations, pb.lagrange.TimeLimit, rolloutSetting(env, "levels"), rolloutSetting(env, "horizon"), rolloutSetting(env, "samples"))
+	fmt.Fprintf(&b, "**rolling-horizon** places each job by the stage-1 thresholds of Theorem 2's table for H + 1 jobs arriving one after "+
+		"another with none leaving; its default H = %d assumes ten more jobs come before any running job frees its slots, whereas here a job's "+
+		"mean sojourn sees ρ/(1 − ρ) arrivals (%s at ρ = %s, %s at ρ = %g, while other jobs also leave), so at the default it keeps cheap slots "+
+		"free for jobs that mostly never come (compare its column with greedy's). Column \"%s\" is rolling-horizon with the H of {%s} that cost least on "+
+		"one replication of %d other jobs of the same setting (seed %d + %d, none of the replications above); unlike state-threshold it does not "+
+		"read the number of jobs in service.\n\n",
+		thresholds.DefaultHorizon, num(fig9Beyond[0].rho/(1-fig9Beyond[0].rho)), num(fig9Beyond[0].rho), num(0.9/(1-0.9)), 0.9,
+		tunedRH, intList(rollingHorizons), Pick(env, 1000, 10000), env.Seed, searchSeedOffset)
+	if leftOut != "" {
+		fmt.Fprintf(&b, "**adp-penalty is left out**: built as `%s` on this cluster (K = %d, ρ = %g), it refuses: %s.\n\n",
+			leftOutSpec, fig9Beyond[0].k, fig9Beyond[0].rho, leftOut)
+	} else {
+		fmt.Fprintf(&b, "**adp-penalty is left out** of this section, although `%s` now builds at K = %d, ρ = %g: the reason no longer holds; put it back.\n\n",
+			leftOutSpec, fig9Beyond[0].k, fig9Beyond[0].rho)
+	}
 	b.WriteString(t.String())
+	fmt.Fprintf(&b, "\n**With the penalized bound.** The information-relaxation bound with penalties (Brown, Smith and Sun, Operations Research 58(4), 2010; "+
+		"package mdp, FitPenalty): the hindsight LP with every job's slot costs changed by a penalty whose mean is zero under every "+
+		"non-anticipative policy, built from the queue's compensated counts (reducers freed, departures, queue states while the job is in service), "+
+		"bounded from below by its Lagrangian relaxation with the same budget as above. It is a bound on the EXPECTED cost only: a policy may "+
+		"cost less than it on one replication, not on average. Its penalty is fitted once per setting by %d supergradient steps, each on a "+
+		"training run of %d jobs simulated from seeds apart from the replications (like the fitted policies' training runs; "+
+		"FitPenalty keeps the fit only if it beats no penalty on further runs of its own), then computed on each replication above. "+
+		"Columns: its mean ± 95%% CI over the replications; how far it lifts the best pathwise bound (paired per replication); each "+
+		"policy's certified gap against it, (cost − bound)/bound per replication, mean ± 95%% CI (paired: the same jobs), which bounds "+
+		"what any policy could save on average; the policy of least gap; the fit's budget and time. A longer fit tightens the bound "+
+		"(`make penalty-scale`: 600 steps).\n\n", fit.Steps, fit.Jobs)
+	b.WriteString(pt.String())
+	writePenaltyCheck(&b, violations)
 	fmt.Fprintf(&b, "\nThe simulator processed %d events for this section.\n", events)
 	return &Output{Markdown: b.String()}, nil
+}
+
+// intList formats xs as "a, b, c".
+func intList(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rolloutSetting is one of the rollout's parameters in this run: its

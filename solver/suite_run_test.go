@@ -17,7 +17,8 @@ import (
 // robustness suite (OPTD_SUITE=1; `make ita-suite`) with the time limit
 // OPTD_SUITE_LIMIT seconds (default 10), optionally one family
 // (OPTD_SUITE_FAMILY) and fewer seeds (OPTD_SUITE_SEEDS) from a first
-// seed (OPTD_SUITE_SEED0, default 0: seeds nobody tuned on), or a list of
+// seed (OPTD_SUITE_SEED0, default 0; 4000 and beyond are seeds nobody tuned
+// on: make ita-suite-fresh), or a list of
 // instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"); OPTD_SUITE_CBC=1 runs
 // `cbc -threads 1` with the same limit on each instance after optd and
 // checks the two against each other (CBC's objective within optd's bound,

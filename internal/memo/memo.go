@@ -107,14 +107,22 @@ func (m *Memo[V]) run(ctx context.Context, key string, e *entry[V], compute func
 	}
 }
 
-// add keeps e under key, dropping the oldest entry beyond size (a dropped
-// entry still being computed finishes for the callers waiting on it).
+// add keeps e under key, dropping the oldest finished entries beyond
+// size. An entry still being computed is never dropped (a later call for
+// its key would start the same work again beside it), so the memo may
+// hold more than size entries while more than size are being computed.
 func (m *Memo[V]) add(key string, e *entry[V]) {
 	m.entries[key] = e
 	m.order = append(m.order, key)
-	if len(m.order) > m.size {
-		delete(m.entries, m.order[0])
-		m.order = m.order[1:]
+	for i := 0; len(m.order) > m.size && i < len(m.order); {
+		k := m.order[i]
+		select {
+		case <-m.entries[k].done:
+			delete(m.entries, k)
+			m.order = slices.Delete(m.order, i, i+1)
+		default:
+			i++ // still running
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -168,5 +169,29 @@ func TestComputeSeesCallerValues(t *testing.T) {
 	})
 	if err != nil || !ok {
 		t.Fatalf("compute's context: values carried and no deadline = %v (%v)", ok, err)
+	}
+}
+
+// TestRunningNotDropped: a value still being computed is not dropped to
+// make room, so a second call for its key shares it instead of starting
+// the same work again.
+func TestRunningNotDropped(t *testing.T) {
+	m := New[int](1)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	slow := func(context.Context) (int, error) { calls.Add(1); <-release; return 1, nil }
+	first := make(chan int, 1)
+	go func() { v, _ := m.Get(context.Background(), "slow", slow); first <- v }()
+	for m.Len() == 0 {
+		runtime.Gosched()
+	}
+	if _, err := m.Get(context.Background(), "other", func(context.Context) (int, error) { return 2, nil }); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan int, 1)
+	go func() { v, _ := m.Get(context.Background(), "slow", slow); second <- v }()
+	close(release)
+	if a, b := <-first, <-second; a != 1 || b != 1 || calls.Load() != 1 {
+		t.Fatalf("values %d, %d from %d computations; want 1, 1 from one", a, b, calls.Load())
 	}
 }

@@ -248,11 +248,7 @@ func (s *ClusterService) RegisterCluster(ctx context.Context, req *optdv1.Regist
 func (s *ClusterService) buildCluster(ctx context.Context, req *optdv1.RegisterClusterRequest) (store.Cluster, policy.Placement, error) {
 	bounded, cancel := context.WithTimeout(ctx, s.limits.MaxSolveTime)
 	defer cancel()
-	c, err := clusterFromRequest(bounded, req, s.limits)
-	var p policy.Placement
-	if err == nil {
-		p, err = newPlacement(bounded, c.Policy, c.Slots, false)
-	}
+	c, p, err := clusterAndPolicy(bounded, req, s.limits)
 	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
 		err = fmt.Errorf("%w: building policy %q took longer than limits.max_solve_time = %v (mdp-optimal's time_limit_s or the fit's size is beyond what the server allows; raise the limit or shrink the model or the fit)",
 			ErrExhausted, req.GetPolicy().GetName(), s.limits.MaxSolveTime)

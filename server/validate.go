@@ -75,76 +75,83 @@ func finiteNonNeg(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
 // topology (see [slotsFromTopology]); ctx bounds building its placement
 // policy (a solve or a fit), which validates the policy.
 func clusterFromRequest(ctx context.Context, req *optdv1.RegisterClusterRequest, lim Limits) (store.Cluster, error) {
+	c, _, err := clusterAndPolicy(ctx, req, lim)
+	return c, err
+}
+
+// clusterAndPolicy is clusterFromRequest that also returns the placement
+// policy it built to validate the policy, for the registration to use.
+func clusterAndPolicy(ctx context.Context, req *optdv1.RegisterClusterRequest, lim Limits) (store.Cluster, policy.Placement, error) {
 	c := store.Cluster{ID: req.GetClusterId()}
 	if err := checkID("cluster_id", c.ID); err != nil {
-		return c, err
+		return c, nil, err
 	}
 	nodes := req.GetNodes()
 	switch {
 	case len(nodes) == 0:
-		return c, invalid("nodes", "[]", "a cluster needs at least one node")
+		return c, nil, invalid("nodes", "[]", "a cluster needs at least one node")
 	case len(nodes) > lim.MaxNodes:
-		return c, exhausted("the cluster's nodes", len(nodes), "limits.max_nodes", lim.MaxNodes)
+		return c, nil, exhausted("the cluster's nodes", len(nodes), "limits.max_nodes", lim.MaxNodes)
 	}
 	index := make(map[string]int, len(nodes))
 	derivedSlots := 0
 	for i, n := range nodes {
 		field := func(f string) string { return fieldf("nodes[%d].%s", i, f) }
 		if err := checkID(field("id"), n.GetId()); err != nil {
-			return c, err
+			return c, nil, err
 		}
 		if _, dup := index[n.GetId()]; dup {
-			return c, invalid(field("id"), n.GetId(), "duplicate node id")
+			return c, nil, invalid(field("id"), n.GetId(), "duplicate node id")
 		}
 		index[n.GetId()] = i
 		if n.GetRack() != "" {
 			if err := checkID(field("rack"), n.GetRack()); err != nil {
-				return c, err
+				return c, nil, err
 			}
 		}
 		for name, v := range n.GetCapacity() {
 			if err := checkID(field("capacity key"), name); err != nil {
-				return c, err
+				return c, nil, err
 			}
 			if !finiteNonNeg(v) {
-				return c, invalid(fieldf("nodes[%d].capacity[%q]", i, name), v, "must be finite and ≥ 0")
+				return c, nil, invalid(fieldf("nodes[%d].capacity[%q]", i, name), v, "must be finite and ≥ 0")
 			}
 		}
 		if n.GetReduceSlots() < 0 {
-			return c, invalid(field("reduce_slots"), n.GetReduceSlots(), "must be ≥ 0")
+			return c, nil, invalid(field("reduce_slots"), n.GetReduceSlots(), "must be ≥ 0")
 		}
 		if n.GetMapSlots() < 0 {
-			return c, invalid(field("map_slots"), n.GetMapSlots(), "must be ≥ 0")
+			return c, nil, invalid(field("map_slots"), n.GetMapSlots(), "must be ≥ 0")
 		}
 		derivedSlots += int(n.GetReduceSlots())
 		if derivedSlots > lim.MaxSlots {
-			return c, exhausted("the cluster's reduce slots (Σ nodes[].reduce_slots)", derivedSlots, "limits.max_slots", lim.MaxSlots)
+			return c, nil, exhausted("the cluster's reduce slots (Σ nodes[].reduce_slots)", derivedSlots, "limits.max_slots", lim.MaxSlots)
 		}
 		c.Nodes = append(c.Nodes, store.Node{ID: n.GetId(), Rack: n.GetRack(), Capacity: n.GetCapacity(), ReduceSlots: int(n.GetReduceSlots()), MapSlots: int(n.GetMapSlots())})
 	}
 	var err error
 	if c.Heartbeat, err = heartbeatFromRequest(req, c.Nodes); err != nil {
-		return c, err
+		return c, nil, err
 	}
 	if slots := req.GetSlots(); len(slots) > 0 {
 		if len(slots) > lim.MaxSlots {
-			return c, exhausted("the cluster's reduce slots (len(slots))", len(slots), "limits.max_slots", lim.MaxSlots)
+			return c, nil, exhausted("the cluster's reduce slots (len(slots))", len(slots), "limits.max_slots", lim.MaxSlots)
 		}
 		for i, sl := range slots {
 			if _, ok := index[sl.GetNodeId()]; !ok {
-				return c, invalid(fieldf("slots[%d].node_id", i), sl.GetNodeId(), "is not one of the cluster's nodes")
+				return c, nil, invalid(fieldf("slots[%d].node_id", i), sl.GetNodeId(), "is not one of the cluster's nodes")
 			}
 			if !finiteNonNeg(sl.GetFetchCost()) {
-				return c, invalid(fieldf("slots[%d].fetch_cost", i), sl.GetFetchCost(), "must be finite and ≥ 0")
+				return c, nil, invalid(fieldf("slots[%d].fetch_cost", i), sl.GetFetchCost(), "must be finite and ≥ 0")
 			}
 			c.Slots = append(c.Slots, store.Slot{Node: sl.GetNodeId(), FetchCost: sl.GetFetchCost()})
 		}
 	} else {
 		if c.Slots, err = slotsFromTopology(c.Nodes, req.GetTopology()); err != nil {
-			return c, err
+			return c, nil, err
 		}
 		if len(c.Slots) == 0 && c.Heartbeat == nil {
-			return c, invalid("slots", "[]", "no reduce slots: give slots or nodes[].reduce_slots")
+			return c, nil, invalid("slots", "[]", "no reduce slots: give slots or nodes[].reduce_slots")
 		}
 	}
 	p := req.GetPolicy()
@@ -153,33 +160,34 @@ func clusterFromRequest(ctx context.Context, req *optdv1.RegisterClusterRequest,
 		c.Policy.Name = defaultPolicy
 	}
 	if err := policyParamsAndModel(p, &c.Policy); err != nil {
-		return c, err
+		return c, nil, err
 	}
 	if c.Policy.Window < 0 {
-		return c, invalid("policy.window", c.Policy.Window, "must be ≥ 0 (0: the default)")
+		return c, nil, invalid("policy.window", c.Policy.Window, "must be ≥ 0 (0: the default)")
 	}
 	if c.Policy.Horizon < 0 {
-		return c, invalid("policy.horizon", c.Policy.Horizon, "must be ≥ 0 (0: the default)")
+		return c, nil, invalid("policy.horizon", c.Policy.Horizon, "must be ≥ 0 (0: the default)")
 	}
 	if c.Policy.Window > lim.MaxJobs {
-		return c, overLimit("policy.window", c.Policy.Window, "limits.max_jobs", lim.MaxJobs)
+		return c, nil, overLimit("policy.window", c.Policy.Window, "limits.max_jobs", lim.MaxJobs)
 	}
 	// The rolling policy builds a threshold table of H jobs with up to R
 	// reduces (R ≤ the cluster's slots): refuse an H whose table cannot be
 	// built, here rather than at every PlaceReduces.
 	if h := c.Policy.Horizon; h > 0 && c.Policy.Name == placement.NameRollingHorizon {
 		if b := thresholds.TableBytes(h, max(len(c.Slots), 1)); b > float64(thresholds.DefaultMaxTableBytes) {
-			return c, invalid("policy.horizon", h, "the rolling table of H = %d jobs with up to %d reduces needs about %.0f MiB, over the limit of %d MiB",
+			return c, nil, invalid("policy.horizon", h, "the rolling table of H = %d jobs with up to %d reduces needs about %.0f MiB, over the limit of %d MiB",
 				h, len(c.Slots), b/(1<<20), thresholds.DefaultMaxTableBytes>>20)
 		}
 	}
-	if _, err := newPlacement(ctx, c.Policy, c.Slots, false); err != nil {
-		return c, err
+	pl, err := newPlacement(ctx, c.Policy, c.Slots, false)
+	if err != nil {
+		return c, nil, err
 	}
 	if c.Heartbeat != nil && p != nil {
 		c.Heartbeat.PlaceReduces = true
 	}
-	return c, nil
+	return c, pl, nil
 }
 
 // slotsFromTopology derives reduce slots and their fetch costs from hop

@@ -60,7 +60,7 @@ func (mdpBackend) ValueBound(ctx context.Context, s *sim.Scenario, bins, maxStat
 	switch {
 	case errors.Is(err, mdp.ErrTooLarge):
 		return 0, fmt.Sprintf("the MDP's chain has more than max-states = %d states", maxStates), nil
-	case errors.As(err, &bad) && bad.Field == "Workload (workload)":
+	case errors.As(err, &bad) && bad.Field == mdp.FieldWorkload:
 		return 0, bad.Reason, nil
 	case err != nil:
 		return 0, "", err

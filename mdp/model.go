@@ -31,6 +31,11 @@ func (e *ModelError) Error() string {
 // Unwrap returns ErrInvalidModel.
 func (e *ModelError) Unwrap() error { return ErrInvalidModel }
 
+// FieldWorkload is ModelError.Field of an error about the model's
+// workload (missing, or not discrete enough for a chain of the model
+// itself).
+const FieldWorkload = "Workload (workload)"
+
 func modelErr(field string, value any, format string, args ...any) error {
 	return &ModelError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
@@ -80,7 +85,7 @@ func (m PlacementModel) validate() (*classes, error) {
 	case m.MaxWaiting > math.MaxUint16:
 		return nil, modelErr("MaxWaiting (max_waiting)", m.MaxWaiting, "must be ≤ %d", math.MaxUint16)
 	case m.Workload == nil:
-		return nil, modelErr("Workload (workload)", nil, "missing")
+		return nil, modelErr(FieldWorkload, nil, "missing")
 	}
 	if need := m.K * m.Workload.MaxReduces(); need > len(m.SlotCosts) {
 		return nil, modelErr("SlotCosts (slots)", len(m.SlotCosts),

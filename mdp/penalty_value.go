@@ -178,9 +178,10 @@ func (ps *pathStepper) next(s int32, e pathNoise) int32 {
 // the decision state of that atom); it exists, the MDP holding every state
 // reachable from the empty system.
 func (ps *pathStepper) lookup(m map[string]int32, set []int32, w, atom int32) int32 {
-	ps.key = stateKey(ps.key, set, w)
 	if atom >= 0 {
-		ps.key = append(ps.key, byte(atom), byte(atom>>8), byte(atom>>16), byte(atom>>24))
+		ps.key = decisionKey(ps.key, set, w, atom)
+	} else {
+		ps.key = stateKey(ps.key, set, w)
 	}
 	s, ok := m[string(ps.key)]
 	if !ok {
@@ -266,28 +267,6 @@ func (p *placementMDP) pathBound(ctx context.Context, ps *pathStepper, path []pa
 		total = min(total, cost[s])
 	}
 	return total, steps, nil
-}
-
-// policyPath follows one policy (act(d) the action of decision state d) on
-// a noise path from the empty system: its cost and its realized penalty Z
-// of (V1), and the number of steps.
-func (p *placementMDP) policyPath(ps *pathStepper, path []pathNoise, v, pv []float64, act func(d int32) int) (cost, z float64, steps int) {
-	s := int32(0)
-	for _, e := range path {
-		to := ps.next(s, e)
-		z += v[to] - pv[s]
-		s = to
-		steps++
-		if p.atomOf[s] < 0 {
-			continue
-		}
-		a := act(s)
-		cost += p.m.Cost(a)
-		next, _ := p.m.Transitions(a)
-		s = next[0]
-		steps++
-	}
-	return cost, z, steps
 }
 
 // lookaheadDecisions returns v with each decision state's value replaced
@@ -448,7 +427,7 @@ func valueBoundChain(ctx context.Context, m PlacementModel, opts *ValueBoundOpti
 	}
 	d := discretize(m.Workload, opts.Solve.Bins)
 	if !d.exact {
-		return nil, modelErr("Workload (workload)", "continuous or more atoms than SolveOptions.Bins",
+		return nil, modelErr(FieldWorkload, "continuous or more atoms than SolveOptions.Bins",
 			"it needs the chain of the model itself: a discrete workload with at most %d atoms of data per R (bins)", opts.Solve.Bins)
 	}
 	return buildPlacement(ctx, m, cls, d.upper, opts.Solve.MaxStates)

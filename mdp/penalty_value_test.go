@@ -229,3 +229,25 @@ func TestValueBoundErrors(t *testing.T) {
 		}
 	}
 }
+
+// policyPath follows one policy (act(d) the action of decision state d) on
+// a noise path from the empty system: its cost and its realized penalty Z
+// of (V1), and the number of steps.
+func (p *placementMDP) policyPath(ps *pathStepper, path []pathNoise, v, pv []float64, act func(d int32) int) (cost, z float64, steps int) {
+	s := int32(0)
+	for _, e := range path {
+		to := ps.next(s, e)
+		z += v[to] - pv[s]
+		s = to
+		steps++
+		if p.atomOf[s] < 0 {
+			continue
+		}
+		a := act(s)
+		cost += p.m.Cost(a)
+		next, _ := p.m.Transitions(a)
+		s = next[0]
+		steps++
+	}
+	return cost, z, steps
+}

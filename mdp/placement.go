@@ -99,16 +99,20 @@ func stateKey(buf []byte, set []int32, w int32) []byte {
 	return buf
 }
 
+// decisionKey is the key of the decision state of (set, w) for atom k:
+// stateKey's with k appended.
+func decisionKey(buf []byte, set []int32, w, k int32) []byte {
+	return binary.LittleEndian.AppendUint32(stateKey(buf, set, w), uint32(k))
+}
+
 // buildPlacement enumerates the states reachable from the empty system and
 // builds the MDP. It fails with ErrTooLarge beyond maxStates states (or
 // when one decision state alone has more than maxStates actions).
 func buildPlacement(ctx context.Context, model PlacementModel, cls *classes, atoms []atom, maxStates int) (*placementMDP, error) {
 	p := &placementMDP{
 		model: model, cls: cls, atoms: atoms, types: newTypeTable(cls.num()),
-		regular: map[string]int32{}, entry: model.entryRate(),
+		regular: map[string]int32{}, decision: map[string]int32{}, entry: model.entryRate(),
 	}
-	p.decision = map[string]int32{}
-	decision := p.decision
 	var key []byte
 	newState := func(set []int32, w int32, k int32) int32 {
 		s := int32(len(p.set))
@@ -133,16 +137,15 @@ func buildPlacement(ctx context.Context, model PlacementModel, cls *classes, ato
 		return s, nil
 	}
 	decisionState := func(set []int32, w, k int32) (int32, error) {
-		key = stateKey(key, set, w)
-		key = binary.LittleEndian.AppendUint32(key, uint32(k))
-		if s, ok := decision[string(key)]; ok {
+		key = decisionKey(key, set, w, k)
+		if s, ok := p.decision[string(key)]; ok {
 			return s, nil
 		}
 		if len(p.set) >= maxStates {
 			return 0, tooLarge()
 		}
 		s := newState(set, w, k)
-		decision[string(key)] = s
+		p.decision[string(key)] = s
 		return s, nil
 	}
 	lam, mu := model.Lambda, model.Mu

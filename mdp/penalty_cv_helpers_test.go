@@ -9,7 +9,8 @@ import (
 )
 
 // This file is a control variate for the penalized bound's mean over
-// replications (and for the policies' mean costs on the same runs).
+// replications (and for the policies' mean costs on the same runs), used
+// by make penalty-scale (TestPenaltyScale); the bound itself does not use it.
 //
 // # A martingale of the queue
 //

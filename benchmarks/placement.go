@@ -85,7 +85,7 @@ func (r *placementRun) penaltyViolations() []string {
 		return nil
 	}
 	for _, name := range r.policies {
-		m, h := sim.MeanCI95(diffs(r.cost[name], r.penalized))
+		m, h := paired(r.cost[name], r.penalized)
 		if m+h < 0 {
 			out = append(out, fmt.Sprintf("%s: mean cost − penalized bound = %.4g ± %.2g < 0", name, m, h))
 		}
@@ -117,15 +117,6 @@ func writePenaltyCheck(b *strings.Builder, violations []string) {
 	}
 	fmt.Fprintf(b, "\n**Check failed**: a policy's mean cost is below the penalized bound beyond its CI (the bound or its fit is wrong): %s.\n",
 		strings.Join(violations, "; "))
-}
-
-// diffs returns a[i] − b[i] per replication (paired).
-func diffs(a, b []float64) []float64 {
-	out := make([]float64, len(a))
-	for i := range a {
-		out[i] = a[i] - b[i]
-	}
-	return out
 }
 
 // bests returns the best bound of every replication.

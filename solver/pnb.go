@@ -47,13 +47,13 @@ const (
 // node order, the classes of classesOf) until it has evaluated nodeLimit
 // subtrees (or stall plus twice those that found its last incumbent), its
 // incumbent reaches bound, or ctx ends, and returns the best assignment it found that is
-// worth more than incVal (nil if none), its value, and the subtrees and
-// LP solves it took. Nodes left without a pattern, and room that the
+// worth more than incVal (nil if none), its value, and the subtrees it
+// evaluated (one LP solve each). Nodes left without a pattern, and room that the
 // patterns leave, are topped up greedily (repairPath).
-func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, incVal, bound float64, nodeLimit, stall int) (_ [][]int, _ float64, nodes, solves int) {
+func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, incVal, bound float64, nodeLimit, stall int) (_ [][]int, _ float64, nodes int) {
 	classes := classesOf(sorted)
 	n := len(m.dem)
-	cols := slices.Clone(pool.cols) // the pool may grow elsewhere later
+	cols := pool.cols
 	p := masterRows(m.supply, classCounts(classes))
 	upper := make([]float64, len(cols))
 	for k, col := range cols {
@@ -69,7 +69,7 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 	}
 	model, err := lp.NewModel(p)
 	if err != nil {
-		return nil, 0, 0, 0
+		return nil, 0, 0
 	}
 	defer model.Close()
 	var best [][]int
@@ -83,7 +83,7 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 	lastFound := 0       // the subtrees evaluated when the last incumbent was found
 	for queue.Len() > 0 && nodes < nodeLimit && nodes-2*lastFound < stall && ctx.Err() == nil && m.canImprove(bound, bestVal) {
 		nd := heap.Pop(queue).(*pnbNode)
-		if !m.canImprove(m.floorBound(nd.bound), bestVal) {
+		if !m.canImprove(nd.bound, bestVal) {
 			continue
 		}
 		for _, f := range applied {
@@ -94,8 +94,7 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 		for nodes < nodeLimit && ctx.Err() == nil {
 			nodes++
 			sol, err := model.Solve(ctx, lp.Options{})
-			solves++
-			if err != nil || !m.canImprove(m.floorBound(sol.Objective), bestVal) {
+			if err != nil || !m.canImprove(sol.Objective, bestVal) {
 				break // infeasible (or stopped), or it cannot beat the incumbent
 			}
 			pick, frac := -1, 0.0
@@ -119,7 +118,7 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 			setFixes(model, applied, upper)
 		}
 	}
-	return best, bestVal, nodes, solves
+	return best, bestVal, nodes
 }
 
 // pnbFix is one branching bound of masterIP: y_col ≤ at (upper) or ≥ at.

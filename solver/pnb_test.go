@@ -42,7 +42,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 			}
 		}
 		if pool, ok := everyPattern(m, sorted, 400); ok {
-			x, val, nodes, _ := masterIP(context.Background(), m, sorted, pool, math.Inf(-1), math.Inf(1), fullNodes, math.MaxInt)
+			x, val, nodes := masterIP(context.Background(), m, sorted, pool, math.Inf(-1), math.Inf(1), fullNodes, math.MaxInt)
 			what := fmt.Sprintf("case %d: the integer master over all %d patterns", c, len(pool.cols))
 			if x == nil {
 				t.Fatalf("%s found nothing (optimum %v)", what, opt)
@@ -65,7 +65,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 		if st.columns == nil {
 			continue
 		}
-		x, val, _, _ := masterIP(context.Background(), m, sorted, st.columns, math.Inf(-1), math.Inf(1), pnbNodes, pnbStall)
+		x, val, _ := masterIP(context.Background(), m, sorted, st.columns, math.Inf(-1), math.Inf(1), pnbNodes, pnbStall)
 		if x != nil {
 			rootRuns++
 			check(fmt.Sprintf("case %d: the integer master over the root LP's columns", c), x, val)

@@ -506,10 +506,10 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		pooled = len(columns.cols)
 		track.setPhase("master-ip")
 		ipCtx, cancel := shareContext(ctx, deadline, pnbShare, pnbCap)
-		x, val, nodes, solves := masterIP(ipCtx, m, sorted, columns, s.bestVal, root, pnbNodes, pnbStall)
+		x, val, nodes := masterIP(ipCtx, m, sorted, columns, s.bestVal, root, pnbNodes, pnbStall)
 		cancel()
 		stats.NodesExplored += int64(nodes)
-		stats.LPSolves += solves
+		stats.LPSolves += nodes // one LP solve per subtree
 		track.addNodes(int64(nodes))
 		if x != nil {
 			s.setIncumbent(x, val)

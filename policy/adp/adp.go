@@ -106,7 +106,7 @@ func build(name string, declared []policy.Param, cfg policy.PlacementConfig) (po
 	if err != nil {
 		return nil, err
 	}
-	return mk(v["value_scale"])
+	return mk(cfg.BuildContext(), v["value_scale"])
 }
 
 // fitKey is what a fit depends on.
@@ -131,7 +131,7 @@ const fitSeedSalt = 0x0adb_f17_5eed
 
 // maker builds a fitted policy with a value scale, or says why the fit
 // does not serve at that scale.
-type maker func(scale float64) (policy.Placement, error)
+type maker func(ctx context.Context, scale float64) (policy.Placement, error)
 
 // fit fits the policy's value function on fresh training runs of the
 // model under greedy placement (the queue, which the value functions
@@ -160,7 +160,9 @@ func (k fitKey) fit(ctx context.Context) (maker, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: fitting the bid prices: %w", k.Policy, err)
 		}
-		return func(scale float64) (policy.Placement, error) { return b.Policy(k.Policy, scale), nil }, nil
+		return func(_ context.Context, scale float64) (policy.Placement, error) {
+			return b.Policy(k.Policy, scale), nil
+		}, nil
 	}
 	// Grouped as the bid prices are: the contended (cheapest) slots in
 	// classes-1 classes, the others in one, so that the value function
@@ -178,9 +180,9 @@ func (k fitKey) fit(ctx context.Context) (maker, error) {
 	chk := *s
 	chk.Replications = k.Steps + checkRuns
 	checked := &verdicts{m: map[float64]error{}}
-	return func(scale float64) (policy.Placement, error) {
+	return func(ctx context.Context, scale float64) (policy.Placement, error) {
 		p := pen.Lookahead(k.Policy, scale)
-		return p, checked.get(scale, func() error { return k.checkAgainstGreedy(&chk, p, scale) })
+		return p, checked.get(ctx, scale, func() error { return k.checkAgainstGreedy(ctx, &chk, p, scale) })
 	}, nil
 }
 
@@ -208,14 +210,14 @@ const checkMargin = 0.05
 // against 146 without, and the policy saves 16% over greedy there): the
 // policy's cost is. A clear error, instead of a policy placing jobs by
 // noise.
-func (k fitKey) checkAgainstGreedy(s *sim.Scenario, p policy.Placement, scale float64) error {
+func (k fitKey) checkAgainstGreedy(ctx context.Context, s *sim.Scenario, p policy.Placement, scale float64) error {
 	fs := []sim.NamedFactory{
 		{Name: placement.NameGreedy, New: func(uint64) (policy.Placement, error) { return placement.Greedy{}, nil }},
 		{Name: k.Policy, New: func(uint64) (policy.Placement, error) { return p, nil }},
 	}
 	var greedy, own float64
 	for t := k.Steps; t < k.Steps+checkRuns; t++ {
-		r, err := s.RunReplication(context.Background(), t, fs, false)
+		r, err := s.RunReplication(ctx, t, fs, false)
 		if err != nil {
 			return fmt.Errorf("%s: checking the fitted policy: %w", k.Policy, err)
 		}
@@ -232,20 +234,23 @@ func (k fitKey) checkAgainstGreedy(s *sim.Scenario, p policy.Placement, scale fl
 }
 
 // verdicts memoizes a check per value scale (a policy built once per
-// replication checks once).
+// replication checks once); a check stopped by its build's context is not
+// kept, so the next build checks again.
 type verdicts struct {
 	mu sync.Mutex
 	m  map[float64]error
 }
 
-func (v *verdicts) get(scale float64, check func() error) error {
+func (v *verdicts) get(ctx context.Context, scale float64, check func() error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err, ok := v.m[scale]; ok {
 		return err
 	}
 	err := check()
-	v.m[scale] = err
+	if ctx.Err() == nil {
+		v.m[scale] = err
+	}
 	return err
 }
 

@@ -74,7 +74,7 @@ func TestFitDeterministic(t *testing.T) {
 			}
 			// (An 8-step fit may fail its check against greedy; the
 			// decisions are what must be deterministic.)
-			pol, err := mk(1)
+			pol, err := mk(context.Background(), 1)
 			if err != nil {
 				t.Logf("%s: %v", name, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -249,11 +250,22 @@ func (s *ClusterService) buildCluster(ctx context.Context, req *optdv1.RegisterC
 	bounded, cancel := context.WithTimeout(ctx, s.limits.MaxSolveTime)
 	defer cancel()
 	c, p, err := clusterAndPolicy(bounded, req, s.limits)
-	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
-		err = fmt.Errorf("%w: building policy %q took longer than limits.max_solve_time = %v (mdp-optimal's time_limit_s or the fit's size is beyond what the server allows; raise the limit or shrink the model or the fit)",
-			ErrExhausted, req.GetPolicy().GetName(), s.limits.MaxSolveTime)
-	}
+	err = s.pastSolveTime(ctx, bounded, err, fmt.Sprintf("building policy %q", req.GetPolicy().GetName()),
+		"mdp-optimal's time_limit_s or the fit's size is beyond what the server allows; raise the limit or shrink the model or the fit")
 	return c, p, err
+}
+
+// pastSolveTime is err, or ErrExhausted naming limits.max_solve_time when
+// err came from bounded's timeout (what took longer; hint: what to change)
+// and not from the caller's own deadline or cancellation (ctx), which stays
+// the caller's error. Only bounded's deadline counts: a bounded context
+// already cancelled by its CancelFunc (place cancels before it checks) says
+// nothing about err.
+func (s *ClusterService) pastSolveTime(ctx, bounded context.Context, err error, what, hint string) error {
+	if err != nil && ctx.Err() == nil && errors.Is(bounded.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %s took longer than limits.max_solve_time = %v (%s)", ErrExhausted, what, s.limits.MaxSolveTime, hint)
+	}
+	return err
 }
 
 // registerRetry answers a RegisterCluster whose id is taken: the state if
@@ -438,10 +450,8 @@ func (s *ClusterService) place(ctx context.Context, e *clusterEntry, req *optdv1
 	d, err := c.policy.Place(preq)
 	cancel()
 	s.metrics.solverTime("placement", start)
-	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
-		err = fmt.Errorf("%w: placing job %q took longer than limits.max_solve_time = %v (a rolling-horizon table too large for it; a smaller policy.horizon builds faster)",
-			ErrExhausted, job.ID, s.limits.MaxSolveTime)
-	}
+	err = s.pastSolveTime(ctx, bounded, err, fmt.Sprintf("placing job %q", job.ID),
+		"a rolling-horizon table too large for it; a smaller policy.horizon builds faster")
 	if err != nil {
 		return nil, dirty, err // the policy may have observed the job
 	}

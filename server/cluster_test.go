@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/optd/optd/policy"
 	"github.com/optd/optd/policy/placement"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
@@ -513,5 +514,38 @@ func TestRegisterBuildIsBounded(t *testing.T) {
 				t.Fatalf("state of the cluster whose registration stopped: %v, want not found", err)
 			}
 		})
+	}
+}
+
+// refusingPlacement is a placement policy whose every decision fails, as a
+// policy may on a request it cannot serve.
+type refusingPlacement struct{}
+
+const refusingName = "test-refusing"
+
+func (refusingPlacement) Name() string { return refusingName }
+func (refusingPlacement) Place(*policy.PlacementRequest) (policy.PlacementDecision, error) {
+	return policy.PlacementDecision{}, fmt.Errorf("%w: test-refusing: no decision for this request", policy.ErrInvalidRequest)
+}
+
+func init() {
+	policy.Must(policy.RegisterPlacement(refusingName, func(policy.PlacementConfig) (policy.Placement, error) { return refusingPlacement{}, nil }))
+}
+
+// TestPlaceErrorIsThePolicys: a policy's own failure within the time limit is
+// answered as that failure, never as limits.max_solve_time exceeded (the
+// limit's context is cancelled before the check; only its deadline counts).
+func TestPlaceErrorIsThePolicys(t *testing.T) {
+	ts := startServer(t, "", Options{}, nil)
+	ctx := ctxT(t)
+	if _, err := ts.cluster.RegisterCluster(ctx, costsCluster("c1", refusingName, 1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cluster.SubmitJob(ctx, &optdv1.SubmitJobRequest{ClusterId: "c1", JobId: "j1", Maps: 1, Reduces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ts.cluster.PlaceReduces(ctx, &optdv1.PlaceReducesRequest{ClusterId: "c1", JobId: "j1", DataMb: 1})
+	if err == nil || status.Code(err) == codes.ResourceExhausted || strings.Contains(err.Error(), "max_solve_time") || !strings.Contains(err.Error(), "no decision for this request") {
+		t.Fatalf("PlaceReduces under a refusing policy: %v, want the policy's error", err)
 	}
 }

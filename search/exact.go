@@ -44,6 +44,7 @@ func (p *ExactPlacementProblem) Metric(ctx context.Context, x []float64, _ int) 
 	cfg := p.Config
 	cfg.Workload = p.Model.Workload
 	cfg.Params = p.Space().Map(x)
+	cfg.Context = ctx // the build (mdp-optimal's solve, the adp fits) stops with the search
 	if cfg.Model == nil {
 		m := p.Model
 		cfg.Model = &policy.PlacementModel{ArrivalRate: m.Lambda, ServiceRate: m.Mu, MaxJobsInService: m.K,

@@ -96,8 +96,10 @@ func (p *PlacementProblem) Space() Space {
 }
 
 // Check validates the problem before a search: the family, the space and
-// every reference.
-func (p *PlacementProblem) Check() error {
+// every reference, each built once (a fitted family's fit, mdp-optimal's
+// solve) under ctx. A build stopped by ctx returns ctx's error, not
+// ErrInvalid: the problem was not found wrong.
+func (p *PlacementProblem) Check(ctx context.Context) error {
 	if p.Scenario == nil {
 		return fmt.Errorf("%w: no scenario", ErrInvalid)
 	}
@@ -107,13 +109,13 @@ func (p *PlacementProblem) Check() error {
 	if err := p.Space().Validate(); err != nil {
 		return err
 	}
-	cfg := p.config(0, p.Space().Map(p.Space().Defaults()))
+	cfg := p.config(ctx, 0, p.Space().Map(p.Space().Defaults()))
 	if _, err := policy.NewPlacement(p.Family, cfg); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return invalidUnlessStopped(ctx, err, "")
 	}
 	for _, r := range p.Refs {
-		if _, err := p.newRef(r, 0); err != nil {
-			return fmt.Errorf("%w: reference %q: %w", ErrInvalid, r, err)
+		if _, err := p.newRef(ctx, r, 0); err != nil {
+			return invalidUnlessStopped(ctx, err, fmt.Sprintf("reference %q: ", r))
 		}
 	}
 	return nil
@@ -129,10 +131,12 @@ func (p *PlacementProblem) policySeed(rep int) uint64 {
 	return sim.PolicySeed(sim.ReplicationSeed(p.Scenario.Seed, rep))
 }
 
-// config is the configuration of a policy with params on replication rep.
-func (p *PlacementProblem) config(rep int, params map[string]float64) policy.PlacementConfig {
+// config is the configuration of a policy with params on replication rep,
+// its build (the adp fits, mdp-optimal's solve) bounded by ctx like the
+// simulation that follows.
+func (p *PlacementProblem) config(ctx context.Context, rep int, params map[string]float64) policy.PlacementConfig {
 	cfg := p.Config
-	cfg.Seed, cfg.Params = p.policySeed(rep), params
+	cfg.Seed, cfg.Params, cfg.Context = p.policySeed(rep), params, ctx
 	if cfg.Model == nil {
 		cfg.Model = p.Scenario.PlacementModel()
 	}
@@ -141,7 +145,7 @@ func (p *PlacementProblem) config(rep int, params map[string]float64) policy.Pla
 
 // Metric implements Problem.
 func (p *PlacementProblem) Metric(ctx context.Context, x []float64, rep int) (float64, error) {
-	cfg := p.config(rep, p.Space().Map(x))
+	cfg := p.config(ctx, rep, p.Space().Map(x))
 	pol, err := policy.NewPlacement(p.Family, cfg)
 	if err != nil {
 		return 0, err
@@ -156,17 +160,17 @@ func (p *PlacementProblem) Metric(ctx context.Context, x []float64, rep int) (fl
 // References implements Referenced.
 func (p *PlacementProblem) References() []string { return p.Refs }
 
-func (p *PlacementProblem) newRef(spec string, rep int) (policy.Placement, error) {
+func (p *PlacementProblem) newRef(ctx context.Context, spec string, rep int) (policy.Placement, error) {
 	name, params, err := policy.ParsePlacementSpec(spec)
 	if err != nil {
 		return nil, err
 	}
-	return policy.NewPlacement(name, p.config(rep, params))
+	return policy.NewPlacement(name, p.config(ctx, rep, params))
 }
 
 // ReferenceMetric implements Referenced.
 func (p *PlacementProblem) ReferenceMetric(ctx context.Context, spec string, rep int) (float64, error) {
-	pol, err := p.newRef(spec, rep)
+	pol, err := p.newRef(ctx, spec, rep)
 	if err != nil {
 		return 0, err
 	}
@@ -211,4 +215,13 @@ func (p *PlacementProblem) LowerBounds(ctx context.Context, rep int) (map[string
 	}
 	out[BoundHindsight] = total / float64(res.Counted)
 	return out, nil
+}
+
+// invalidUnlessStopped marks a failed build as ErrInvalid (prefixed with
+// what was built), unless ctx stopped it: then it is ctx's error.
+func invalidUnlessStopped(ctx context.Context, err error, what string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %s%w", ctx.Err(), what, err)
+	}
+	return fmt.Errorf("%w: %s%w", ErrInvalid, what, err)
 }

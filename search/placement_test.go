@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -34,7 +35,7 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 	s := loadScenario(t, "mdp-small.json")
 	s.Jobs, s.WarmupJobs = 1500, 100
 	p := &PlacementProblem{Scenario: s, Family: placement.NameStateThreshold, Refs: []string{"greedy", "receding-horizon", "random"}, Bounds: true}
-	if err := p.Check(); err != nil {
+	if err := p.Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -87,7 +88,7 @@ func TestPlacementMetricAndBounds(t *testing.T) {
 		}
 	}
 	bad := &PlacementProblem{Scenario: s, Family: placement.NameStateThreshold, Refs: []string{"state-threshold:nope=1"}}
-	if err := bad.Check(); err == nil {
+	if err := bad.Check(context.Background()); err == nil {
 		t.Error("a reference with an unknown parameter passed Check")
 	}
 	if _, err := SpaceOf(placement.NameGreedy); err == nil {
@@ -220,5 +221,23 @@ func TestExactSearchOfRollout(t *testing.T) {
 	t.Logf("optimum %.4g, greedy %.4g, rollout defaults %.4g, tuned %.4g (%s)", sol.Optimal, sol.PolicyCosts["greedy"], def, best, policy.FormatPlacementSpec(rollout.Name, res.Params))
 	if best < sol.Optimal*(1-1e-9) || best > def {
 		t.Errorf("tuned %v outside [optimum %v, defaults %v]", best, sol.Optimal, def)
+	}
+}
+
+// TestCheckStopsWithItsContext: a reference whose build fits (adp-penalty)
+// is built under Check's context, and a build so stopped is the context's
+// error, not an invalid problem (a caller's deadline is not a bad input).
+func TestCheckStopsWithItsContext(t *testing.T) {
+	s := loadScenario(t, "mdp-small.json")
+	s.ArrivalRate *= 1.0123 // a model no other test built: the process-wide memo holds no fit of it
+	p := &PlacementProblem{Scenario: s, Family: placement.NameStateThreshold, Refs: []string{adp.Name + ":fit_steps=20;fit_jobs=50"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := p.Check(ctx)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrInvalid) {
+		t.Fatalf("Check under a cancelled context: %v, want the context's error and not ErrInvalid", err)
+	}
+	if err := p.Check(context.Background()); err != nil {
+		t.Fatalf("the same problem without a deadline: %v", err)
 	}
 }

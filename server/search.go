@@ -62,7 +62,11 @@ type searchTarget struct {
 // returned), time_limit_ms by ending the search phase early (the
 // validation still runs).
 func (s *OptimizeService) Search(req *optdv1.SearchRequest, stream grpc.ServerStreamingServer[optdv1.SearchResponse]) error {
-	t, err := s.searchTarget(req)
+	// The bound starts before the target: checking a placement target
+	// builds its policies (a fitted family's fit, mdp-optimal's solve).
+	ctx, cancel := context.WithTimeout(stream.Context(), s.limits.MaxSolveTime)
+	defer cancel()
+	t, err := s.searchTarget(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -70,8 +74,6 @@ func (s *OptimizeService) Search(req *optdv1.SearchRequest, stream grpc.ServerSt
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(stream.Context(), s.limits.MaxSolveTime)
-	defer cancel()
 	prog := &searchProgress{stream: stream, cancel: cancel}
 	opts.Progress = prog.report
 	start := time.Now()
@@ -191,7 +193,7 @@ func (s *OptimizeService) searchOptions(req *optdv1.SearchRequest, t *searchTarg
 }
 
 // searchTarget resolves the scenario and builds the problem of its kind.
-func (s *OptimizeService) searchTarget(req *optdv1.SearchRequest) (*searchTarget, error) {
+func (s *OptimizeService) searchTarget(ctx context.Context, req *optdv1.SearchRequest) (*searchTarget, error) {
 	given := 0
 	for _, has := range []bool{req.GetPlacementScenario() != nil, req.GetClusterScenario() != nil, req.GetBuiltin() != ""} {
 		if has {
@@ -205,12 +207,12 @@ func (s *OptimizeService) searchTarget(req *optdv1.SearchRequest) (*searchTarget
 		return nil, invalid("policy", `""`, "give the placement family or the pipeline spec to tune")
 	}
 	if req.GetPlacementScenario() != nil {
-		return s.placementSearch(req)
+		return s.placementSearch(ctx, req)
 	}
 	return s.clusterSearch(req)
 }
 
-func (s *OptimizeService) placementSearch(req *optdv1.SearchRequest) (*searchTarget, error) {
+func (s *OptimizeService) placementSearch(ctx context.Context, req *optdv1.SearchRequest) (*searchTarget, error) {
 	text, err := formatJSON(req.GetPlacementScenario())
 	if err != nil {
 		return nil, invalid("placement_scenario", "<message>", "%v", err)
@@ -248,7 +250,10 @@ func (s *OptimizeService) placementSearch(req *optdv1.SearchRequest) (*searchTar
 	pp := &search.PlacementProblem{Scenario: sc, Family: req.GetPolicy(), Params: sp, Refs: refs,
 		Config: policy.PlacementConfig{Window: int(req.GetWindow()), Horizon: int(req.GetHorizon())},
 		Bounds: req.Bounds == nil || req.GetBounds(), HindsightClasses: classes}
-	if err := pp.Check(); err != nil {
+	if err := pp.Check(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, err // DEADLINE_EXCEEDED or CANCELLED, not the input's fault
+		}
 		return nil, invalid("references", strings.Join(refs, ","), "%v", err)
 	}
 	return &searchTarget{kind: kindPlacement, objective: objectiveMeanCost, prob: pp, replications: sc.Replications, jobs: sc.Jobs}, nil

@@ -156,6 +156,12 @@ func TestSearchBounded(t *testing.T) {
 	defer cancel()
 	_, _, err := searchEvents(t, ctx, ts.optimize, &optdv1.SearchRequest{Builtin: "haste-table2", Policy: "haste-a", Evaluations: maxSearchEvaluations})
 	wantCode(t, err, codes.DeadlineExceeded, "")
+	// A deadline that ends while the target's references are built (a
+	// fitted reference) is the deadline, not an invalid reference.
+	ctx, cancel = context.WithTimeout(ctxT(t), 50*time.Millisecond)
+	defer cancel()
+	_, _, err = searchEvents(t, ctx, ts.optimize, &optdv1.SearchRequest{PlacementScenario: sc, Policy: "state-threshold", References: []string{"adp-penalty"}})
+	wantCode(t, err, codes.DeadlineExceeded, "")
 
 	family := "state-threshold" // a family without a fit: the test compares with a second run
 	for _, c := range []struct {

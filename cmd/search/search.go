@@ -406,7 +406,7 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	base := policy.PlacementConfig{Window: o.window, Horizon: o.horizon}
 	if !o.exact {
 		pp := &search.PlacementProblem{Scenario: s, Family: o.family, Params: sp, Config: base, Refs: refs, Bounds: o.bounds, HindsightClasses: o.classes}
-		if err := pp.Check(); err != nil {
+		if err := pp.Check(cmd.Context()); err != nil {
 			return nil, err
 		}
 		t.prob = pp

@@ -137,6 +137,7 @@ var badInputs = []badInput{
 	{"search given an ITA instance", one("s.json", example("ita-instance")), []string{"search", "--scenario", "s.json", "--policy", "state-threshold"}},
 	{"search unknown parameter", one("s.json", example("placement-scenario")), []string{"search", "--scenario", "s.json", "--policy", "state-threshold", "--params", "colour=1"}},
 	{"search memory estimate", one("s.json", replace("placement-scenario", `"jobs": 20000,`, `"jobs": 100000000,`)), []string{"search", "--scenario", "s.json", "--policy", "state-threshold", "--replications", "1", "--validation", "1"}},
+	{"search exact of a learning policy", one("s.json", example("placement-scenario")), []string{"search", "--scenario", "s.json", "--policy", "rolling-horizon", "--exact"}},
 	{"search reversed range", one("s.json", example("placement-scenario")), []string{"search", "--scenario", "s.json", "--policy", "state-threshold", "--params", "free_fraction=1:0"}},
 
 	// merging shards

@@ -269,7 +269,9 @@ const RandomPolicyName = "random"
 // the slots only through their costs, as every policy of optd does.
 //
 // A policy named "random" (RandomPolicyName) is evaluated as the uniform law
-// over R-subsets of the free slots that it samples from.
+// over R-subsets of the free slots that it samples from. A policy that
+// learns from the jobs it places (policy.Estimating) is refused: its
+// decision is not a function of the state.
 //
 // For a workload with continuous Y (or more than SolveOptions.Bins atoms) the
 // chain is the conditional-mean discretization: exact for policies whose
@@ -285,6 +287,12 @@ func EvaluatePolicy(ctx context.Context, m PlacementModel, p policy.Placement, o
 	}
 	if p == nil {
 		return 0, modelErr("policy", nil, "missing")
+	}
+	if _, ok := p.(policy.Estimating); ok {
+		// Asked once per state in the chain's order, it would learn from
+		// requests that are no trajectory and decide differently in the
+		// same state at different times: its cost is not this chain's.
+		return 0, modelErr("policy", p.Name(), "learns from the jobs it has placed (a sliding-window estimate), so its decision is not a function of the MDP's state; simulate it instead")
 	}
 	d := discretize(m.Workload, opts.Bins)
 	pm, err := buildPlacement(ctx, m, cls, d.upper, opts.MaxStates)

@@ -77,6 +77,17 @@ type Placement interface {
 	Place(req *PlacementRequest) (PlacementDecision, error)
 }
 
+// Estimating is implemented by a placement policy that learns from the jobs
+// it places: Theorem 4's sliding-window estimate of the workload and the
+// load (receding-horizon, rolling-horizon, a rollout on either or drawing
+// its futures from the jobs seen). Its decision depends on the jobs placed
+// before, not on the request alone, so the server snapshots the window
+// with the cluster, and a method that asks a policy once per state of the
+// MDP (mdp.EvaluatePolicy) cannot evaluate it.
+type Estimating interface {
+	Estimator() *thresholds.Estimator
+}
+
 // ModelSlotted is implemented by a placement policy that decides on the
 // fixed slot costs of its model, as Tan et al.'s slots have (H(v) fixed
 // per slot, INFOCOM 2013 §II-B), rather than on costs that change with

@@ -39,8 +39,9 @@ func (p *ExactPlacementProblem) Space() Space {
 	return p.Params
 }
 
-// Metric implements Problem; rep is ignored (the evaluation is exact).
-func (p *ExactPlacementProblem) Metric(ctx context.Context, x []float64, _ int) (float64, error) {
+// build is the family's policy with the parameters x, built with the
+// known workload under ctx.
+func (p *ExactPlacementProblem) build(ctx context.Context, x []float64) (policy.Placement, map[string]float64, error) {
 	cfg := p.Config
 	cfg.Workload = p.Model.Workload
 	cfg.Params = p.Space().Map(x)
@@ -51,12 +52,33 @@ func (p *ExactPlacementProblem) Metric(ctx context.Context, x []float64, _ int) 
 			MaxWaiting: m.MaxWaiting, Workload: m.Workload, SlotCosts: m.SlotCosts}
 	}
 	pol, err := policy.NewPlacement(p.Family, cfg)
+	return pol, cfg.Params, err
+}
+
+// Check refuses, before any MDP is solved, a family the MDP cannot
+// evaluate: one that does not build with its default parameters, or one
+// that learns from the jobs it places (policy.Estimating: its decision is
+// not a function of the MDP's state).
+func (p *ExactPlacementProblem) Check(ctx context.Context) error {
+	pol, _, err := p.build(ctx, p.Space().Defaults())
+	if err != nil {
+		return invalidUnlessStopped(ctx, err, "")
+	}
+	if _, ok := pol.(policy.Estimating); ok {
+		return fmt.Errorf("%w: %s learns from the jobs it has placed (a sliding-window estimate), so its decision is not a function of the MDP's state and the MDP cannot evaluate it exactly; simulate it instead", ErrInvalid, p.Family)
+	}
+	return nil
+}
+
+// Metric implements Problem; rep is ignored (the evaluation is exact).
+func (p *ExactPlacementProblem) Metric(ctx context.Context, x []float64, _ int) (float64, error) {
+	pol, params, err := p.build(ctx, x)
 	if err != nil {
 		return 0, err
 	}
 	c, err := mdp.EvaluatePolicy(ctx, p.Model, pol, p.Solve)
 	if err != nil {
-		return 0, fmt.Errorf("search: exact evaluation of %s: %w", policy.FormatPlacementSpec(p.Family, cfg.Params), err)
+		return 0, fmt.Errorf("search: exact evaluation of %s: %w", policy.FormatPlacementSpec(p.Family, params), err)
 	}
 	return c, nil
 }

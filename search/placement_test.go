@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/optd/optd/mdp"
@@ -239,5 +240,46 @@ func TestCheckStopsWithItsContext(t *testing.T) {
 	}
 	if err := p.Check(context.Background()); err != nil {
 		t.Fatalf("the same problem without a deadline: %v", err)
+	}
+}
+
+// TestExactRefusesLearningPolicies: a family that learns from the jobs it
+// places (receding-horizon, rolling-horizon, a rollout drawing its futures
+// from the jobs seen) is refused by the exact problem's Check and by the
+// MDP's evaluation itself, naming the family; stationary families pass.
+func TestExactRefusesLearningPolicies(t *testing.T) {
+	s := loadScenario(t, "mdp-small.json")
+	m, err := mdp.ModelOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		family, params string
+		learning       bool
+	}{
+		{placement.NameRecedingHorizon, "", true},
+		{placement.NameRollingHorizon, "", true},
+		{rollout.Name, "future_law=1", true},
+		{placement.NameStateThreshold, "", false},
+		{rollout.Name, "", false},
+	} {
+		prob := &ExactPlacementProblem{Model: m, Family: c.family}
+		if prob.Params, err = prob.Space().Restrict(c.params); err != nil {
+			t.Fatal(err)
+		}
+		err = prob.Check(context.Background())
+		if refused := errors.Is(err, ErrInvalid) && strings.Contains(err.Error(), c.family+" learns"); refused != c.learning {
+			t.Errorf("%s %s: Check = %v, want refused %v", c.family, c.params, err, c.learning)
+		}
+		if !c.learning {
+			continue
+		}
+		pol, err := policy.NewPlacement(c.family, policy.PlacementConfig{Params: prob.Space().Map(prob.Space().Defaults()), Workload: m.Workload, Model: s.PlacementModel()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mdp.EvaluatePolicy(context.Background(), m, pol, mdp.SolveOptions{}); err == nil || !strings.Contains(err.Error(), "learns from the jobs") {
+			t.Errorf("%s %s: EvaluatePolicy = %v, want the refusal", c.family, c.params, err)
+		}
 	}
 }

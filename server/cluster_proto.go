@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/optd/optd/policy"
 	optdv1 "github.com/optd/optd/proto/optd/v1"
 	"github.com/optd/optd/store"
 )
@@ -38,7 +39,7 @@ func stateProto(c *cluster) *optdv1.ClusterState {
 		out.Heartbeat = &optdv1.HeartbeatPolicy{Spec: h.Spec, Resources: h.Resources, SlowStart: &slowStart, ReduceRamp: h.ReduceRamp, Seed: h.Seed, TypedSlots: h.TypedSlots}
 		out.ActiveJobs, out.RunningAttempts = int32(c.sched.Ledger.Active()), int32(c.sched.Ledger.Running())
 	}
-	if e, ok := c.policy.(estimated); ok {
+	if e, ok := c.policy.(policy.Estimating); ok {
 		est := e.Estimator()
 		es := &optdv1.EstimatorState{Window: int32(est.Window()), Seen: est.Seen() + c.seenOffset}
 		if v, ok := est.Estimate(); ok {

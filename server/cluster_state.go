@@ -16,12 +16,6 @@ import (
 	"github.com/optd/optd/thresholds"
 )
 
-// estimated is implemented by the placement policies with Theorem 4's
-// sliding-window estimator (receding-horizon, rolling-horizon).
-type estimated interface {
-	Estimator() *thresholds.Estimator
-}
-
 // newPlacement builds the cluster's placement policy from the registry,
 // with its model (if any) on the cluster's slot costs. A fitted policy
 // fits here, the same fit whenever the same cluster is loaded. stored says
@@ -57,7 +51,7 @@ func newPlacement(ctx context.Context, p store.Policy, slots []store.Slot, store
 // estimatorState returns the policy's estimator snapshot, nil if it has
 // none; seenOffset is added to its Seen (see cluster.seenOffset).
 func estimatorState(p policy.Placement, seenOffset int64) *thresholds.EstimatorState {
-	if e, ok := p.(estimated); ok {
+	if e, ok := p.(policy.Estimating); ok {
 		s := e.Estimator().Snapshot()
 		s.Seen += seenOffset
 		return &s
@@ -67,7 +61,7 @@ func estimatorState(p policy.Placement, seenOffset int64) *thresholds.EstimatorS
 
 // estimatorSeen returns the policy's estimator's Seen, 0 if it has none.
 func estimatorSeen(p policy.Placement) int64 {
-	if e, ok := p.(estimated); ok {
+	if e, ok := p.(policy.Estimating); ok {
 		return e.Estimator().Seen()
 	}
 	return 0
@@ -78,7 +72,7 @@ func estimatorSeen(p policy.Placement) int64 {
 // none if it has no estimator. It fails if some have already left the
 // window (more than ω), since the store could then not replay them.
 func observedSince(p policy.Placement, seen int64) ([]thresholds.Observation, error) {
-	e, ok := p.(estimated)
+	e, ok := p.(policy.Estimating)
 	if !ok {
 		return nil, nil
 	}
@@ -163,7 +157,7 @@ func loadCluster(st *store.State, lim Limits) (*cluster, error) {
 		return nil, err
 	}
 	st.Beats = nil
-	if e, ok := p.(estimated); ok && st.Estimator != nil {
+	if e, ok := p.(policy.Estimating); ok && st.Estimator != nil {
 		if _, err := thresholds.RestoreEstimator(*st.Estimator); err != nil {
 			return nil, fmt.Errorf("cluster %q: stored estimator: %w", st.Cluster.ID, err)
 		}

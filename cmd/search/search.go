@@ -416,6 +416,10 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	if err != nil {
 		return nil, fmt.Errorf("--exact: %w", err)
 	}
+	exact := &search.ExactPlacementProblem{Model: model, Family: o.family, Params: sp, Config: base, Solve: mdp.SolveOptions{MaxStates: o.maxStates}}
+	if err := exact.Check(cmd.Context()); err != nil {
+		return nil, fmt.Errorf("--exact: %w (drop --exact)", err)
+	}
 	prog.Phase("solving the MDP", 0, 0, "")
 	sol, err := mdp.SolvePlacement(cmd.Context(), model, mdp.SolveOptions{MaxStates: o.maxStates})
 	if err != nil {
@@ -425,7 +429,7 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 		return nil, fmt.Errorf("--exact: the workload is continuous; the MDP only brackets the optimum (give a discrete workload)")
 	}
 	t.exact = &Exact{States: sol.States, Optimal: sol.Optimal, Greedy: sol.PolicyCosts["greedy"]}
-	t.prob = &search.ExactPlacementProblem{Model: model, Family: o.family, Params: sp, Config: base, Solve: mdp.SolveOptions{MaxStates: o.maxStates}}
+	t.prob = exact
 	return t, nil
 }
 

@@ -569,10 +569,6 @@ type placementState struct {
 	Links     *linkEstimate              `json:"links,omitempty"`
 }
 
-type estimated interface {
-	Estimator() *thresholds.Estimator
-}
-
 // Snapshot implements policy.Stateful.
 func (s *reducePlacement) Snapshot() ([]byte, error) {
 	st := placementState{Plans: []*reducePlan{}}
@@ -582,7 +578,7 @@ func (s *reducePlacement) Snapshot() ([]byte, error) {
 	for _, k := range slices.SortedFunc(maps.Keys(s.plans), func(a, b planKey) int { return cmp.Or(strings.Compare(a.job, b.job), cmp.Compare(a.stage, b.stage)) }) {
 		st.Plans = append(st.Plans, s.plans[k])
 	}
-	if e, ok := s.pol.(estimated); ok {
+	if e, ok := s.pol.(policy.Estimating); ok {
 		es := e.Estimator().Snapshot()
 		st.Estimator = &es
 	}
@@ -624,7 +620,7 @@ func (s *reducePlacement) Restore(data []byte) error {
 		}
 		plans[planKey{pl.Job, pl.Stage}] = pl
 	}
-	e, ok := s.pol.(estimated)
+	e, ok := s.pol.(policy.Estimating)
 	if ok != (st.Estimator != nil) {
 		return fmt.Errorf("%w: estimator state for a placement policy %q that has %s", policy.ErrInvalidConfig, s.pol.Name(), map[bool]string{true: "one", false: "none"}[ok])
 	}

@@ -178,7 +178,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 	// done reports whether a subtree of bound b is closed (a subtree
 	// closed by the gap tolerance keeps its bound in stuck)
 	done := func(b float64) bool {
-		if !m.canImprove(b, s.bestVal) {
+		if !m.canImproveWhole(b, s.bestVal) {
 			return true
 		}
 		if withinGap(s.gap, b, s.bestVal) {
@@ -202,7 +202,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 			break
 		}
 		open := math.Max((*q)[0].bound, bp.stuck)
-		track.proven(m.floorBound(open))
+		track.proven(open)
 		if probe && (q.Len() > bpMaxOpen || bp.nodes >= bpMaxNodes || (bp.nodes >= bpProbe && int64(q.Len()) > bp.nodes)) {
 			hopeless = q.Len() > bpMaxOpen || int64(q.Len()) > bp.nodes
 			break // the tree grows without pruning: the LP is degenerate
@@ -221,7 +221,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 	if q.Len() > 0 {
 		open = math.Max(open, (*q)[0].bound)
 	}
-	return math.Max(s.bestVal, m.floorBound(open)), q.Len() == 0 && ctx.Err() == nil, hopeless
+	return math.Max(s.bestVal, m.wholeBound(open)), q.Len() == 0 && ctx.Err() == nil, hopeless
 }
 
 // limits returns the per-class pattern bounds of the branches: hi[c][i]
@@ -352,7 +352,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 			}
 		}
 		bestL = math.Min(bestL, L)
-		if !m.canImprove(bestL, bp.s.bestVal) {
+		if !m.canImproveWhole(bestL, bp.s.bestVal) {
 			return nil
 		}
 		if withinGap(bp.s.gap, bestL, bp.s.bestVal) {
@@ -409,7 +409,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 	if bi < 0 {
 		if x, ok := bp.pack(X); ok {
 			bp.s.setIncumbent(x, assignmentValue(m, x))
-			if !m.canImprove(bestL, bp.s.bestVal) {
+			if !m.canImproveWhole(bestL, bp.s.bestVal) {
 				return nil
 			}
 			// the LP stopped above its value (iteration cap): keep

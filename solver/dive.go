@@ -114,7 +114,7 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 		if err != nil || ctx.Err() != nil {
 			return nil, 0, solves
 		}
-		if !m.canImprove(fixedVal+sol.Objective, incVal) {
+		if !m.canImproveWhole(fixedVal+sol.Objective, incVal) {
 			return nil, 0, solves // this dive cannot beat the incumbent
 		}
 		// a randomised dive fixes at most half the free nodes at once,

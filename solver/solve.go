@@ -606,7 +606,7 @@ func lpBoundOf(bounds []*lagBound) *lagBound {
 func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, columns *columnPool, root float64, seed uint64, from, to int, share float64, deadline time.Time, stats *Stats, track *tracker) {
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*share)))
+		ctx, cancel = context.WithDeadline(ctx, shareOf(deadline, share))
 		defer cancel()
 	}
 	track.setPhase("dive")

@@ -285,6 +285,13 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 	if !ok {
 		return nil
 	}
+	rest := make([][]int, len(bp.classes)) // what the branches leave free above lo, per class
+	for c := range rest {
+		rest[c] = make([]int, n)
+		for i, l := range lo[c] {
+			rest[c][i] = hi[c][i] - l
+		}
+	}
 	bestL := nd.bound
 	var sol *lp.Solution
 	var cols []int // pool indices of the master's columns
@@ -344,7 +351,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 		tab := tablesOn(bp.grids, m.dem, umax, bp.counts)
 		added := false
 		for c, cl := range bp.classes {
-			a, top := bp.price(u[c], tab, room[c], lo[c], hi[c])
+			a, top := bp.price(u[c], tab, room[c], lo[c], rest[c])
 			L += float64(cl.count) * math.Max(0, top)
 			mu := math.Max(0, sol.RowDuals[n+c])
 			if a != nil && dot(u[c], a)-mu > cgReducedCostTol*math.Max(1, mu) {
@@ -429,14 +436,11 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 }
 
 // price solves class c's pricing knapsack max u·a over the patterns with
-// lo ≤ a ≤ hi (and a ≤ supply) on a node of class c: the forced part lo,
-// then the rest on the capacity room that lo leaves (limits). It returns
-// the best pattern found and a valid upper bound on the maximum.
-func (bp *branchPrice) price(u []float64, tab *tables, room []int64, lo, hi []int) ([]int, float64) {
-	rest := make([]int, len(hi))
-	for i, l := range lo {
-		rest[i] = hi[i] - l
-	}
+// lo ≤ a ≤ lo + rest (and a ≤ supply) on a node of class c: the forced
+// part lo, then at most rest more on the capacity room that lo leaves
+// (limits). It returns the best pattern found and a valid upper bound on
+// the maximum.
+func (bp *branchPrice) price(u []float64, tab *tables, room []int64, lo, rest []int) ([]int, float64) {
 	a, top := pricePattern(bp.ctx, bp.m, u, tab, room, rest, bpPricingNodes)
 	for i, l := range lo {
 		a[i] += l

@@ -186,12 +186,10 @@ func masterAssignment(m *model, sorted [][]int64, classes []nodeClass, cols []pa
 		start[c+1] = start[c] + classes[c].count
 	}
 	next := make([]int, len(classes))
-	for k, col := range cols {
-		for r := int(math.Floor(y[k] + diveIntTol)); r > 0 && next[col.class] < classes[col.class].count; r-- {
-			x[start[col.class]+next[col.class]] = slices.Clone(col.a)
-			next[col.class]++
-		}
-	}
+	floorCopies(cols, y, nil, func(col patternColumn) bool { return next[col.class] < classes[col.class].count }, func(col patternColumn) {
+		x[start[col.class]+next[col.class]] = slices.Clone(col.a)
+		next[col.class]++
+	})
 	for j := range x {
 		if x[j] == nil {
 			x[j] = make([]int, len(m.dem))

@@ -2,23 +2,19 @@ package solver
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 )
 
-// halfUnitInstance draws a small instance like yarn's (memory of weight
-// 1/2, cores of weight 1: the value unit is 1/2 and the LP duals are often
-// multiples of it): 1-3 nodes of 4-16 half units of memory and 2-8 cores,
-// 2-4 types of 1-8 and 1-4, counts 1-4.
+// halfUnitInstance draws a small instance like yarn's (a first resource of
+// weight 1/2, a second of weight 1: the value unit is 1/2 and the LP duals
+// are often multiples of it): 1-3 nodes of capacities 4-12, 2-4 types.
 func halfUnitInstance(rng *rand.Rand) *Instance {
-	in := &Instance{Weights: []float64{0.5, 1}}
-	for j := range 1 + rng.IntN(3) {
-		in.Nodes = append(in.Nodes, Node{ID: fmt.Sprintf("n%d", j), Capacity: []int64{4 + rng.Int64N(13), 2 + rng.Int64N(7)}})
-	}
-	for i := range 2 + rng.IntN(3) {
-		in.Tasks = append(in.Tasks, TaskType{ID: fmt.Sprintf("t%d", i), Demand: []int64{1 + rng.Int64N(8), 1 + rng.Int64N(4)}, Count: 1 + rng.IntN(4)})
+	in, err := RandomInstance(rng, RandomSpec{Nodes: 1 + rng.IntN(3), Types: 2 + rng.IntN(3), Resources: 2,
+		CapMin: 4, CapMax: 12, DemandMaxFrac: 1, Supply: 1.2, Weights: []float64{0.5, 1}})
+	if err != nil {
+		panic(err)
 	}
 	return in
 }

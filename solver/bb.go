@@ -115,6 +115,7 @@ type search struct {
 	track     *tracker // progress of the whole solve, nil in sub-searches
 	publish   *tracker // where every better incumbent goes (the main search only)
 	gap       float64  // relative tolerance (Options.Gap)
+	whole     bool     // the search is over the whole instance: its bounds step down to the value lattice
 	gapOpen   float64  // the largest bound of a subtree pruned by the gap
 	candBufs  [][]cand
 
@@ -439,6 +440,9 @@ func (s *search) dfs(k int, val float64) float64 {
 // tolerance (a subtree closed by the gap raises gapOpen, the bound the
 // search can then prove).
 func (s *search) open(b float64) bool {
+	if s.whole {
+		b = s.m.wholeBound(b)
+	}
 	if !s.m.canImprove(b, s.bestVal) {
 		return false
 	}

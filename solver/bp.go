@@ -178,7 +178,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 	// done reports whether a subtree of bound b is closed (a subtree
 	// closed by the gap tolerance keeps its bound in stuck)
 	done := func(b float64) bool {
-		if !m.canImprove(b, s.bestVal) {
+		if !m.canImproveWhole(b, s.bestVal) {
 			return true
 		}
 		if withinGap(s.gap, b, s.bestVal) {
@@ -202,7 +202,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 			break
 		}
 		open := math.Max((*q)[0].bound, bp.stuck)
-		track.proven(m.floorBound(open))
+		track.proven(open)
 		if probe && (q.Len() > bpMaxOpen || bp.nodes >= bpMaxNodes || (bp.nodes >= bpProbe && int64(q.Len()) > bp.nodes)) {
 			hopeless = q.Len() > bpMaxOpen || int64(q.Len()) > bp.nodes
 			break // the tree grows without pruning: the LP is degenerate
@@ -221,7 +221,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 	if q.Len() > 0 {
 		open = math.Max(open, (*q)[0].bound)
 	}
-	return math.Max(s.bestVal, m.floorBound(open)), q.Len() == 0 && ctx.Err() == nil, hopeless
+	return math.Max(s.bestVal, m.wholeBound(open)), q.Len() == 0 && ctx.Err() == nil, hopeless
 }
 
 // limits returns the per-class pattern bounds of the branches: hi[c][i]
@@ -285,6 +285,13 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 	if !ok {
 		return nil
 	}
+	rest := make([][]int, len(bp.classes)) // what the branches leave free above lo, per class
+	for c := range rest {
+		rest[c] = make([]int, n)
+		for i, l := range lo[c] {
+			rest[c][i] = hi[c][i] - l
+		}
+	}
 	bestL := nd.bound
 	var sol *lp.Solution
 	var cols []int // pool indices of the master's columns
@@ -344,7 +351,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 		tab := tablesOn(bp.grids, m.dem, umax, bp.counts)
 		added := false
 		for c, cl := range bp.classes {
-			a, top := bp.price(u[c], tab, room[c], lo[c], hi[c])
+			a, top := bp.price(u[c], tab, room[c], lo[c], rest[c])
 			L += float64(cl.count) * math.Max(0, top)
 			mu := math.Max(0, sol.RowDuals[n+c])
 			if a != nil && dot(u[c], a)-mu > cgReducedCostTol*math.Max(1, mu) {
@@ -352,7 +359,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 			}
 		}
 		bestL = math.Min(bestL, L)
-		if !m.canImprove(bestL, bp.s.bestVal) {
+		if !m.canImproveWhole(bestL, bp.s.bestVal) {
 			return nil
 		}
 		if withinGap(bp.s.gap, bestL, bp.s.bestVal) {
@@ -409,7 +416,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 	if bi < 0 {
 		if x, ok := bp.pack(X); ok {
 			bp.s.setIncumbent(x, assignmentValue(m, x))
-			if !m.canImprove(bestL, bp.s.bestVal) {
+			if !m.canImproveWhole(bestL, bp.s.bestVal) {
 				return nil
 			}
 			// the LP stopped above its value (iteration cap): keep
@@ -429,14 +436,11 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 }
 
 // price solves class c's pricing knapsack max u·a over the patterns with
-// lo ≤ a ≤ hi (and a ≤ supply) on a node of class c: the forced part lo,
-// then the rest on the capacity room that lo leaves (limits). It returns
-// the best pattern found and a valid upper bound on the maximum.
-func (bp *branchPrice) price(u []float64, tab *tables, room []int64, lo, hi []int) ([]int, float64) {
-	rest := make([]int, len(hi))
-	for i, l := range lo {
-		rest[i] = hi[i] - l
-	}
+// lo ≤ a ≤ lo + rest (and a ≤ supply) on a node of class c: the forced
+// part lo, then at most rest more on the capacity room that lo leaves
+// (limits). It returns the best pattern found and a valid upper bound on
+// the maximum.
+func (bp *branchPrice) price(u []float64, tab *tables, room []int64, lo, rest []int) ([]int, float64) {
 	a, top := pricePattern(bp.ctx, bp.m, u, tab, room, rest, bpPricingNodes)
 	for i, l := range lo {
 		a[i] += l

@@ -141,21 +141,15 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 			order[k] = k
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(y[a], y[b]) })
-		for _, k := range order {
-			col := pool.cols[k]
-			c := col.class
-			for r := 0; r < int(math.Floor(y[k]+1e-9)) && next[c] < classes[c].count; r++ {
-				if !fitsSupply(col.a, supply) {
-					break
-				}
-				j := start[c] + next[c]
-				copy(xr[j], col.a)
-				for i, ai := range col.a {
-					supply[i] -= ai
-				}
-				next[c]++
+		floorCopies(pool.cols, y, order, func(col patternColumn) bool {
+			return next[col.class] < classes[col.class].count && fitsSupply(col.a, supply)
+		}, func(col patternColumn) {
+			copy(xr[start[col.class]+next[col.class]], col.a)
+			for i, ai := range col.a {
+				supply[i] -= ai
 			}
-		}
+			next[col.class]++
+		})
 		// complete the nodes left empty with per-node fills
 		var restIdx []int
 		var restCaps [][]int64
@@ -182,6 +176,28 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 		bestTab = tablesOn(all, m.dem, u, counts)
 	}
 	return &lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, st, nil
+}
+
+// floorCopies calls place(col) ⌊y_k⌋ times for each column k of cols (in
+// order; every column in turn when order is nil), as long as fits(col)
+// holds: the integral part of a master solution y, pattern by pattern (the
+// rounding of the root LP, a dive's fixings, the integer master's
+// solutions).
+func floorCopies(cols []patternColumn, y []float64, order []int, fits func(patternColumn) bool, place func(patternColumn)) {
+	each := func(k int) {
+		for r := math.Floor(y[k] + diveIntTol); r >= 1 && fits(cols[k]); r-- {
+			place(cols[k])
+		}
+	}
+	if order == nil {
+		for k := range y {
+			each(k)
+		}
+		return
+	}
+	for _, k := range order {
+		each(k)
+	}
 }
 
 // pricingGrids are the views of the pricing tables: those of base without

@@ -114,7 +114,7 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 		if err != nil || ctx.Err() != nil {
 			return nil, 0, solves
 		}
-		if !m.canImprove(fixedVal+sol.Objective, incVal) {
+		if !m.canImproveWhole(fixedVal+sol.Objective, incVal) {
 			return nil, 0, solves // this dive cannot beat the incumbent
 		}
 		// a randomised dive fixes at most half the free nodes at once,
@@ -128,13 +128,8 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 			rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
 		}
 		progress := 0
-		for _, k := range order {
-			col := pool.cols[k]
-			for r := math.Floor(sol.Primal[k] + diveIntTol); r >= 1 && progress < quota && fits(col); r-- {
-				fix(col)
-				progress++
-			}
-		}
+		floorCopies(pool.cols, sol.Primal, order, func(col patternColumn) bool { return progress < quota && fits(col) },
+			func(col patternColumn) { fix(col); progress++ })
 		if progress == 0 {
 			// the column of largest fractional y (a randomised dive: one
 			// of the diveTop largest)

@@ -32,7 +32,11 @@
 //     a branch and price (bp.go: the pattern LP re-solved under
 //     branches on the total count of a type, then on its count on a class
 //     of identical nodes) proves most of the instances whose optimum is
-//     below the rounded LP bound. Where the
+//     below the rounded LP bound. Where the LP's duals and the values are
+//     multiples of one small unit, the bounds on a whole assignment also
+//     step down over the values no assignment can take (lattice.go: every
+//     value is the LP's Lagrangian bound less an element of the numerical
+//     semigroup of the duals; yarn-0's 7554 is such a gap). Where the
 //     grids are coarsened, the exact single-node maxima
 //     of the LP's pricing cap each node's bound. Instances that the greedy
 //     places entirely, or that the cheap bounds prove, skip the LP. A

@@ -17,6 +17,15 @@ const objTol = 1e-9
 // exhaustive returns the optimum of in by enumerating every assignment
 // (independent of the solver's model, bounds and search).
 func exhaustive(in *Instance) float64 {
+	best := 0.0
+	eachAssignmentValue(in, func(val float64) { best = max(best, val) })
+	return best
+}
+
+// eachAssignmentValue calls visit with the value of every feasible
+// assignment of in (every count of every type on every node within the
+// capacities and supplies), enumerated node by node, type by type.
+func eachAssignmentValue(in *Instance, visit func(val float64)) {
 	k := in.Resources()
 	supply := make([]int, len(in.Tasks))
 	for i, t := range in.Tasks {
@@ -26,14 +35,13 @@ func exhaustive(in *Instance) float64 {
 	for j, n := range in.Nodes {
 		resid[j] = append([]int64(nil), n.Capacity...)
 	}
-	best := 0.0
 	var rec func(j, i int, val float64)
 	rec = func(j, i int, val float64) {
 		if i == len(in.Tasks) {
 			j, i = j+1, 0
 		}
 		if j == len(in.Nodes) {
-			best = max(best, val)
+			visit(val)
 			return
 		}
 		d := in.Tasks[i].Demand
@@ -59,7 +67,6 @@ func exhaustive(in *Instance) float64 {
 		}
 	}
 	rec(0, 0, 0)
-	return best
 }
 
 // smallInstance draws a case small enough for exhaustive.

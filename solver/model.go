@@ -32,6 +32,10 @@ type model struct {
 	free []int
 	// unplaced are the input task types that fit no node, with the reason.
 	unplaced []Unplaced
+	// lattice holds the values a whole assignment can take below the
+	// root's Lagrangian bound (lattice.go), nil until the LP is solved or
+	// where it rules out none.
+	lattice *valueLattice
 }
 
 // newModel builds the model of a validated instance. Task types with count
@@ -245,6 +249,22 @@ func (m *model) floorBound(b float64) float64 {
 	}
 	q := b * m.unitDen / m.unitNum
 	return math.Floor(q+boundTolerance*math.Max(1, math.Abs(q))) * m.unitNum / m.unitDen
+}
+
+// wholeBound rounds an upper bound on the value of a whole assignment
+// (not of a part of the nodes or of the supply) down to the value unit and
+// then to the value lattice (lattice.go).
+func (m *model) wholeBound(b float64) float64 {
+	return m.lattice.stepDown(m, m.floorBound(b))
+}
+
+// canImproveWhole is canImprove for a bound b on the value of a whole
+// assignment: it also rules out the values off the value lattice.
+func (m *model) canImproveWhole(b, inc float64) bool {
+	if m.unit > 0 {
+		return m.wholeBound(b) > inc+0.5*m.unit
+	}
+	return m.canImprove(b, inc)
 }
 
 // snap returns the multiple of the value unit nearest to v (a sum of task

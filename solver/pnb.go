@@ -79,18 +79,19 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 	// LP re-solved from the last basis) until it is pruned or integral;
 	// the other branch of each step (y ≤ ⌊y⌋) waits in the queue
 	queue := &boundQueue[*pnbNode]{{bound: math.Inf(1)}}
-	var applied []pnbFix // the bounds set on the model now
-	lastFound := 0       // the subtrees evaluated when the last incumbent was found
+	var applied []pnbFix // the branching bounds of the subtree under way
+	bounds := newColumnBounds(model, upper)
+	lastFound := 0 // the subtrees evaluated when the last incumbent was found
 	for queue.Len() > 0 && nodes < nodeLimit && nodes-2*lastFound < stall && ctx.Err() == nil && m.canImprove(bound, bestVal) {
 		nd := heap.Pop(queue).(*pnbNode)
 		if !m.canImprove(nd.bound, bestVal) {
 			continue
 		}
-		for _, f := range applied {
-			model.SetColBounds(f.col, 0, upper[f.col])
-		}
+		bounds.reset()
 		applied = append(applied[:0], nd.fixes...)
-		setFixes(model, applied, upper)
+		for _, f := range applied {
+			bounds.fix(f)
+		}
 		for nodes < nodeLimit && ctx.Err() == nil {
 			nodes++
 			sol, err := model.Solve(ctx, lp.Options{})
@@ -114,8 +115,9 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 			y := sol.Primal[pick]
 			down := append(slices.Clip(applied), pnbFix{col: pick, upper: true, at: math.Floor(y)})
 			heap.Push(queue, &pnbNode{fixes: down, bound: sol.Objective})
-			applied = append(applied, pnbFix{col: pick, at: math.Ceil(y)})
-			setFixes(model, applied, upper)
+			up := pnbFix{col: pick, at: math.Ceil(y)}
+			applied = append(applied, up)
+			bounds.fix(up) // a plunge step sets one bound, not the whole path again
 		}
 	}
 	return best, bestVal, nodes
@@ -128,23 +130,41 @@ type pnbFix struct {
 	at    float64
 }
 
-// setFixes sets the bounds of the columns fixes name on model (the later
-// fixes of a column tighten the earlier ones; upper holds the root bounds).
-func setFixes(model *lp.Model, fixes []pnbFix, upper []float64) {
-	lo, hi := map[int]float64{}, map[int]float64{}
-	for _, f := range fixes {
-		if _, ok := hi[f.col]; !ok {
-			lo[f.col], hi[f.col] = 0, upper[f.col]
-		}
-		if f.upper {
-			hi[f.col] = math.Min(hi[f.col], f.at)
-		} else {
-			lo[f.col] = math.Max(lo[f.col], f.at)
+// columnBounds keeps the column bounds of masterIP's LP model: the root
+// bounds [0, upper] and the branching bounds set since the last reset.
+type columnBounds struct {
+	model   *lp.Model
+	upper   []float64 // the root's upper bounds
+	lo, hi  []float64 // the bounds set on the model now
+	touched []int     // the columns whose bounds differ from the root's (repeats allowed)
+}
+
+func newColumnBounds(model *lp.Model, upper []float64) *columnBounds {
+	return &columnBounds{model: model, upper: upper, lo: make([]float64, len(upper)), hi: slices.Clone(upper)}
+}
+
+// fix tightens the bounds of f's column by f (a later fix of a column
+// tightens the earlier ones) and sets them on the model.
+func (b *columnBounds) fix(f pnbFix) {
+	if f.upper {
+		b.hi[f.col] = math.Min(b.hi[f.col], f.at)
+	} else {
+		b.lo[f.col] = math.Max(b.lo[f.col], f.at)
+	}
+	b.touched = append(b.touched, f.col)
+	b.model.SetColBounds(f.col, b.lo[f.col], b.hi[f.col])
+}
+
+// reset puts the columns fixed since the last reset back to their root
+// bounds.
+func (b *columnBounds) reset() {
+	for _, k := range b.touched {
+		if b.lo[k] != 0 || b.hi[k] != b.upper[k] {
+			b.lo[k], b.hi[k] = 0, b.upper[k]
+			b.model.SetColBounds(k, 0, b.upper[k])
 		}
 	}
-	for k, h := range hi {
-		model.SetColBounds(k, lo[k], h)
-	}
+	b.touched = b.touched[:0]
 }
 
 // pnbNode is an open subtree of masterIP: its branching bounds and its
@@ -166,12 +186,10 @@ func masterAssignment(m *model, sorted [][]int64, classes []nodeClass, cols []pa
 		start[c+1] = start[c] + classes[c].count
 	}
 	next := make([]int, len(classes))
-	for k, col := range cols {
-		for r := int(math.Floor(y[k] + diveIntTol)); r > 0 && next[col.class] < classes[col.class].count; r-- {
-			x[start[col.class]+next[col.class]] = slices.Clone(col.a)
-			next[col.class]++
-		}
-	}
+	floorCopies(cols, y, nil, func(col patternColumn) bool { return next[col.class] < classes[col.class].count }, func(col patternColumn) {
+		x[start[col.class]+next[col.class]] = slices.Clone(col.a)
+		next[col.class]++
+	})
 	for j := range x {
 		if x[j] == nil {
 			x[j] = make([]int, len(m.dem))

@@ -74,7 +74,7 @@ func (t *tracker) incumbent(v float64) {
 
 // proven records a proven upper bound.
 func (t *tracker) proven(b float64) {
-	if b = t.m.floorBound(b); b < t.bound {
+	if b = t.m.wholeBound(b); b < t.bound {
 		t.bound = b
 		t.pub.mu.Lock()
 		t.pub.bound = b

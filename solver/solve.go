@@ -302,32 +302,34 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		if lpStats.rounded != nil {
 			tryIncumbent(unpermuteRows(lpStats.rounded, order))
 		}
+		m.lattice = newValueLattice(m, sorted, lpBoundOf(bounds))
 	}
 
 	s := newSearch(ctx, m, sorted, same, m.supply, bounds)
 	s.deadline = deadline
 	s.gap = opts.Gap
+	s.whole = true
 	s.publish = track
 	s.setIncumbent(permuteRows(bestX, order), bestVal)
 	result := func() [][]int { return unpermuteRows(s.best, order) }
-	root := math.Min(cheap, m.floorBound(s.rootBound()))
+	root := m.wholeBound(math.Min(cheap, s.rootBound()))
 	track.proven(root)
 	finish := func(ub float64) ([][]int, float64, Stats) {
 		stats.Stopped = s.stopped
 		if s.stopped == "" && ctx.Err() != nil {
 			stats.Stopped = stopReason(ctx)
 		}
-		if stats.Stopped == "" && m.canImprove(ub, s.bestVal) {
+		if stats.Stopped == "" && m.canImproveWhole(ub, s.bestVal) {
 			stats.Stopped = StopGap
 		}
 		return result(), math.Max(ub, s.bestVal), stats
 	}
-	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
+	if !m.canImproveWhole(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)
 	}
 	track.setPhase("improve")
 	root, bp := improveAndProve(ctx, m, sorted, base, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
-	if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
+	if !m.canImproveWhole(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)
 	}
 	if bp != nil {
@@ -335,7 +337,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		// goes on, now with the improved incumbent, for a share of the
 		// time left; the count search gets the rest
 		root = math.Min(root, resumeBranchPrice(ctx, bp, deadline, bpLateShare, bpLateCap, &stats, track))
-		if !m.canImprove(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
+		if !m.canImproveWhole(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 			return finish(root)
 		}
 	}
@@ -347,7 +349,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	track.addNodes(s.explored)
 	ub := math.Max(s.bestVal, s.gapOpen)
 	if s.stopped != "" {
-		ub = math.Max(ub, m.floorBound(open))
+		ub = math.Max(ub, m.wholeBound(open))
 	}
 	return finish(math.Min(root, ub))
 }
@@ -432,7 +434,7 @@ func stopReason(ctx context.Context) StopReason {
 func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tables, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) (_ float64, bp *branchPrice) {
 	lb := lpBoundOf(bounds) // the LP duals' bound, the one the DP needs
 	done := func() bool {
-		return !m.canImprove(root, s.bestVal) || withinGap(s.gap, root, s.bestVal) || ctx.Err() != nil
+		return !m.canImproveWhole(root, s.bestVal) || withinGap(s.gap, root, s.bestVal) || ctx.Err() != nil
 	}
 	reached := false // the DP found a relaxed solution at the bound
 	// step runs one DP step with at most share of the time left; it
@@ -441,7 +443,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		// prove z ≤ target, one unit below the bound
 		target := s.bestVal
 		if m.unit > 0 {
-			target = math.Max(s.bestVal, root-m.unit)
+			target = math.Max(s.bestVal, m.wholeBound(root-m.unit))
 		}
 		track.setPhase("cost-dp")
 		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline, share)
@@ -453,7 +455,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 			s.setIncumbent(x, assignmentValue(m, x))
 			track.incumbent(s.bestVal)
 		}
-		if ub = m.floorBound(ub); m.canImprove(ub, target) {
+		if ub = m.wholeBound(ub); m.canImproveWhole(ub, target) {
 			root = math.Min(root, ub) // a relaxed solution reaches ub
 			track.proven(root)
 			reached = true
@@ -604,11 +606,11 @@ func lpBoundOf(bounds []*lagBound) *lagBound {
 func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, columns *columnPool, root float64, seed uint64, from, to int, share float64, deadline time.Time, stats *Stats, track *tracker) {
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*share)))
+		ctx, cancel = context.WithDeadline(ctx, shareOf(deadline, share))
 		defer cancel()
 	}
 	track.setPhase("dive")
-	for try := from; try < to && ctx.Err() == nil && m.canImprove(root, s.bestVal); try++ {
+	for try := from; try < to && ctx.Err() == nil && m.canImproveWhole(root, s.bestVal); try++ {
 		var rng *rand.Rand // dive 0 is deterministic, the others random
 		if try > 0 {
 			rng = rand.New(rand.NewPCG(seed, diveStream+uint64(try)))

@@ -32,24 +32,26 @@ var parentPath = regexp.MustCompile(`(?:\.\./)+[A-Za-z0-9_][A-Za-z0-9_./-]*`)
 // mdLink is a relative Markdown link target (no scheme, no pure anchor).
 var mdLink = regexp.MustCompile(`\]\(([^)#:\s]+)(?:#[^)]*)?\)`)
 
-// repoFiles walks the source tree (not .git, build outputs, or server state
-// left by a local run) and calls fn with each file's path relative to root
-// and its contents.
+// repoFiles walks the source tree (not .git, nor what .gitignore leaves
+// out: build outputs, server state left by a local run, the packages
+// scripts/setup.sh installs for the benchmarks) and calls fn with each
+// file's path relative to root and its contents.
 func repoFiles(t *testing.T, root string, fn func(rel string, data []byte)) {
 	t.Helper()
+	ignored := gitignored(t, root)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			name := d.Name()
-			if rel != "." && (strings.HasPrefix(name, ".") || name == "bin" || name == "optd-data") {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || ignored(rel+"/", d.Name())) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || ignored(rel, d.Name()) {
 			return nil
 		}
 		data, err := os.ReadFile(path)
@@ -59,11 +61,51 @@ func repoFiles(t *testing.T, root string, fn func(rel string, data []byte)) {
 		if bytes.IndexByte(data, 0) >= 0 { // binary: images, compiled files
 			return nil
 		}
-		fn(filepath.ToSlash(rel), data)
+		fn(rel, data)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// gitignored reads root's .gitignore, which holds two kinds of pattern: a
+// path from the root ("/bin/", a directory when it ends in "/") and a
+// file-name glob ("*.test"). Anything else fails the test, so that a new kind
+// of pattern is not silently walked.
+func gitignored(t *testing.T, root string) func(rel, name string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths, globs []string
+	for _, line := range strings.Split(string(data), "\n") {
+		switch line = strings.TrimSpace(line); {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "/"):
+			paths = append(paths, strings.TrimPrefix(line, "/"))
+		case !strings.Contains(line, "/"):
+			if _, err := filepath.Match(line, ""); err != nil {
+				t.Fatalf(".gitignore: %q: %v", line, err)
+			}
+			globs = append(globs, line)
+		default:
+			t.Fatalf(".gitignore: %q: the docs tests read only root-anchored paths and file-name globs", line)
+		}
+	}
+	return func(rel, name string) bool {
+		for _, p := range paths {
+			if rel == p || rel == strings.TrimSuffix(p, "/") && !strings.HasSuffix(p, "/") {
+				return true
+			}
+		}
+		for _, g := range globs {
+			if ok, _ := filepath.Match(g, name); ok {
+				return true
+			}
+		}
+		return false
 	}
 }
 

@@ -130,14 +130,24 @@ func (p *placementMDP) samplePath(rng *rand.Rand, steps int) []pathNoise {
 }
 
 // pathStepper maps (regular state, noise) to the next state, memoized.
+// It depends on the chain only, not on V: one serves every V tried.
+//
+// The memo holds, per regular state met on a path, one entry per outcome
+// that decides the next state and no more: an arrival (its atom only when
+// it enters service, n < K) and each position that may leave, counted by
+// its first position among equal types in the sorted set (equal types
+// leave the same state behind; the atom only when the head of the queue
+// enters, w > 0). A dense row per state, indexed without hashing: the
+// lookup was most of a path's time as a map keyed by (state, position,
+// atom).
 type pathStepper struct {
 	p    *placementMDP
-	memo map[[3]int32]int32
+	memo [][]int32 // per state: nil until met, else its row (−1: not yet)
 	key  []byte
 }
 
 func newPathStepper(p *placementMDP) *pathStepper {
-	return &pathStepper{p: p, memo: map[[3]int32]int32{}}
+	return &pathStepper{p: p, memo: make([][]int32, p.m.NumStates())}
 }
 
 // next returns the state after regular state s under noise e: a regular
@@ -146,16 +156,47 @@ func (ps *pathStepper) next(s int32, e pathNoise) int32 {
 	p := ps.p
 	set, w := p.set[s], p.waiting[s]
 	n := len(set)
-	pos := int32(-1) // an arrival
+	pos := -1 // an arrival
 	if !e.arrival {
-		pos = int32(min(int(e.u*float64(n)), n-1)) // −1 when n = 0: a self-loop
 		if n == 0 {
-			return s
+			return s // a self-loop
+		}
+		pos = min(int(e.u*float64(n)), n-1)
+		for pos > 0 && set[pos-1] == set[pos] {
+			pos-- // equal types: the first one's entry
 		}
 	}
-	k := [3]int32{s, pos, e.atom}
-	if v, ok := ps.memo[k]; ok {
-		return v
+	// Row layout: the arrival's entries (A atoms if it enters service, else
+	// one), then each position's (A if the head of the queue enters, else
+	// one).
+	A := len(p.atoms)
+	arr, dep := 1, 1
+	if n < p.model.K {
+		arr = A
+	}
+	if w > 0 {
+		dep = A
+	}
+	idx := 0
+	switch {
+	case pos < 0 && arr > 1:
+		idx = int(e.atom)
+	case pos >= 0:
+		idx = arr + pos*dep
+		if dep > 1 {
+			idx += int(e.atom)
+		}
+	}
+	row := ps.memo[s]
+	if row == nil {
+		row = make([]int32, arr+n*dep)
+		for k := range row {
+			row[k] = -1
+		}
+		ps.memo[s] = row
+	}
+	if to := row[idx]; to >= 0 {
+		return to
 	}
 	var to int32
 	switch {
@@ -170,7 +211,7 @@ func (ps *pathStepper) next(s int32, e pathNoise) int32 {
 	default:
 		to = s
 	}
-	ps.memo[k] = to
+	row[idx] = to
 	return to
 }
 
@@ -352,13 +393,16 @@ func ValueBound(ctx context.Context, m PlacementModel, opts ValueBoundOptions) (
 		}
 		h, reference = ev.Bias, pm.perJob(ev.Gain)
 	}
+	// One stepper for every α and path: it does not depend on V, and its
+	// memo, filled on the pilot paths, serves the reported ones.
+	ps := newPathStepper(pm)
 	// α on pilot paths apart from the reported ones.
 	bestAlpha := alphas[0]
 	if len(alphas) > 1 {
 		pilot := ValueBoundOptions{Steps: max(opts.Steps/valuePilotShare, 1), Replications: valuePilotPaths, Seed: opts.Seed ^ valuePilotSalt}
 		best := math.Inf(-1)
 		for _, alpha := range alphas {
-			r, err := pm.boundWithValue(ctx, pm.scaledValue(h, alpha), pilot)
+			r, err := pm.boundWithValue(ctx, ps, pm.scaledValue(h, alpha), pilot)
 			if err != nil {
 				return nil, err
 			}
@@ -367,7 +411,7 @@ func ValueBound(ctx context.Context, m PlacementModel, opts ValueBoundOptions) (
 			}
 		}
 	}
-	res, err := pm.boundWithValue(ctx, pm.scaledValue(h, bestAlpha), opts)
+	res, err := pm.boundWithValue(ctx, ps, pm.scaledValue(h, bestAlpha), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -434,10 +478,10 @@ func valueBoundChain(ctx context.Context, m PlacementModel, opts *ValueBoundOpti
 }
 
 // boundWithValue is (V2) per job with the penalty of v (any function of
-// the chain's states) over opts.Replications paths.
-func (p *placementMDP) boundWithValue(ctx context.Context, v []float64, opts ValueBoundOptions) (*ValueBoundResult, error) {
+// the chain's states) over opts.Replications paths, stepped by ps (the
+// chain's).
+func (p *placementMDP) boundWithValue(ctx context.Context, ps *pathStepper, v []float64, opts ValueBoundOptions) (*ValueBoundResult, error) {
 	pv := p.expectedNext(v)
-	ps := newPathStepper(p)
 	res := &ValueBoundResult{States: p.m.NumStates()}
 	for r := range opts.Replications {
 		path := p.samplePath(sim.NewRand(sim.ReplicationSeed(opts.Seed, r), sim.StreamJobs), opts.Steps)

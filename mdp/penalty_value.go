@@ -380,6 +380,35 @@ func ValueBound(ctx context.Context, m PlacementModel, opts ValueBoundOptions) (
 	if err != nil {
 		return nil, err
 	}
+	return pm.valueBound(ctx, opts, nil)
+}
+
+// SolvePlacementAndValueBound is SolvePlacement(ctx, m, opts) and
+// ValueBound(ctx, m, vb) with vb.Solve = opts, on one build of the chain
+// and one evaluation of greedy, which both need (`optd bound --bounds
+// value-penalty,mdp` built the chain and evaluated greedy twice): the same
+// two results. vb is checked first, so a model without a value bound (a
+// *ModelError naming the field) is refused before anything is solved.
+func SolvePlacementAndValueBound(ctx context.Context, m PlacementModel, opts SolveOptions, vb ValueBoundOptions) (*PlacementSolution, *ValueBoundResult, error) {
+	vb.Solve = opts
+	if _, _, err := checkValueBound(m, &vb); err != nil {
+		return nil, nil, err
+	}
+	sol, up, greedy, err := solvePlacement(ctx, m, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := up.valueBound(ctx, vb, greedy)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sol, res, nil
+}
+
+// valueBound is ValueBound on its chain p (opts checked, defaults filled
+// in); greedy, if not nil, is greedy's evaluation on p.
+func (p *placementMDP) valueBound(ctx context.Context, opts ValueBoundOptions, greedy *Evaluation) (*ValueBoundResult, error) {
+	pm := p
 	alphas := opts.Alphas
 	if alphas == nil {
 		alphas = valueAlphas
@@ -387,11 +416,14 @@ func ValueBound(ctx context.Context, m PlacementModel, opts ValueBoundOptions) (
 	h := make([]float64, pm.m.NumStates())
 	reference := math.NaN()
 	if slices.ContainsFunc(alphas, func(a float64) bool { return a != 0 }) {
-		ev, err := Evaluate(ctx, pm.m, pm.greedyPolicy(), Options{Tolerance: opts.Solve.Tolerance})
-		if err != nil {
-			return nil, fmt.Errorf("mdp: evaluating greedy: %w", err)
+		if greedy == nil {
+			ev, err := Evaluate(ctx, pm.m, pm.greedyPolicy(), Options{Tolerance: opts.Solve.Tolerance})
+			if err != nil {
+				return nil, fmt.Errorf("mdp: evaluating greedy: %w", err)
+			}
+			greedy = ev
 		}
-		h, reference = ev.Bias, pm.perJob(ev.Gain)
+		h, reference = greedy.Bias, pm.perJob(greedy.Gain)
 	}
 	// One stepper for every α and path: it does not depend on V, and its
 	// memo, filled on the pilot paths, serves the reported ones.
@@ -443,12 +475,24 @@ func (p *placementMDP) scaledValue(h []float64, alpha float64) []float64 {
 // valueBoundChain checks m and opts (defaults filled in) and builds the
 // chain.
 func valueBoundChain(ctx context.Context, m PlacementModel, opts *ValueBoundOptions) (*placementMDP, error) {
-	cls, err := m.validate()
+	cls, d, err := checkValueBound(m, opts)
 	if err != nil {
 		return nil, err
 	}
+	return buildPlacement(ctx, m, cls, d.upper, opts.Solve.MaxStates)
+}
+
+// checkValueBound checks m and opts, with their defaults filled in: the
+// options, and a workload whose chain is the model itself; it returns the
+// slot classes and the workload's atoms.
+func checkValueBound(m PlacementModel, opts *ValueBoundOptions) (*classes, discretization, error) {
+	var d discretization
+	cls, err := m.validate()
+	if err != nil {
+		return nil, d, err
+	}
 	if opts.Solve, err = opts.Solve.withDefaults(); err != nil {
-		return nil, err
+		return nil, d, err
 	}
 	if opts.Steps == 0 {
 		opts.Steps = DefaultValueBoundSteps
@@ -458,23 +502,22 @@ func valueBoundChain(ctx context.Context, m PlacementModel, opts *ValueBoundOpti
 	}
 	switch {
 	case opts.Steps < 1:
-		return nil, modelErr("ValueBoundOptions.Steps", opts.Steps, "must be ≥ 1")
+		return nil, d, modelErr("ValueBoundOptions.Steps", opts.Steps, "must be ≥ 1")
 	case opts.Replications < 1:
-		return nil, modelErr("ValueBoundOptions.Replications", opts.Replications, "must be ≥ 1")
+		return nil, d, modelErr("ValueBoundOptions.Replications", opts.Replications, "must be ≥ 1")
 	case opts.Alphas != nil && len(opts.Alphas) == 0:
-		return nil, modelErr("ValueBoundOptions.Alphas", "[]", "give at least one scale (nil: the default grid)")
+		return nil, d, modelErr("ValueBoundOptions.Alphas", "[]", "give at least one scale (nil: the default grid)")
 	}
 	for k, a := range opts.Alphas {
 		if !(a >= 0) || math.IsInf(a, 0) {
-			return nil, modelErr(fmt.Sprintf("ValueBoundOptions.Alphas[%d]", k), a, "must be finite and ≥ 0")
+			return nil, d, modelErr(fmt.Sprintf("ValueBoundOptions.Alphas[%d]", k), a, "must be finite and ≥ 0")
 		}
 	}
-	d := discretize(m.Workload, opts.Solve.Bins)
-	if !d.exact {
-		return nil, modelErr(FieldWorkload, "continuous or more atoms than SolveOptions.Bins",
+	if d = discretize(m.Workload, opts.Solve.Bins); !d.exact {
+		return nil, d, modelErr(FieldWorkload, "continuous or more atoms than SolveOptions.Bins",
 			"it needs the chain of the model itself: a discrete workload with at most %d atoms of data per R (bins)", opts.Solve.Bins)
 	}
-	return buildPlacement(ctx, m, cls, d.upper, opts.Solve.MaxStates)
+	return cls, d, nil
 }
 
 // boundWithValue is (V2) per job with the penalty of v (any function of

@@ -35,8 +35,9 @@ func envInt(name string, def int) int {
 // a workload scenario only), with their narrower half-widths. With
 // OPTD_PENALTY_VARIANTS (names of penaltyVariants, comma-separated) other
 // features are fitted and evaluated beside on the same replications, e.g.
-// "penalized,round-5": today's and the last round's (no big-others terms,
-// the class grid of ratio √2), their difference paired per replication.
+// "penalized,big-others-finer": FitPenalty's features and those with the
+// big-others terms and the finer class grid, their difference paired per
+// replication.
 func TestPenaltyScale(t *testing.T) {
 	if os.Getenv("OPTD_PENALTY_SCALE") == "" {
 		t.Skip("set OPTD_PENALTY_SCALE=1")
@@ -176,10 +177,10 @@ func TestPenaltyScale(t *testing.T) {
 // (OPTD_PENALTY_VARIANTS, comma-separated; the first is the one the others
 // are paired against).
 var penaltyVariants = map[string]penaltyVariant{
-	"penalized":          {},
-	"round-5":            {withoutBig: true, classesPerDoubling: 2},
-	"without-big-others": {withoutBig: true},
-	"sqrt2-classes":      {classesPerDoubling: 2},
+	"penalized":        {},
+	"big-others":       {bigOthers: true},
+	"finer-classes":    {classesPerDoubling: 3},
+	"big-others-finer": {bigOthers: true, classesPerDoubling: 3},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

@@ -212,16 +212,7 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 		if testing.Short() && c.grouped {
 			continue // grouped: TestPenaltyBelowOptimum, and the cases at scale below
 		}
-		// The grouped penalty (compact features, random coefficients per
-		// feature, class group and job group) spreads the most: on 24
-		// replications random's mean drew 21.8 ± 12.9 per job, just outside
-		// the check, and 5.9 ± 6.1 on 120; three times the replications
-		// (cheap at this size) keep the check's power.
-		n := reps
-		if c.grouped {
-			n = 3 * reps
-		}
-		s, desc := genPlacementScenario(t, c.seed, 600, n)
+		s, desc := genPlacementScenario(t, c.seed, 600, reps)
 		// Random θ of two scales: FitPenalty may keep θ = 0 (a zero
 		// penalty), and validity must not depend on the fit.
 		pen := testPenalty(t, s, PenaltyFit{Steps: 20, Jobs: 200, grouped: c.grouped})
@@ -241,9 +232,14 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 		jobs, reps = 150, 8
 	}
 	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
-	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
+	// With the optional features too (the big-others terms, the finer
+	// class grid), so that they are checked under these policies.
+	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3}})
 	if pen.grp == nil {
 		t.Fatal("1000 classes are not grouped")
+	}
+	if pen.basis.bigFeatures() == 0 {
+		t.Fatal("no big-others terms")
 	}
 	// Every step of the Lagrangian is a bound: a few keep (P2) tested
 	// and the test light.

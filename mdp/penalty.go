@@ -1271,7 +1271,10 @@ type PenaltyFit struct {
 // 100), so neither is FitPenalty's default: with both, θ fitted in 300
 // steps, 8 replications of 9000 jobs, the bound was 160.17 ± 11.40 per job
 // against 160.52 ± 12.79 without (paired −0.34 ± 1.93); on one 2000-job
-// replication with 150 steps it had looked like +2.3.
+// replication with 150 steps it had looked like +2.3. With 150 steps, on
+// the first two of those replications, each alone lowered it (big-others
+// −5.2 and −7.7 per job, the finer grid −3.1 and −5.1): their extra
+// coefficients need more steps than that, and 300 only caught up.
 type penaltyVariant struct {
 	// bigOthers: the big-others terms (penalty_big.go).
 	bigOthers bool

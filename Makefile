@@ -99,6 +99,9 @@ penalty-report:
 # _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes. With 8 or more
 # replications of a workload scenario it also prints the means controlled
 # by the queue's martingale (narrower intervals, the same expectations).
+# OPTD_PENALTY_VARIANTS=penalized,big-others-finer fits optional features
+# beside the default ones and evaluates both on the same replications
+# (twice the fitting time; mdp's penaltyVariants lists them).
 penalty-scale:
 	OPTD_PENALTY_SCALE=1 OPTD_PENALTY_SCENARIOS=$(CURDIR)/search/testdata/fig9-rho0.6.json,$(CURDIR)/search/testdata/fig9-rho0.9.json,$(CURDIR)/search/testdata/swim-fb2010.json go test ./mdp -run '^TestPenaltyScale$$' -v -count=1 -timeout 3h
 

@@ -48,6 +48,11 @@ type Backend interface {
 	// maxStates as for SolvePlacement); skipped (non-empty) says why the
 	// scenario has none.
 	ValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int) (mean float64, skipped string, err error)
+	// SolvePlacementAndValueBound is SolvePlacement and ValueBound on one
+	// build of the MDP's chain: skipped (non-empty) says why the scenario
+	// has no value-penalty bound (then nothing is solved: sol is nil), as
+	// ValueBound would, a chain beyond maxStates included.
+	SolvePlacementAndValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (sol *MDPSolution, value float64, skipped string, err error)
 }
 
 // PenalizedBounder computes the penalized hindsight LP of one run.

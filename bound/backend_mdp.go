@@ -28,10 +28,14 @@ func (mdpBackend) SolvePlacement(ctx context.Context, s *sim.Scenario, bins, max
 	if err != nil {
 		return nil, false, err
 	}
+	return mdpSolution(sol), false, nil
+}
+
+func mdpSolution(sol *mdp.PlacementSolution) *MDPSolution {
 	return &MDPSolution{
 		Optimal: sol.Optimal, Lower: sol.Lower, Upper: sol.Upper, Exact: sol.Exact, States: sol.States,
 		Policy: sol.Policy, PolicyCosts: sol.PolicyCosts,
-	}, false, nil
+	}
 }
 
 func (mdpBackend) HindsightBound(ctx context.Context, jobs []sim.JobRecord, slotCosts []float64, maxClasses int) (float64, error) {
@@ -47,25 +51,51 @@ func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) flo
 }
 
 func (mdpBackend) ValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int) (float64, string, error) {
+	_, v, skipped, err := valueBound(ctx, s, bins, maxStates, nil)
+	return v, skipped, err
+}
+
+func (mdpBackend) SolvePlacementAndValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (*MDPSolution, float64, string, error) {
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	return valueBound(ctx, s, bins, maxStates, progress)
+}
+
+// valueBound is the value-penalty bound of s (and skipped: why it has
+// none), with the MDP solved on the same chain when progress is not nil
+// (mdp.SolvePlacementAndValueBound).
+func valueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (*MDPSolution, float64, string, error) {
 	m, err := mdp.ModelOf(s)
 	var no *mdp.NoModelError
 	if errors.As(err, &no) {
-		return 0, no.Reason, nil
+		return nil, 0, no.Reason, nil
 	}
 	if err != nil {
-		return 0, "", err
+		return nil, 0, "", err
 	}
-	res, err := mdp.ValueBound(ctx, m, mdp.ValueBoundOptions{Seed: s.Seed, Solve: mdp.SolveOptions{Bins: bins, MaxStates: maxStates}})
+	opts := mdp.ValueBoundOptions{Seed: s.Seed, Solve: mdp.SolveOptions{Bins: bins, MaxStates: maxStates}}
+	var sol *mdp.PlacementSolution
+	var res *mdp.ValueBoundResult
+	if progress != nil {
+		opts.Solve.Progress = progress
+		sol, res, err = mdp.SolvePlacementAndValueBound(ctx, m, opts.Solve, opts)
+	} else {
+		res, err = mdp.ValueBound(ctx, m, opts)
+	}
 	var bad *mdp.ModelError
 	switch {
 	case errors.Is(err, mdp.ErrTooLarge):
-		return 0, fmt.Sprintf("the MDP's chain has more than max-states = %d states", maxStates), nil
+		return nil, 0, fmt.Sprintf("the MDP's chain has more than max-states = %d states", maxStates), nil
 	case errors.As(err, &bad) && bad.Field == mdp.FieldWorkload:
-		return 0, bad.Reason, nil
+		return nil, 0, bad.Reason, nil
 	case err != nil:
-		return 0, "", err
+		return nil, 0, "", err
 	}
-	return res.Mean, "", nil
+	if sol == nil {
+		return nil, res.Mean, "", nil
+	}
+	return mdpSolution(sol), res.Mean, "", nil
 }
 
 func (mdpBackend) FitPenalty(ctx context.Context, s *sim.Scenario, steps, lagrangeSteps int, progress func(done, total int)) (PenalizedBounder, string, error) {

@@ -257,11 +257,25 @@ func factory(ctx context.Context, name string, st Settings, mdpPolicy policy.Pla
 // value-penalty bound and the exact empty-cluster bound.
 func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings, mdpProgress func(done, total int)) (Fixed, policy.Placement, error) {
 	f := Fixed{LowerBounds: map[string]float64{}}
+	withMDP := slices.Contains(st.Bounds, BoundsMDP)
+	if mdpProgress == nil {
+		mdpProgress = func(int, int) {}
+	}
+	// With the MDP asked for too, the value-penalty bound comes with its
+	// solve, on the same chain (built once).
+	var both *MDPSolution
 	if slices.Contains(st.Bounds, BoundValuePenalty) {
 		if be == nil {
 			return f, nil, invalidf("bounds: %s: this build has no MDP solver", BoundValuePenalty)
 		}
-		v, skipped, err := be.ValueBound(ctx, s, st.Bins, st.MaxStates)
+		var v float64
+		var skipped string
+		var err error
+		if withMDP {
+			both, v, skipped, err = be.SolvePlacementAndValueBound(ctx, s, st.Bins, st.MaxStates, mdpProgress)
+		} else {
+			v, skipped, err = be.ValueBound(ctx, s, st.Bins, st.MaxStates)
+		}
 		if err != nil {
 			return f, nil, fmt.Errorf("%s: %w", BoundValuePenalty, err)
 		}
@@ -279,7 +293,7 @@ func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings,
 	if slices.Contains(st.Bounds, BoundEmptyCluster) && !pathwiseEmptyCluster(be, s) {
 		f.LowerBounds[BoundEmptyCluster] = be.EmptyClusterBound(s.Workload, s.SlotCosts)
 	}
-	if !slices.Contains(st.Bounds, BoundsMDP) {
+	if !withMDP {
 		return f, nil, nil
 	}
 	info := &MDPInfo{}
@@ -289,12 +303,12 @@ func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings,
 		info.Skipped = no.Reason
 		return f, nil, nil
 	}
-	if mdpProgress == nil {
-		mdpProgress = func(int, int) {}
-	}
-	sol, tooLarge, err := be.SolvePlacement(ctx, s, st.Bins, st.MaxStates, mdpProgress)
-	if err != nil {
-		return f, nil, fmt.Errorf("MDP: %w", err)
+	sol, tooLarge := both, false
+	if sol == nil {
+		var err error
+		if sol, tooLarge, err = be.SolvePlacement(ctx, s, st.Bins, st.MaxStates, mdpProgress); err != nil {
+			return f, nil, fmt.Errorf("MDP: %w", err)
+		}
 	}
 	if tooLarge {
 		info.Skipped = fmt.Sprintf("the MDP has more than max-states = %d states", st.MaxStates)

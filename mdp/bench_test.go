@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/optd/optd/models"
+	"github.com/optd/optd/sim"
 )
 
 // benchModel has slots of distinct costs 1 + i² (no symmetry to exploit),
@@ -112,6 +113,31 @@ func BenchmarkHindsightLagrangian(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := HindsightBoundLevels(ctx, jobs, costs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkValueBound is ValueBound on mdp-small and mdp-8slots with
+// shorter paths (10⁴ steps; greedy's evaluation, five scales of its bias
+// on pilot paths, then the reported paths): the path stepper's memo and
+// the chain's build dominate beside the path DP.
+func BenchmarkValueBound(b *testing.B) {
+	for _, name := range []string{"mdp-small", "mdp-8slots"} {
+		s, err := sim.LoadScenario("../search/testdata/" + name + ".json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := ModelOf(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ValueBound(context.Background(), m, ValueBoundOptions{Steps: 10_000, Seed: 1}); err != nil {
 					b.Fatal(err)
 				}
 			}

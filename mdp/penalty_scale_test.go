@@ -32,7 +32,12 @@ func envInt(name string, def int) int {
 // replications, and each policy's certified gap (mean cost over mean
 // bound; the penalized bound holds in expectation, not per replication);
 // then the same means controlled by the queue's martingale (controlledMean,
-// a workload scenario only), with their narrower half-widths.
+// a workload scenario only), with their narrower half-widths. With
+// OPTD_PENALTY_VARIANTS (names of penaltyVariants, comma-separated) other
+// features are fitted and evaluated beside on the same replications, e.g.
+// "penalized,big-others-finer": FitPenalty's features and those with the
+// big-others terms and the finer class grid, their difference paired per
+// replication.
 func TestPenaltyScale(t *testing.T) {
 	if os.Getenv("OPTD_PENALTY_SCALE") == "" {
 		t.Skip("set OPTD_PENALTY_SCALE=1")
@@ -59,13 +64,27 @@ func TestPenaltyScale(t *testing.T) {
 		if resample {
 			fmt.Printf("%s: the trace's arrivals with (X, R) drawn i.i.d. from its empirical law (a model, not the trace)\n", rho)
 		}
-		st := time.Now()
-		pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample})
-		if err != nil {
-			t.Fatal(err)
+		// The penalties compared on the same replications: today's
+		// features, and those of OPTD_PENALTY_VARIANTS beside them.
+		type fitted struct {
+			name string
+			pen  *Penalty
 		}
-		pen.Lagrange = LagrangeOptions{Iterations: lsteps}
-		fmt.Printf("%s: fit %d steps in %v (coarse fit LP %.3f/job)\n", rho, steps, time.Since(st).Round(time.Second), pen.Fit)
+		var pens []fitted
+		for _, name := range variantNames() {
+			v, ok := penaltyVariants[name]
+			if !ok {
+				t.Fatalf("OPTD_PENALTY_VARIANTS: unknown variant %q", name)
+			}
+			st := time.Now()
+			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, variant: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pen.Lagrange = LagrangeOptions{Iterations: lsteps}
+			fmt.Printf("%s: %s: fit %d steps in %v (coarse fit LP %.3f/job, %d features)\n", rho, name, steps, time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
+			pens = append(pens, fitted{name, pen})
+		}
 		names := []string{"greedy", "state-threshold"}
 		var fs []sim.NamedFactory
 		for _, n := range names {
@@ -73,7 +92,8 @@ func TestPenaltyScale(t *testing.T) {
 				return policy.NewPlacement(n, policy.PlacementConfig{Seed: seed})
 			}})
 		}
-		var plain, penal, cv []float64
+		var plain, cv []float64
+		penal := make([][]float64, len(pens))
 		cost := map[string][]float64{}
 		capacity := -1
 		if s.MaxWaiting >= 0 {
@@ -100,45 +120,84 @@ func TestPenaltyScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			t0 := time.Since(st)
-			runtime.GC()
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
-			st = time.Now()
-			p1, res, err := pen.boundLagrangian(ctx, r.Records)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t1 := time.Since(st)
-			runtime.ReadMemStats(&m1)
-			plain, penal = append(plain, p0/N), append(penal, p1/N)
+			plain = append(plain, p0/N)
 			if s.Trace == nil {
 				cv = append(cv, queueMartingale(r.Records, s.ArrivalRate, s.ServiceRate, capacity))
 			}
-			fmt.Printf("  rep %d (%d jobs): plain Lagrangian %.3f (%v), penalized %.3f (%v, %d steps, %.0f MiB allocated), greedy %.3f, state-threshold %.3f\n",
-				rep, len(counted), p0/N, t0.Round(time.Millisecond), p1/N, t1.Round(time.Millisecond), res.Steps,
-				float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20), cost["greedy"][rep], cost["state-threshold"][rep])
+			fmt.Printf("  rep %d (%d jobs): plain Lagrangian %.3f (%v)", rep, len(counted), p0/N, t0.Round(time.Millisecond))
+			for k, f := range pens {
+				runtime.GC()
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				st = time.Now()
+				p1, res, err := f.pen.boundLagrangian(ctx, r.Records)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t1 := time.Since(st)
+				runtime.ReadMemStats(&m1)
+				penal[k] = append(penal[k], p1/N)
+				fmt.Printf(", %s %.3f (%v, %d steps, %.0f MiB allocated)", f.name, p1/N, t1.Round(time.Millisecond), res.Steps,
+					float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20))
+			}
+			fmt.Printf(", greedy %.3f, state-threshold %.3f\n", cost["greedy"][rep], cost["state-threshold"][rep])
 		}
 		mp, hp := sim.MeanCI95(plain)
-		mz, hz := sim.MeanCI95(penal)
-		fmt.Printf("%s: plain %.3f ± %.3f, penalized %.3f ± %.3f (lift %+.2f%%)", rho, mp, hp, mz, hz, 100*(mz/mp-1))
-		for _, n := range names {
-			mc, _ := sim.MeanCI95(cost[n])
-			fmt.Printf(", %s %.3f gap %.1f%% (plain %.1f%%)", n, mc, 100*(mc/mz-1), 100*(mc/mp-1))
+		for k, f := range pens {
+			mz, hz := sim.MeanCI95(penal[k])
+			fmt.Printf("%s: plain %.3f ± %.3f, %s %.3f ± %.3f (lift %+.2f%%)", rho, mp, hp, f.name, mz, hz, 100*(mz/mp-1))
+			for _, n := range names {
+				mc, _ := sim.MeanCI95(cost[n])
+				fmt.Printf(", %s %.3f gap %.1f%% (plain %.1f%%)", n, mc, 100*(mc/mz-1), 100*(mc/mp-1))
+			}
+			if k > 0 {
+				d, hd := sim.MeanCI95(paired(penal[0], penal[k]))
+				fmt.Printf("; %s − %s %+.3f ± %.3f per job", pens[0].name, f.name, d, hd)
+			}
+			fmt.Println()
 		}
-		fmt.Println()
 		if cv == nil {
 			continue
 		}
 		// The same with the queue's control variate (penalty_cv.go).
 		cp, chp := controlledMean(plain, cv)
-		cz, chz := controlledMean(penal, cv)
-		fmt.Printf("%s, controlled (queue martingale, %d replications): plain %.3f ± %.3f, penalized %.3f ± %.3f", rho, len(cv), cp, chp, cz, chz)
-		for _, n := range names {
-			mc, hc := controlledMean(cost[n], cv)
-			fmt.Printf(", %s %.3f ± %.3f gap %.1f%% (plain %.1f%%)", n, mc, hc, 100*(mc/cz-1), 100*(mc/cp-1))
+		for k, f := range pens {
+			cz, chz := controlledMean(penal[k], cv)
+			fmt.Printf("%s, controlled (queue martingale, %d replications): plain %.3f ± %.3f, %s %.3f ± %.3f", rho, len(cv), cp, chp, f.name, cz, chz)
+			for _, n := range names {
+				mc, hc := controlledMean(cost[n], cv)
+				fmt.Printf(", %s %.3f ± %.3f gap %.1f%% (plain %.1f%%)", n, mc, hc, 100*(mc/cz-1), 100*(mc/cp-1))
+			}
+			fmt.Println()
 		}
-		fmt.Println()
 	}
+}
+
+// penaltyVariants are the features TestPenaltyScale can compare
+// (OPTD_PENALTY_VARIANTS, comma-separated; the first is the one the others
+// are paired against).
+var penaltyVariants = map[string]penaltyVariant{
+	"penalized":        {},
+	"big-others":       {bigOthers: true},
+	"finer-classes":    {classesPerDoubling: 3},
+	"big-others-finer": {bigOthers: true, classesPerDoubling: 3},
+}
+
+// variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.
+func variantNames() []string {
+	if v := os.Getenv("OPTD_PENALTY_VARIANTS"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return []string{"penalized"}
+}
+
+// paired is a − b element by element.
+func paired(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for k := range a {
+		out[k] = a[k] - b[k]
+	}
+	return out
 }
 
 // replicate is s.RunReplication(ctx, rep, fs, true), or with resample the

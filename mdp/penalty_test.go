@@ -232,9 +232,14 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 		jobs, reps = 150, 8
 	}
 	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
-	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
+	// With the optional features too (the big-others terms, the finer
+	// class grid), so that they are checked under these policies.
+	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3}})
 	if pen.grp == nil {
 		t.Fatal("1000 classes are not grouped")
+	}
+	if pen.basis.bigFeatures() == 0 {
+		t.Fatal("no big-others terms")
 	}
 	// Every step of the Lagrangian is a bound: a few keep (P2) tested
 	// and the test light.

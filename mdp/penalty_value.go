@@ -130,14 +130,24 @@ func (p *placementMDP) samplePath(rng *rand.Rand, steps int) []pathNoise {
 }
 
 // pathStepper maps (regular state, noise) to the next state, memoized.
+// It depends on the chain only, not on V: one serves every V tried.
+//
+// The memo holds, per regular state met on a path, one entry per outcome
+// that decides the next state and no more: an arrival (its atom only when
+// it enters service, n < K) and each position that may leave, counted by
+// its first position among equal types in the sorted set (equal types
+// leave the same state behind; the atom only when the head of the queue
+// enters, w > 0). A dense row per state, indexed without hashing: the
+// lookup was most of a path's time as a map keyed by (state, position,
+// atom).
 type pathStepper struct {
 	p    *placementMDP
-	memo map[[3]int32]int32
+	memo [][]int32 // per state: nil until met, else its row (−1: not yet)
 	key  []byte
 }
 
 func newPathStepper(p *placementMDP) *pathStepper {
-	return &pathStepper{p: p, memo: map[[3]int32]int32{}}
+	return &pathStepper{p: p, memo: make([][]int32, p.m.NumStates())}
 }
 
 // next returns the state after regular state s under noise e: a regular
@@ -146,16 +156,47 @@ func (ps *pathStepper) next(s int32, e pathNoise) int32 {
 	p := ps.p
 	set, w := p.set[s], p.waiting[s]
 	n := len(set)
-	pos := int32(-1) // an arrival
+	pos := -1 // an arrival
 	if !e.arrival {
-		pos = int32(min(int(e.u*float64(n)), n-1)) // −1 when n = 0: a self-loop
 		if n == 0 {
-			return s
+			return s // a self-loop
+		}
+		pos = min(int(e.u*float64(n)), n-1)
+		for pos > 0 && set[pos-1] == set[pos] {
+			pos-- // equal types: the first one's entry
 		}
 	}
-	k := [3]int32{s, pos, e.atom}
-	if v, ok := ps.memo[k]; ok {
-		return v
+	// Row layout: the arrival's entries (A atoms if it enters service, else
+	// one), then each position's (A if the head of the queue enters, else
+	// one).
+	A := len(p.atoms)
+	arr, dep := 1, 1
+	if n < p.model.K {
+		arr = A
+	}
+	if w > 0 {
+		dep = A
+	}
+	idx := 0
+	switch {
+	case pos < 0 && arr > 1:
+		idx = int(e.atom)
+	case pos >= 0:
+		idx = arr + pos*dep
+		if dep > 1 {
+			idx += int(e.atom)
+		}
+	}
+	row := ps.memo[s]
+	if row == nil {
+		row = make([]int32, arr+n*dep)
+		for k := range row {
+			row[k] = -1
+		}
+		ps.memo[s] = row
+	}
+	if to := row[idx]; to >= 0 {
+		return to
 	}
 	var to int32
 	switch {
@@ -170,7 +211,7 @@ func (ps *pathStepper) next(s int32, e pathNoise) int32 {
 	default:
 		to = s
 	}
-	ps.memo[k] = to
+	row[idx] = to
 	return to
 }
 
@@ -339,6 +380,35 @@ func ValueBound(ctx context.Context, m PlacementModel, opts ValueBoundOptions) (
 	if err != nil {
 		return nil, err
 	}
+	return pm.valueBound(ctx, opts, nil)
+}
+
+// SolvePlacementAndValueBound is SolvePlacement(ctx, m, opts) and
+// ValueBound(ctx, m, vb) with vb.Solve = opts, on one build of the chain
+// and one evaluation of greedy, which both need (`optd bound --bounds
+// value-penalty,mdp` built the chain and evaluated greedy twice): the same
+// two results. vb is checked first, so a model without a value bound (a
+// *ModelError naming the field) is refused before anything is solved.
+func SolvePlacementAndValueBound(ctx context.Context, m PlacementModel, opts SolveOptions, vb ValueBoundOptions) (*PlacementSolution, *ValueBoundResult, error) {
+	vb.Solve = opts
+	if _, _, err := checkValueBound(m, &vb); err != nil {
+		return nil, nil, err
+	}
+	sol, up, greedy, err := solvePlacement(ctx, m, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := up.valueBound(ctx, vb, greedy)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sol, res, nil
+}
+
+// valueBound is ValueBound on its chain p (opts checked, defaults filled
+// in); greedy, if not nil, is greedy's evaluation on p.
+func (p *placementMDP) valueBound(ctx context.Context, opts ValueBoundOptions, greedy *Evaluation) (*ValueBoundResult, error) {
+	pm := p
 	alphas := opts.Alphas
 	if alphas == nil {
 		alphas = valueAlphas
@@ -346,19 +416,25 @@ func ValueBound(ctx context.Context, m PlacementModel, opts ValueBoundOptions) (
 	h := make([]float64, pm.m.NumStates())
 	reference := math.NaN()
 	if slices.ContainsFunc(alphas, func(a float64) bool { return a != 0 }) {
-		ev, err := Evaluate(ctx, pm.m, pm.greedyPolicy(), Options{Tolerance: opts.Solve.Tolerance})
-		if err != nil {
-			return nil, fmt.Errorf("mdp: evaluating greedy: %w", err)
+		if greedy == nil {
+			ev, err := Evaluate(ctx, pm.m, pm.greedyPolicy(), Options{Tolerance: opts.Solve.Tolerance})
+			if err != nil {
+				return nil, fmt.Errorf("mdp: evaluating greedy: %w", err)
+			}
+			greedy = ev
 		}
-		h, reference = ev.Bias, pm.perJob(ev.Gain)
+		h, reference = greedy.Bias, pm.perJob(greedy.Gain)
 	}
+	// One stepper for every α and path: it does not depend on V, and its
+	// memo, filled on the pilot paths, serves the reported ones.
+	ps := newPathStepper(pm)
 	// α on pilot paths apart from the reported ones.
 	bestAlpha := alphas[0]
 	if len(alphas) > 1 {
 		pilot := ValueBoundOptions{Steps: max(opts.Steps/valuePilotShare, 1), Replications: valuePilotPaths, Seed: opts.Seed ^ valuePilotSalt}
 		best := math.Inf(-1)
 		for _, alpha := range alphas {
-			r, err := pm.boundWithValue(ctx, pm.scaledValue(h, alpha), pilot)
+			r, err := pm.boundWithValue(ctx, ps, pm.scaledValue(h, alpha), pilot)
 			if err != nil {
 				return nil, err
 			}
@@ -367,7 +443,7 @@ func ValueBound(ctx context.Context, m PlacementModel, opts ValueBoundOptions) (
 			}
 		}
 	}
-	res, err := pm.boundWithValue(ctx, pm.scaledValue(h, bestAlpha), opts)
+	res, err := pm.boundWithValue(ctx, ps, pm.scaledValue(h, bestAlpha), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -399,12 +475,24 @@ func (p *placementMDP) scaledValue(h []float64, alpha float64) []float64 {
 // valueBoundChain checks m and opts (defaults filled in) and builds the
 // chain.
 func valueBoundChain(ctx context.Context, m PlacementModel, opts *ValueBoundOptions) (*placementMDP, error) {
-	cls, err := m.validate()
+	cls, d, err := checkValueBound(m, opts)
 	if err != nil {
 		return nil, err
 	}
+	return buildPlacement(ctx, m, cls, d.upper, opts.Solve.MaxStates)
+}
+
+// checkValueBound checks m and opts, with their defaults filled in: the
+// options, and a workload whose chain is the model itself; it returns the
+// slot classes and the workload's atoms.
+func checkValueBound(m PlacementModel, opts *ValueBoundOptions) (*classes, discretization, error) {
+	var d discretization
+	cls, err := m.validate()
+	if err != nil {
+		return nil, d, err
+	}
 	if opts.Solve, err = opts.Solve.withDefaults(); err != nil {
-		return nil, err
+		return nil, d, err
 	}
 	if opts.Steps == 0 {
 		opts.Steps = DefaultValueBoundSteps
@@ -414,30 +502,29 @@ func valueBoundChain(ctx context.Context, m PlacementModel, opts *ValueBoundOpti
 	}
 	switch {
 	case opts.Steps < 1:
-		return nil, modelErr("ValueBoundOptions.Steps", opts.Steps, "must be ≥ 1")
+		return nil, d, modelErr("ValueBoundOptions.Steps", opts.Steps, "must be ≥ 1")
 	case opts.Replications < 1:
-		return nil, modelErr("ValueBoundOptions.Replications", opts.Replications, "must be ≥ 1")
+		return nil, d, modelErr("ValueBoundOptions.Replications", opts.Replications, "must be ≥ 1")
 	case opts.Alphas != nil && len(opts.Alphas) == 0:
-		return nil, modelErr("ValueBoundOptions.Alphas", "[]", "give at least one scale (nil: the default grid)")
+		return nil, d, modelErr("ValueBoundOptions.Alphas", "[]", "give at least one scale (nil: the default grid)")
 	}
 	for k, a := range opts.Alphas {
 		if !(a >= 0) || math.IsInf(a, 0) {
-			return nil, modelErr(fmt.Sprintf("ValueBoundOptions.Alphas[%d]", k), a, "must be finite and ≥ 0")
+			return nil, d, modelErr(fmt.Sprintf("ValueBoundOptions.Alphas[%d]", k), a, "must be finite and ≥ 0")
 		}
 	}
-	d := discretize(m.Workload, opts.Solve.Bins)
-	if !d.exact {
-		return nil, modelErr(FieldWorkload, "continuous or more atoms than SolveOptions.Bins",
+	if d = discretize(m.Workload, opts.Solve.Bins); !d.exact {
+		return nil, d, modelErr(FieldWorkload, "continuous or more atoms than SolveOptions.Bins",
 			"it needs the chain of the model itself: a discrete workload with at most %d atoms of data per R (bins)", opts.Solve.Bins)
 	}
-	return buildPlacement(ctx, m, cls, d.upper, opts.Solve.MaxStates)
+	return cls, d, nil
 }
 
 // boundWithValue is (V2) per job with the penalty of v (any function of
-// the chain's states) over opts.Replications paths.
-func (p *placementMDP) boundWithValue(ctx context.Context, v []float64, opts ValueBoundOptions) (*ValueBoundResult, error) {
+// the chain's states) over opts.Replications paths, stepped by ps (the
+// chain's).
+func (p *placementMDP) boundWithValue(ctx context.Context, ps *pathStepper, v []float64, opts ValueBoundOptions) (*ValueBoundResult, error) {
 	pv := p.expectedNext(v)
-	ps := newPathStepper(p)
 	res := &ValueBoundResult{States: p.m.NumStates()}
 	for r := range opts.Replications {
 		path := p.samplePath(sim.NewRand(sim.ReplicationSeed(opts.Seed, r), sim.StreamJobs), opts.Steps)

@@ -200,6 +200,48 @@ func TestValuePenaltyMeanZero(t *testing.T) {
 	}
 }
 
+// TestSolvePlacementAndValueBound: on one chain, the same solution as
+// SolvePlacement and the same bound as ValueBound, each computed on its
+// own (mdp-small and generated scenarios: loads, ties, waiting rooms); and
+// a model without a value bound is refused before anything is solved.
+func TestSolvePlacementAndValueBound(t *testing.T) {
+	ctx := context.Background()
+	scens, names := valueTestScenarios(t, 3)
+	vb := ValueBoundOptions{Steps: 5000, Replications: 2, Seed: 7}
+	for k, s := range scens {
+		m, err := ModelOf(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol, res, err := SolvePlacementAndValueBound(ctx, m, SolveOptions{}, vb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := SolvePlacement(ctx, m, SolveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantVB, err := ValueBound(ctx, m, vb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sol.Optimal != want.Optimal || sol.States != want.States || !maps.Equal(sol.PolicyCosts, want.PolicyCosts) {
+			t.Errorf("%s: solution %v %d %v, SolvePlacement's %v %d %v", names[k], sol.Optimal, sol.States, sol.PolicyCosts, want.Optimal, want.States, want.PolicyCosts)
+		}
+		if res.Mean != wantVB.Mean || res.Alpha != wantVB.Alpha || res.Reference != wantVB.Reference {
+			t.Errorf("%s: value bound %v (alpha %v, greedy %v), ValueBound's %v (alpha %v, greedy %v)", names[k], res.Mean, res.Alpha, res.Reference, wantVB.Mean, wantVB.Alpha, wantVB.Reference)
+		}
+	}
+	m, err := ModelOf(scens[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var me *ModelError
+	if _, _, err := SolvePlacementAndValueBound(ctx, m, SolveOptions{Bins: 1}, vb); !errors.As(err, &me) || me.Field != FieldWorkload {
+		t.Errorf("a workload with more atoms than bins: error %v, want one naming %s", err, FieldWorkload)
+	}
+}
+
 // TestValueBoundErrors: a continuous workload, or bad options, are refused
 // with the field named.
 func TestValueBoundErrors(t *testing.T) {

@@ -185,12 +185,20 @@ type PlacementSolution struct {
 // the model never produces, unknown slot costs) get the greedy placement,
 // with the reason saying so. It is safe for concurrent use.
 func SolvePlacement(ctx context.Context, m PlacementModel, opts SolveOptions) (*PlacementSolution, error) {
+	sol, _, _, err := solvePlacement(ctx, m, opts)
+	return sol, err
+}
+
+// solvePlacement is SolvePlacement, which also returns the chain it solved
+// (of the upper discretization, the model itself when Exact) and greedy's
+// evaluation on it.
+func solvePlacement(ctx context.Context, m PlacementModel, opts SolveOptions) (*PlacementSolution, *placementMDP, *Evaluation, error) {
 	cls, err := m.validate()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if opts, err = opts.withDefaults(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	d := discretize(m.Workload, opts.Bins)
 	pr := &progress{fn: opts.Progress, phases: 3}
@@ -199,11 +207,11 @@ func SolvePlacement(ctx context.Context, m PlacementModel, opts SolveOptions) (*
 	}
 	up, err := buildPlacement(ctx, m, cls, d.upper, opts.MaxStates)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	upSol, err := solveMDP(ctx, up.m, opts, pr.sub())
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	pr.next()
 	sol := &PlacementSolution{
@@ -216,29 +224,33 @@ func SolvePlacement(ctx context.Context, m PlacementModel, opts SolveOptions) (*
 		sol.Optimal = math.NaN()
 		lo, err := buildPlacement(ctx, m, cls, d.lower, opts.MaxStates)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		loSol, err := solveMDP(ctx, lo.m, opts, pr.sub())
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		pr.next()
 		sol.Lower = lo.perJob(loSol.Gain)
 	}
 	sol.Policy = newOptimalPolicy(up, upSol.Bias)
 	sol.PolicyCosts = map[string]float64{}
+	var greedy *Evaluation
 	for _, named := range []struct {
 		name string
 		pol  Policy
 	}{{"greedy", up.greedyPolicy()}, {"random", up.randomPolicy()}} {
 		ev, err := Evaluate(ctx, up.m, named.pol, Options{Tolerance: opts.Tolerance, Progress: pr.sub()})
 		if err != nil {
-			return nil, fmt.Errorf("mdp: evaluating %s: %w", named.name, err)
+			return nil, nil, nil, fmt.Errorf("mdp: evaluating %s: %w", named.name, err)
 		}
 		pr.next()
 		sol.PolicyCosts[named.name] = up.perJob(ev.Gain)
+		if named.name == "greedy" {
+			greedy = ev
+		}
 	}
-	return sol, nil
+	return sol, up, greedy, nil
 }
 
 // solveMDP dispatches on opts.Method.

@@ -51,7 +51,8 @@ type Backend interface {
 	// SolvePlacementAndValueBound is SolvePlacement and ValueBound on one
 	// build of the MDP's chain: skipped (non-empty) says why the scenario
 	// has no value-penalty bound (then nothing is solved: sol is nil), as
-	// ValueBound would, a chain beyond maxStates included.
+	// ValueBound would, a chain beyond maxStates included. progress
+	// covers the solve; the value bound's paths run after it, silent.
 	SolvePlacementAndValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (sol *MDPSolution, value float64, skipped string, err error)
 }
 

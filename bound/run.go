@@ -276,6 +276,9 @@ func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings,
 		} else {
 			v, skipped, err = be.ValueBound(ctx, s, st.Bins, st.MaxStates)
 		}
+		if err != nil && withMDP {
+			return f, nil, fmt.Errorf("MDP and %s: %w", BoundValuePenalty, err) // one computation
+		}
 		if err != nil {
 			return f, nil, fmt.Errorf("%s: %w", BoundValuePenalty, err)
 		}

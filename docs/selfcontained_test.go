@@ -83,6 +83,8 @@ func gitignored(t *testing.T, root string) func(rel, name string) bool {
 	for _, line := range strings.Split(string(data), "\n") {
 		switch line = strings.TrimSpace(line); {
 		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "!"):
+			t.Fatalf(".gitignore: %q: the docs tests do not read negations", line)
 		case strings.HasPrefix(line, "/"):
 			paths = append(paths, strings.TrimPrefix(line, "/"))
 		case !strings.Contains(line, "/"):
@@ -96,7 +98,7 @@ func gitignored(t *testing.T, root string) func(rel, name string) bool {
 	}
 	return func(rel, name string) bool {
 		for _, p := range paths {
-			if rel == p || rel == strings.TrimSuffix(p, "/") && !strings.HasSuffix(p, "/") {
+			if rel == p || !strings.HasSuffix(p, "/") && rel == p+"/" { // "/x" is a file or a directory
 				return true
 			}
 		}

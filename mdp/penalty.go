@@ -305,7 +305,9 @@ var errNoPenalty = &NoModelError{"a trace scenario whose works are not exponenti
 // on a geometric grid, the jobs grouped by bins of their own Y, and marks
 // by the same bins plus R and Y·R instead of per atom or per R, a job's
 // features then a few hundred numbers. A trace (exponential works) gets
-// the compact queue terms alone.
+// the compact queue terms alone. It includes the big-others terms, which
+// FitPenalty leaves out by default, so that the tests that build features
+// through it check those terms too.
 func newPenaltyBasis(s *sim.Scenario, compact bool) (*penaltyBasis, error) {
 	return newPenaltyBasisOf(s, basisOptions{compact: compact, occupancy: true, bigOthers: true})
 }

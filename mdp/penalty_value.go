@@ -97,9 +97,9 @@ import (
 // visits the chain's states of one (n, w) per step, so this is a bound
 // for scenarios whose chain can be built (the MDP-solvable ones), not one
 // for large clusters: there the penalized LP (penalty.go) is the bound.
-// On the penalty report's scenarios it takes 0.05–50 s (5 paths of 10⁵
-// steps; mdp-8slots, 9047 states, the longest) where the MDP's solve
-// takes at most 0.2 s: it shows how much of the hindsight LP's gap is the
+// On the penalty report's scenarios it takes up to seconds (5 paths of 10⁵
+// steps; mdp-8slots, 9047 states, the longest: BenchmarkValueBound) where
+// the MDP's solve takes at most 0.2 s: it shows how much of the hindsight LP's gap is the
 // value of information a penalty can take away, not a faster way to the
 // optimum.
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -221,6 +222,9 @@ func (p *PlacementProblem) LowerBounds(ctx context.Context, rep int) (map[string
 // what was built), unless ctx stopped it: then it is ctx's error.
 func invalidUnlessStopped(ctx context.Context, err error, what string) error {
 	if ctx.Err() != nil {
+		if errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("%s%w", what, err)
+		}
 		return fmt.Errorf("%w: %s%w", ctx.Err(), what, err)
 	}
 	return fmt.Errorf("%w: %s%w", ErrInvalid, what, err)

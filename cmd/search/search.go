@@ -418,7 +418,7 @@ func placementTarget(cmd *cobra.Command, o options, s *sim.Scenario, refs []stri
 	}
 	exact := &search.ExactPlacementProblem{Model: model, Family: o.family, Params: sp, Config: base, Solve: mdp.SolveOptions{MaxStates: o.maxStates}}
 	if err := exact.Check(cmd.Context()); err != nil {
-		return nil, fmt.Errorf("--exact: %w (drop --exact)", err)
+		return nil, fmt.Errorf("--exact: %w", err)
 	}
 	prog.Phase("solving the MDP", 0, 0, "")
 	sol, err := mdp.SolvePlacement(cmd.Context(), model, mdp.SolveOptions{MaxStates: o.maxStates})

@@ -114,8 +114,10 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 		if err != nil || ctx.Err() != nil {
 			return nil, 0, solves
 		}
-		if !m.canImproveWhole(fixedVal+sol.Objective, incVal) {
-			return nil, 0, solves // this dive cannot beat the incumbent
+		if !m.canImprove(fixedVal+sol.Objective, incVal) {
+			// a heuristic cut-off: the restricted master's objective is
+			// no bound, so it is not stepped to the value lattice
+			return nil, 0, solves
 		}
 		// a randomised dive fixes at most half the free nodes at once,
 		// the columns in random order

@@ -52,9 +52,13 @@ const (
 	// latticeSpan is the number of elements of S tabulated: a bound steps
 	// down over at most this many multiples of δ.
 	latticeSpan = 1 << 12
-	// latticeSnapTol is how close to a multiple of δ a dual must be (in
-	// units of δ) to count as one.
+	// latticeSnapTol is how close to a multiple of δ a dual or a value
+	// must be (in units of δ) to count as one.
 	latticeSnapTol = 1e-9
+	// latticeMaxUnits is the largest magnitude, in units of δ, of a value,
+	// of Σ_i π_i·s_i and of top: beyond 2⁵², float64 no longer holds every
+	// integer, and the lattice is not built.
+	latticeMaxUnits = 1 << 52
 )
 
 // newValueLattice returns the lattice of the values below the Lagrangian
@@ -93,7 +97,11 @@ func latticeOf(m *model, nodes [][]int64, b *lagBound, delta float64, q int64, p
 	var g int64
 	var gens []int64
 	for i, v := range m.val {
-		vk := int64(math.Round(v / delta)) // v_i is a multiple of the unit, q·δ
+		vf := v / delta // v_i is a multiple of the unit, q·δ
+		if math.Abs(vf) > latticeMaxUnits || math.Abs(vf-math.Round(vf)) > latticeSnapTol {
+			return nil // beyond exact integers in a float64, or off the grid
+		}
+		vk := int64(math.Round(vf))
 		u := vk - pi[i]
 		g = int64(gcd(uint64(g), uint64(max(u, -u))))
 		if pi[i] > 0 {
@@ -108,7 +116,12 @@ func latticeOf(m *model, nodes [][]int64, b *lagBound, delta float64, q int64, p
 		return nil
 	}
 	var P int64
+	Pf := 0.0 // P in floating point, to see an overflow before it happens
 	for i, p := range pi {
+		Pf += float64(p) * float64(m.supply[i])
+		if Pf > latticeMaxUnits {
+			return nil
+		}
 		P += p * int64(m.supply[i])
 	}
 	var U int64
@@ -116,10 +129,14 @@ func latticeOf(m *model, nodes [][]int64, b *lagBound, delta float64, q int64, p
 		gens = append(gens, g)
 		t := (sumT + snap) / delta
 		t += boundTolerance * math.Max(1, math.Abs(t))
+		if math.Abs(t)+Pf > latticeMaxUnits {
+			return nil // top = P + U must stay an exact integer
+		}
 		U = g * int64(math.Floor(t/float64(g)))
 	} else if sumT+snap < -boundTolerance*math.Max(1, math.Abs(sumT)) {
 		return nil // u = 0: Σ_j u·x_j = 0, and no T_j may be below it
 	}
+	top := P + U
 	inS := make([]bool, latticeSpan)
 	inS[0] = true
 	gap := false
@@ -130,12 +147,13 @@ func latticeOf(m *model, nodes [][]int64, b *lagBound, delta float64, q int64, p
 				break
 			}
 		}
-		gap = gap || (!inS[k] && int64(k)%q == 0)
+		// top − δ·k is a value only if it is a multiple of the unit, q·δ
+		gap = gap || (!inS[k] && ((top-int64(k))%q+q)%q == 0)
 	}
 	if !gap {
 		return nil
 	}
-	return &valueLattice{top: P + U, num: q, delta: delta, inS: inS}
+	return &valueLattice{top: top, num: q, delta: delta, inS: inS}
 }
 
 // stepDown returns the largest value z ≤ b, b a multiple of the unit

@@ -322,7 +322,10 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		if stats.Stopped == "" && m.canImproveWhole(ub, s.bestVal) {
 			stats.Stopped = StopGap
 		}
-		return result(), math.Max(ub, s.bestVal), stats
+		// ub may come raw from the branch and price (a subtree it closed
+		// keeps its bound unstepped): the result's bound is stepped like
+		// the stop test above, or a proof it made would read as unproven
+		return result(), math.Max(m.wholeBound(ub), s.bestVal), stats
 	}
 	if !m.canImproveWhole(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)

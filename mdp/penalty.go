@@ -328,6 +328,12 @@ type basisOptions struct {
 	// classesPerDoubling is the class basis's groups per doubling of the
 	// slot rank when the classes are grouped (0: 2, classBasis).
 	classesPerDoubling int
+	// lookahead: the value function of the lookahead policies
+	// (FitPenaltyStochastic): n in service on the geometric grid of the
+	// compact features when K > 12 (evenly, n = 1..9 of K = 100 share a
+	// group, where the queue spends nearly all its time at ρ = 0.6), and
+	// the fit's own step rule (lookaheadFit).
+	lookahead bool
 }
 
 // newPenaltyBasisOf is newPenaltyBasis with the features o chooses.
@@ -348,7 +354,7 @@ func newPenaltyBasisOf(s *sim.Scenario, o basisOptions) (*penaltyBasis, error) {
 	for n := 1; n <= s.K; n++ {
 		b.nGroup[n] = (n - 1) * b.nGrp / b.k
 	}
-	if compact {
+	if compact || (o.lookahead && s.K > b.nGrp) {
 		b.nGroup, b.nGrp = geometricGroups(s.K)
 	}
 	b.wCap = 3
@@ -1468,9 +1474,10 @@ func (cheapestFree) Place(req *policy.PlacementRequest) (policy.PlacementDecisio
 // function of the lookahead policies (Penalty.Lookahead), which read the
 // terms that are functions of the queue's state, and the occupancy terms
 // (compensated counts of departures, no state's value) drew weight from
-// them: adp-penalty on mdp-small cost 170.9 with them, 162.5 without.
+// them: adp-penalty on mdp-small cost 170.9 with them, 162.5 without. Its
+// step rule is lookaheadFit's.
 func FitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run func(t int) ([]sim.JobRecord, error)) (*Penalty, error) {
-	return fitPenaltyStochastic(ctx, s, steps, run, false, basisOptions{})
+	return fitPenaltyStochastic(ctx, s, steps, run, false, basisOptions{lookahead: true})
 }
 
 // fitPenaltyStochastic is FitPenaltyStochastic; grouped forces the groups
@@ -1508,6 +1515,9 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 	}
 	eta := penaltyStep * scale * max(meanH, 1e-12)
 	C, F := fit.cls.num(), b.nFeat
+	// The terms the lookahead reads (lookaheadFit): the queue buckets and
+	// the rich ones.
+	read := b.buckets() + len(b.rich)
 	B0 := b.buckets()
 	base := make([]float64, b.nGrp2*B0*C)
 	averaged := 0
@@ -1519,7 +1529,9 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 			return nil, err
 		}
 		tr := b.traceOf(recs)
-		if t == 0 {
+		if t == 0 && o.lookahead {
+			stepOf = lookaheadSteps(F, read, penaltyStep*scale*contendedCost(s.SlotCosts, recs))
+		} else if t == 0 {
 			stepOf = featureSteps(tr, F, eta, grp != nil)
 		}
 		adj := fit.adjust(tr)
@@ -1570,6 +1582,9 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 				}
 			}
 		}
+		if o.lookahead {
+			tieGroups(grad, pen, read)
+		}
 		// The control variate's means move only after the step, so that
 		// they never depend on the run they are used on.
 		for col, x := range sol.Primal {
@@ -1596,6 +1611,88 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 	}
 	pen.Fit = fitSum / float64(max(fitJobs, 1))
 	return pen, nil
+}
+
+// # lookaheadFit: the step rule of the lookahead's fit
+//
+// The fit maximizes a concave function, so its objective must rise; on the
+// Fig. 9 cluster (K = 100, slots grouped by policy/adp into 16 classes, R
+// up to 10) it fell instead, from +94.5 per job at θ = 0 to −20,147 after
+// one step and about −3000 over the fit (K = 100, ρ = 0.6; printed per
+// step: the step put |θ| at 6577 at once). Three causes, each measured on
+// that trajectory:
+//
+//   - AdaGrad moves every coordinate with a nonzero supergradient by the
+//     full step at its first step, whatever the feature's size. θ had
+//     16 × 10 × 1048 coordinates, 980 of each 1048 the mark terms (sums of
+//     Y·1{R = r} over the jobs entering meanwhile, spread up to 20), so one
+//     step moved a job's z by thousands. The lookahead reads only the
+//     queue terms (and rich ones); the others are fitted for the bound
+//     (FitPenalty), and here they only add noise: their θ stays 0 (any
+//     fixed θ is valid, the penalty is still mean zero; on mdp-small the
+//     policy's simulated cost fell 150.1 → 148.2 without them).
+//   - The step's scale, E[Y]·(mean slot cost), took the mean over all
+//     1000 slots (50.5) where the jobs contend for the cheapest few dozen
+//     (mean cost 4.3 at ρ = 0.6, 9.7 at ρ = 0.9): steps 12 and 5 times too
+//     long. The mean is now over the cheapest m slots, m the most reducers
+//     in service in the first training run (contendedCost): on mdp-small,
+//     whose 6 slots are all contended, the step is unchanged.
+//   - θ_{b,g,x} per job group g (the 10 values of R at K = 100) split each
+//     step's signal ten ways; the value of a slot held in queue state x is
+//     the future's (the holder's work is independent of its mark), so the
+//     groups' coefficients of the read terms are tied (tieGroups).
+//
+// Result (penalized LP minus θ = 0's on the same training run, mean per
+// job over steps 200-299 of 300): ρ = 0.6 +1.5, ρ = 0.9 +5.7 (was about
+// −3000 and −12000), mdp-small +12.8; and on fresh runs the short fits of
+// TestLookaheadFitClimbs lift θ = 0's LP by 4-8% where the old rule's
+// fell to −58 and −130 times it. adp-penalty (policy/adp, its light test
+// fit evaluated exactly on the MDP) costs 157.8 on mdp-small (was 162.5,
+// optimum 154.5, greedy 193.0), 154.5 on mdp-8slots (was 169.2), 25.06
+// on placement-scenario (was 25.8).
+
+// lookaheadSteps returns the AdaGrad step of each feature of the
+// lookahead's fit (lookaheadFit): eta for the first read features, 0 for
+// the others (their θ stays 0).
+func lookaheadSteps(F, read int, eta float64) []float64 {
+	out := make([]float64, F)
+	for k := range read {
+		out[k] = eta
+	}
+	return out
+}
+
+// contendedCost is the mean cost of the slots a run's jobs contend for:
+// the cheapest m of costs, m the most reducers in service at once in recs
+// (at least one slot).
+func contendedCost(costs []float64, recs []sim.JobRecord) float64 {
+	m := min(max(maxReducersInService(recs), 1), len(costs))
+	cs := slices.Clone(costs)
+	slices.Sort(cs)
+	mean := 0.0
+	for _, h := range cs[:m] {
+		mean += h / float64(m)
+	}
+	return mean
+}
+
+// tieGroups replaces, for every class basis function and every one of the
+// first read features, the supergradient of each job group by its sum over
+// the groups, so that θ_{b,g,k} stays the same for every group g
+// (lookaheadFit).
+func tieGroups(grad []float64, p *Penalty, read int) {
+	G := p.basis.nGrp2
+	for b := 1; b < p.nb; b++ {
+		for k := range read {
+			sum := 0.0
+			for g := range G {
+				sum += grad[p.thetaIndex(b, g, k)]
+			}
+			for g := range G {
+				grad[p.thetaIndex(b, g, k)] = sum
+			}
+		}
+	}
 }
 
 // featureSteps returns the AdaGrad step of each feature: eta, or with

@@ -12,6 +12,7 @@ import (
 	"github.com/optd/optd/mdp/mdptest"
 	"github.com/optd/optd/models"
 	"github.com/optd/optd/policy"
+	"github.com/optd/optd/policy/placement"
 	"github.com/optd/optd/policy/policytest"
 	"github.com/optd/optd/sim"
 )
@@ -180,12 +181,13 @@ func TestModelSlotLimit(t *testing.T) {
 	}
 }
 
-// TestRefusesValueFunctionWorseThanGreedy: on the Fig. 9 cluster (1000
-// slot costs, R up to 10), at two loads and K, adp-penalty's fit does not
-// give a value function (see checkAgainstGreedy), and the build says so
-// with the costs it measured and what to use instead, no Go type name;
-// the same fit at value_scale 0 (greedy's decisions) builds.
-func TestRefusesValueFunctionWorseThanGreedy(t *testing.T) {
+// TestBuildsOnFig9Cluster: on the Fig. 9 cluster (1000 slot costs, R up
+// to 10), at two loads and K, where adp-penalty's fit used to fall (its
+// penalized LP about −3000 per job against +90, the policy twice greedy's
+// cost, refused by its check), a light fit builds: it passes the check
+// against greedy, and its decisions are not greedy's on every request
+// (a fitted value function that moved).
+func TestBuildsOnFig9Cluster(t *testing.T) {
 	for _, c := range []struct {
 		k    int
 		rho  float64
@@ -200,23 +202,57 @@ func TestRefusesValueFunctionWorseThanGreedy(t *testing.T) {
 			t.Fatal(err)
 		}
 		params := map[string]float64{"fit_steps": 20, "fit_jobs": 100}
-		_, err = policy.NewPlacement(Name, policy.PlacementConfig{Params: params, Model: s.PlacementModel()})
-		if err == nil {
-			t.Errorf("K = %d, ρ = %g: adp-penalty built on the Fig. 9 cluster, want its check to refuse it", c.k, c.rho)
+		pol, err := policy.NewPlacement(Name, policy.PlacementConfig{Params: params, Model: s.PlacementModel()})
+		if err != nil {
+			t.Errorf("K = %d, ρ = %g: %v", c.k, c.rho, err)
 			continue
 		}
-		msg := err.Error()
-		for _, want := range []string{"value_scale 1", "greedy's", "adp-bid-price"} {
-			if !strings.Contains(msg, want) {
-				t.Errorf("K = %d, ρ = %g: error %q does not say %q", c.k, c.rho, msg, want)
+		differ := 0
+		reqs := policytest.PlacementRequests(s.SlotCosts[:120], c.k, 10, 300, c.seed)
+		for _, req := range reqs {
+			d, err := pol.Place(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := placement.Greedy{}.Place(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(d.Positions, g.Positions) {
+				differ++
 			}
 		}
-		if strings.Contains(msg, "adp.") || strings.Contains(msg, "*") {
-			t.Errorf("error %q names Go internals", msg)
+		t.Logf("K = %d, ρ = %g: %d of %d decisions differ from greedy's", c.k, c.rho, differ, len(reqs))
+		if differ == 0 {
+			t.Errorf("K = %d, ρ = %g: every decision is greedy's: the fitted value function did not move", c.k, c.rho)
 		}
-		params["value_scale"] = 0
-		if _, err := policy.NewPlacement(Name, policy.PlacementConfig{Params: params, Model: s.PlacementModel()}); err != nil {
-			t.Errorf("K = %d, ρ = %g: at value_scale 0 (greedy's decisions): %v", c.k, c.rho, err)
+	}
+}
+
+// TestRefusesPolicyWorseThanGreedy: the check against greedy (a safety
+// net) refuses a policy that costs clearly more than greedy, here the
+// costliest placement in the fitted policy's place, with the costs it
+// measured and what to use instead, no Go type name; greedy itself passes.
+func TestRefusesPolicyWorseThanGreedy(t *testing.T) {
+	s := scenario(t, "../../search/testdata/mdp-small.json")
+	k := fitKey{Policy: Name, Model: s.PlacementModel(), Classes: 6, Steps: 8, Jobs: 150}
+	chk := &sim.Scenario{SlotCosts: s.SlotCosts, K: s.K, ArrivalRate: s.ArrivalRate, ServiceRate: s.ServiceRate,
+		MaxWaiting: s.MaxWaiting, Workload: s.Workload, Jobs: k.Jobs, Replications: k.Steps + checkRuns, Seed: 5}
+	ctx := context.Background()
+	err := k.checkAgainstGreedy(ctx, chk, placement.Costliest{}, 1)
+	if err == nil {
+		t.Fatal("the costliest placement passed the check against greedy")
+	}
+	msg := err.Error()
+	for _, want := range []string{"value_scale 1", "greedy's", "adp-bid-price"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
 		}
+	}
+	if strings.Contains(msg, "adp.") || strings.Contains(msg, "*") {
+		t.Errorf("error %q names Go internals", msg)
+	}
+	if err := k.checkAgainstGreedy(ctx, chk, placement.Greedy{}, 1); err != nil {
+		t.Errorf("greedy failed its own check: %v", err)
 	}
 }

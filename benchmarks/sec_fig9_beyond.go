@@ -77,14 +77,14 @@ func tuneRollingHorizon(ctx context.Context, env *Env, label string, s *sim.Scen
 // against greedy, the safety net of policy/adp) or, if it builds,
 // nothing; and the spec built. The fit is kept by the process, so the
 // runs that follow build it again at no cost.
-func adpPenaltyLeftOut(env *Env, s *sim.Scenario) (reason, spec string) {
+func adpPenaltyLeftOut(ctx context.Context, env *Env, s *sim.Scenario) (reason, spec string) {
 	spec = adp.Name
 	if env.Quick {
 		spec += ":" + quickPenaltyFit
 	}
 	name, params, err := policy.ParsePlacementSpec(spec)
 	if err == nil {
-		_, err = policy.NewPlacement(name, policy.PlacementConfig{Seed: 1, Params: params, Model: s.PlacementModel()})
+		_, err = policy.NewPlacement(name, policy.PlacementConfig{Seed: 1, Params: params, Model: s.PlacementModel(), Context: ctx})
 	}
 	if err != nil {
 		return err.Error(), spec
@@ -134,7 +134,7 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		if leftOut, leftOutSpec = adpPenaltyLeftOut(env, s); leftOut != "" {
+		if leftOut, leftOutSpec = adpPenaltyLeftOut(ctx, env, s); leftOut != "" {
 			leftOutAt = fmt.Sprintf("K = %d, ρ = %g", c.k, c.rho)
 			break
 		}
@@ -153,9 +153,10 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 			names[k] = leftOutSpec
 		}
 	}
-	// The policies that look ahead on the model (the fitted one and the
+	// The policies that look ahead on the model (the fitted ones and the
 	// rollout) are compared in pairs with state-threshold and
-	// receding-horizon, the rollout with adp-bid-price too.
+	// receding-horizon, the rollout with adp-bid-price too, adp-penalty
+	// with greedy (where its fit starts) and the rollout too.
 	family := func(n string) string {
 		base, _, _ := policy.ParsePlacementSpec(n)
 		return base
@@ -296,7 +297,7 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 			"replications, the contended (cheapest) slots in %g classes and the others in one: a job entering with n jobs in service goes on its free "+
 			"slots of least Y·H − V(H, n), V the fitted cost to the future of holding a slot of cost H. It is compared, paired per replication, "+
 			"with greedy (the placement its fit starts from), state-threshold, receding-horizon and %s.\n\n",
-			leftOutSpec, adpParam(leftOutSpec, "fit_steps"), adpParam(leftOutSpec, "fit_jobs"), adpParam(leftOutSpec, "classes")-1, rolloutSpec)
+			leftOutSpec, specParam(leftOutSpec, "fit_steps"), specParam(leftOutSpec, "fit_jobs"), specParam(leftOutSpec, "classes")-1, rolloutSpec)
 	}
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "\n**With the penalized bound.** The information-relaxation bound with penalties (Brown, Smith and Sun, Operations Research 58(4), 2010; "+
@@ -316,14 +317,14 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	return &Output{Markdown: b.String()}, nil
 }
 
-// adpParam is adp-penalty's parameter name in spec: the spec's value,
-// else its default.
-func adpParam(spec, name string) float64 {
-	_, params, _ := policy.ParsePlacementSpec(spec)
+// specParam is the parameter name of the policy spec (family:k=v;…): the
+// spec's value, else the family's default (NaN if it has no such one).
+func specParam(spec, name string) float64 {
+	family, params, _ := policy.ParsePlacementSpec(spec)
 	if v, ok := params[name]; ok {
 		return v
 	}
-	for _, p := range policy.PlacementParams(adp.Name) {
+	for _, p := range policy.PlacementParams(family) {
 		if p.Name == name {
 			return p.Default
 		}
@@ -343,16 +344,9 @@ func intList(xs []int) string {
 // rolloutSetting is one of the rollout's parameters in this run: its
 // default, or quickRollout's value in a quick run.
 func rolloutSetting(env *Env, name string) int {
+	spec := rollout.Name
 	if env.Quick {
-		_, quick, _ := policy.ParsePlacementSpec(rollout.Name + ":" + quickRollout)
-		if v, ok := quick[name]; ok {
-			return int(v)
-		}
+		spec += ":" + quickRollout
 	}
-	for _, p := range policy.PlacementParams(rollout.Name) {
-		if p.Name == name {
-			return int(p.Default)
-		}
-	}
-	return 0
+	return int(specParam(spec, name))
 }

@@ -1474,8 +1474,12 @@ func (cheapestFree) Place(req *policy.PlacementRequest) (policy.PlacementDecisio
 // function of the lookahead policies (Penalty.Lookahead), which read the
 // terms that are functions of the queue's state, and the occupancy terms
 // (compensated counts of departures, no state's value) drew weight from
-// them: adp-penalty on mdp-small cost 170.9 with them, 162.5 without. Its
-// step rule is lookaheadFit's.
+// them (adp-penalty on mdp-small cost 170.9 with them, 162.5 without,
+// under the step rule of the time). Its step rule is lookaheadFit's, made
+// for per-class features: on a scenario with more distinct slot costs than
+// the class basis takes (grouped classes, which policy/adp's classes ≤ 24
+// never gives it) the queue terms take the full step, not featureSteps'
+// scaled one.
 func FitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run func(t int) ([]sim.JobRecord, error)) (*Penalty, error) {
 	return fitPenaltyStochastic(ctx, s, steps, run, false, basisOptions{lookahead: true})
 }
@@ -1504,7 +1508,9 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 	avg := make([]float64, n)
 	sq := make([]float64, n)
 	grad := make([]float64, n)
-	// Step scale: the cost of one reducer, E[Y]·(mean slot cost).
+	// Step scale: the cost of one reducer, E[Y]·(mean slot cost); the
+	// lookahead's fit replaces the mean by its contended slots' below
+	// (contendedCost, lookaheadFit).
 	scale := 0.0
 	for _, c := range s.Workload.Conditionals() {
 		scale += c.Prob * c.Y.Mean()

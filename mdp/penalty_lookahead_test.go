@@ -61,12 +61,8 @@ func TestLookaheadFitClimbs(t *testing.T) {
 			without += v0
 		}
 		t.Logf("%s: penalized LP %.4g, θ = 0 %.4g (ratio %.4f) over %d runs after %d steps", c.path, with, without, with/without, check.Replications, c.steps)
-		if with < (1-lookaheadFitSlack)*without {
-			t.Errorf("%s: the fitted θ's penalized LP %.6g is below θ = 0's %.6g by more than %g%%: the fit fell", c.path, with, without, 100*lookaheadFitSlack)
+		if with <= without {
+			t.Errorf("%s: the fitted θ's penalized LP %.6g is not above θ = 0's %.6g on fresh runs: the fit did not climb", c.path, with, without)
 		}
 	}
 }
-
-// lookaheadFitSlack is how far (relative) a short fit's penalized LP may
-// stay below θ = 0's on fresh runs (noise of θ after a few steps).
-const lookaheadFitSlack = 0.03

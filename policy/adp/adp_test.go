@@ -182,17 +182,21 @@ func TestModelSlotLimit(t *testing.T) {
 }
 
 // TestBuildsOnFig9Cluster: on the Fig. 9 cluster (1000 slot costs, R up
-// to 10), at two loads and K, where adp-penalty's fit used to fall (its
-// penalized LP about −3000 per job against +90, the policy twice greedy's
-// cost, refused by its check), a light fit builds: it passes the check
-// against greedy, and its decisions are not greedy's on every request
-// (a fitted value function that moved).
+// to 10), where adp-penalty's fit used to fall (its penalized LP about
+// −3000 per job against +90, the policy twice greedy's cost, refused by
+// its check), a light fit builds at K = 100 (ρ 0.6 and 0.9) and K = 10:
+// it passes the check against greedy, and under heavy load its decisions
+// on requests over the cheapest slots differ from greedy's on at least
+// minDiffer of 300 (a fitted value function that moved; at ρ 0.6 it
+// departs from greedy on a few requests only, and only the build is
+// checked).
 func TestBuildsOnFig9Cluster(t *testing.T) {
 	for _, c := range []struct {
-		k    int
-		rho  float64
-		seed uint64
-	}{{100, 0.6, 1}, {10, 0.9, 2}} {
+		k         int
+		rho       float64
+		seed      uint64
+		minDiffer int
+	}{{100, 0.6, 1, 0}, {100, 0.9, 1, 6}, {10, 0.9, 2, 6}} {
 		data := fmt.Sprintf(`{"slots": {"count": 1000, "cost": {"kind": "uniform", "min": 1, "max": 100}},
 			"max_jobs_in_service": %d, "arrival_rate": %g, "service_rate": 1,
 			"workload": {"data": {"kind": "uniform", "min": 1, "max": 100}, "reduces": {"kind": "uniform-int", "min": 1, "max": 10}},
@@ -208,7 +212,10 @@ func TestBuildsOnFig9Cluster(t *testing.T) {
 			continue
 		}
 		differ := 0
-		reqs := policytest.PlacementRequests(s.SlotCosts[:120], c.k, 10, 300, c.seed)
+		// the cheapest slots, where the jobs contend and the fitted value
+		// decides (most of 120 drawn at random would never be contended)
+		cheapest := slices.Sorted(slices.Values(s.SlotCosts))[:120]
+		reqs := policytest.PlacementRequests(cheapest, c.k, 10, 300, c.seed)
 		for _, req := range reqs {
 			d, err := pol.Place(req)
 			if err != nil {
@@ -223,8 +230,8 @@ func TestBuildsOnFig9Cluster(t *testing.T) {
 			}
 		}
 		t.Logf("K = %d, ρ = %g: %d of %d decisions differ from greedy's", c.k, c.rho, differ, len(reqs))
-		if differ == 0 {
-			t.Errorf("K = %d, ρ = %g: every decision is greedy's: the fitted value function did not move", c.k, c.rho)
+		if differ < c.minDiffer {
+			t.Errorf("K = %d, ρ = %g: %d of %d decisions differ from greedy's, want at least %d: the fitted value function did not move", c.k, c.rho, differ, len(reqs), c.minDiffer)
 		}
 	}
 }

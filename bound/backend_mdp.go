@@ -51,21 +51,18 @@ func (mdpBackend) EmptyClusterBound(w *models.Workload, slotCosts []float64) flo
 }
 
 func (mdpBackend) ValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int) (float64, string, error) {
-	_, v, skipped, err := valueBound(ctx, s, bins, maxStates, nil)
+	_, v, skipped, err := valueBound(ctx, s, bins, maxStates, false, nil)
 	return v, skipped, err
 }
 
 func (mdpBackend) SolvePlacementAndValueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (*MDPSolution, float64, string, error) {
-	if progress == nil {
-		progress = func(int, int) {}
-	}
-	return valueBound(ctx, s, bins, maxStates, progress)
+	return valueBound(ctx, s, bins, maxStates, true, progress)
 }
 
 // valueBound is the value-penalty bound of s (and skipped: why it has
-// none), with the MDP solved on the same chain when progress is not nil
-// (mdp.SolvePlacementAndValueBound).
-func valueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, progress func(done, total int)) (*MDPSolution, float64, string, error) {
+// none), with the MDP solved on the same chain when withMDP
+// (mdp.SolvePlacementAndValueBound, reporting to progress if not nil).
+func valueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, withMDP bool, progress func(done, total int)) (*MDPSolution, float64, string, error) {
 	m, err := mdp.ModelOf(s)
 	var no *mdp.NoModelError
 	if errors.As(err, &no) {
@@ -77,7 +74,7 @@ func valueBound(ctx context.Context, s *sim.Scenario, bins, maxStates int, progr
 	opts := mdp.ValueBoundOptions{Seed: s.Seed, Solve: mdp.SolveOptions{Bins: bins, MaxStates: maxStates}}
 	var sol *mdp.PlacementSolution
 	var res *mdp.ValueBoundResult
-	if progress != nil {
+	if withMDP {
 		opts.Solve.Progress = progress
 		sol, res, err = mdp.SolvePlacementAndValueBound(ctx, m, opts.Solve, opts)
 	} else {

@@ -276,11 +276,12 @@ func computeFixed(ctx context.Context, be Backend, s *sim.Scenario, st Settings,
 		} else {
 			v, skipped, err = be.ValueBound(ctx, s, st.Bins, st.MaxStates)
 		}
-		if err != nil && withMDP {
-			return f, nil, fmt.Errorf("MDP and %s: %w", BoundValuePenalty, err) // one computation
-		}
 		if err != nil {
-			return f, nil, fmt.Errorf("%s: %w", BoundValuePenalty, err)
+			what := BoundValuePenalty
+			if withMDP {
+				what = "MDP and " + what // one computation
+			}
+			return f, nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if skipped != "" {
 			return f, nil, invalidf("bounds: %s: %s", BoundValuePenalty, skipped)

@@ -73,9 +73,8 @@ func tuneRollingHorizon(ctx context.Context, env *Env, label string, s *sim.Scen
 
 // adpPenaltyLeftOut says why adp-penalty would not be among this
 // section's policies on s: its build on s (at its defaults, or in a quick
-// run on a short fit, quickPenaltyFit), whose error (its fit's check
-// against greedy, the safety net of policy/adp) or, if it builds,
-// nothing; and the spec built. The fit is kept by the process, so the
+// run on a short fit, quickPenaltyFit), whose error (a fit that fails or
+// is stopped) or, if it builds, nothing; and the spec built. The fit is kept by the process, so the
 // runs that follow build it again at no cost.
 func adpPenaltyLeftOut(ctx context.Context, env *Env, s *sim.Scenario) (reason, spec string) {
 	spec = adp.Name
@@ -101,7 +100,8 @@ const quickPenaltyFit = "fit_steps=20;fit_jobs=100"
 // placement tests: gaps in the thousands of percent say nothing), and
 // adp-penalty only if it builds at every setting (adpPenaltyLeftOut: its
 // check against greedy refused it here until its fit's step rule was made
-// for this cluster), with rolling-horizon at its default horizon and at
+// for this cluster; the check now backs its value scale off towards
+// greedy instead), with rolling-horizon at its default horizon and at
 // one tuned on other jobs (tuneRollingHorizon), and gives each policy's
 // certified gap to the best lower bound on the same jobs: the most that
 // any policy, online or offline, could still save. The best pathwise

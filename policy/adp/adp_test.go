@@ -236,30 +236,41 @@ func TestBuildsOnFig9Cluster(t *testing.T) {
 	}
 }
 
-// TestRefusesPolicyWorseThanGreedy: the check against greedy (a safety
-// net) refuses a policy that costs clearly more than greedy, here the
-// costliest placement in the fitted policy's place, with the costs it
-// measured and what to use instead, no Go type name; greedy itself passes.
-func TestRefusesPolicyWorseThanGreedy(t *testing.T) {
+// TestBacksOffToGreedy: the check against greedy halves the value scale
+// of a lookahead that costs more than greedy on the check runs, down to
+// 0 (greedy's placement): here the costliest placement stands for the
+// lookahead at every scale and is backed off to 0; greedy in its place
+// (not worse than itself) keeps the scale asked for; a lookahead that is
+// the costliest at the full scale only is served at half of it; scale 0
+// is served without a check.
+func TestBacksOffToGreedy(t *testing.T) {
 	s := scenario(t, "../../search/testdata/mdp-small.json")
 	k := fitKey{Policy: Name, Model: s.PlacementModel(), Classes: 6, Steps: 8, Jobs: 150}
 	chk := &sim.Scenario{SlotCosts: s.SlotCosts, K: s.K, ArrivalRate: s.ArrivalRate, ServiceRate: s.ServiceRate,
 		MaxWaiting: s.MaxWaiting, Workload: s.Workload, Jobs: k.Jobs, Replications: k.Steps + checkRuns, Seed: 5}
 	ctx := context.Background()
-	err := k.checkAgainstGreedy(ctx, chk, placement.Costliest{}, 1)
-	if err == nil {
-		t.Fatal("the costliest placement passed the check against greedy")
-	}
-	msg := err.Error()
-	for _, want := range []string{"value_scale 1", "greedy's", "adp-bid-price"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error %q does not say %q", msg, want)
+	for _, c := range []struct {
+		name  string
+		at    func(float64) policy.Placement
+		scale float64
+		want  float64
+	}{
+		{"costliest at every scale", func(float64) policy.Placement { return placement.Costliest{} }, 1, 0},
+		{"greedy at every scale", func(float64) policy.Placement { return placement.Greedy{} }, 1.5, 1.5},
+		{"costliest at full scale", func(s float64) policy.Placement {
+			if s == 2 {
+				return placement.Costliest{}
+			}
+			return placement.Greedy{}
+		}, 2, 1},
+		{"scale 0", func(float64) policy.Placement { t.Fatal("scale 0 was checked"); return nil }, 0, 0},
+	} {
+		got, err := k.backOff(ctx, chk, c.at, c.scale)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
 		}
-	}
-	if strings.Contains(msg, "adp.") || strings.Contains(msg, "*") {
-		t.Errorf("error %q names Go internals", msg)
-	}
-	if err := k.checkAgainstGreedy(ctx, chk, placement.Greedy{}, 1); err != nil {
-		t.Errorf("greedy failed its own check: %v", err)
+		if got != c.want {
+			t.Errorf("%s: served at value_scale %g, want %g", c.name, got, c.want)
+		}
 	}
 }

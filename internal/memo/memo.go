@@ -52,7 +52,9 @@ func New[V any](size int) *Memo[V] {
 // kept nor being computed. compute's context carries ctx's values but not
 // its deadline or cancellation; it is cancelled when every caller waiting
 // for the value has left (see the package doc). Get returns ctx.Err() as
-// soon as ctx ends, whether or not the computation goes on for others.
+// soon as ctx ends, whether or not the computation goes on for others;
+// a value already kept is returned whatever ctx (it costs nothing, and
+// the answer must not depend on which of two ready cases a select picks).
 func (m *Memo[V]) Get(ctx context.Context, key string, compute func(context.Context) (V, error)) (V, error) {
 	m.mu.Lock()
 	e, ok := m.entries[key]
@@ -65,6 +67,15 @@ func (m *Memo[V]) Get(ctx context.Context, key string, compute func(context.Cont
 	e.waiters++
 	m.mu.Unlock()
 
+	select {
+	case <-e.done:
+		// Kept or just finished: ctx, even if done, is not consulted.
+		m.mu.Lock()
+		e.waiters--
+		m.mu.Unlock()
+		return e.val, e.err
+	default:
+	}
 	select {
 	case <-e.done:
 		m.mu.Lock()

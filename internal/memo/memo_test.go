@@ -195,3 +195,21 @@ func TestRunningNotDropped(t *testing.T) {
 		t.Fatalf("values %d, %d from %d computations; want 1, 1 from one", a, b, calls.Load())
 	}
 }
+
+// TestKeptValueWhateverContext: a kept value is returned to a caller
+// whose context is already done, every time (a select between the two
+// ready cases would answer either at random).
+func TestKeptValueWhateverContext(t *testing.T) {
+	m := New[int](2)
+	if _, err := m.Get(context.Background(), "k", func(context.Context) (int, error) { return 7, nil }); err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 200 {
+		v, err := m.Get(done, "k", func(context.Context) (int, error) { t.Fatal("computed again"); return 0, nil })
+		if err != nil || v != 7 {
+			t.Fatalf("kept value with a done context: %v, %v; want 7", v, err)
+		}
+	}
+}

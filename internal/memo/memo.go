@@ -70,18 +70,12 @@ func (m *Memo[V]) Get(ctx context.Context, key string, compute func(context.Cont
 	select {
 	case <-e.done:
 		// Kept or just finished: ctx, even if done, is not consulted.
-		m.mu.Lock()
-		e.waiters--
-		m.mu.Unlock()
-		return e.val, e.err
+		return m.leave(e)
 	default:
 	}
 	select {
 	case <-e.done:
-		m.mu.Lock()
-		e.waiters--
-		m.mu.Unlock()
-		return e.val, e.err
+		return m.leave(e)
 	case <-ctx.Done():
 		m.mu.Lock()
 		e.waiters--
@@ -102,6 +96,14 @@ func (m *Memo[V]) Get(ctx context.Context, key string, compute func(context.Cont
 		var zero V
 		return zero, ctx.Err()
 	}
+}
+
+// leave returns e's value to a caller that waited for it.
+func (m *Memo[V]) leave(e *entry[V]) (V, error) {
+	m.mu.Lock()
+	e.waiters--
+	m.mu.Unlock()
+	return e.val, e.err
 }
 
 // run computes e's value and publishes it; a failure removes e so that

@@ -17,56 +17,12 @@ import (
 	"github.com/optd/optd/policy"
 	_ "github.com/optd/optd/policy/placement" // greedy, random, receding-horizon, state-threshold
 	"github.com/optd/optd/sim"
+	"github.com/optd/optd/sim/simtest"
 )
 
 // genPlacementScenario draws a small placement scenario whose MDP is
-// solvable: 3–8 slots with repeated costs (classes of several slots), K so
-// that K·max R fits, loads from light to overloaded (finite waiting rooms
-// of 0–3), independent or dependent (X, R).
-func genPlacementScenario(t testing.TB, seed uint64, jobs, reps int) (*sim.Scenario, string) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 77))
-	maxR := 1 + rng.IntN(2)
-	k := 1 + rng.IntN(3)
-	slots := max(k*maxR, 3+rng.IntN(5))
-	if slots > 8 {
-		k, slots = 8/maxR, 8
-	}
-	costs := make([]float64, slots)
-	palette := []float64{1, 2, 3, 5, 8, 13, 21, 34}
-	for i := range costs {
-		costs[i] = palette[rng.IntN(len(palette))]
-	}
-	mu := 1.0
-	lam := []float64{0.3, 0.6, 0.9, 1.2, 2}[rng.IntN(5)] * mu
-	wait := rng.IntN(4)
-	var workload string
-	switch rng.IntN(3) {
-	case 0: // independent
-		reduces := `{"kind": "discrete", "values": [1], "probs": [1]}`
-		if maxR > 1 {
-			reduces = fmt.Sprintf(`{"kind": "discrete", "values": [1, %d], "probs": [0.5, 0.5]}`, maxR)
-		}
-		workload = fmt.Sprintf(`{"data": {"kind": "discrete", "values": [%d, %d], "probs": [0.6, 0.4]},
-			"reduces": %s}`, 1+rng.IntN(5), 20+rng.IntN(60), reduces)
-	case 1: // dependent: big jobs have more reducers
-		workload = fmt.Sprintf(`{"joint": [{"data": %d, "reduces": 1, "prob": 0.5},
-			{"data": %d, "reduces": %d, "prob": 0.3}, {"data": %d, "reduces": 1, "prob": 0.2}]}`,
-			1+rng.IntN(4), 30+rng.IntN(60), maxR, 10+rng.IntN(20))
-	default: // dependent: big jobs have fewer reducers
-		workload = fmt.Sprintf(`{"joint": [{"data": %d, "reduces": %d, "prob": 0.6},
-			{"data": %d, "reduces": 1, "prob": 0.4}]}`, 2+rng.IntN(6), maxR, 40+rng.IntN(40))
-	}
-	cj, _ := json.Marshal(costs)
-	js := fmt.Sprintf(`{"slots": {"costs": %s}, "max_jobs_in_service": %d, "arrival_rate": %g,
-		"service_rate": %g, "max_waiting": %d, "workload": %s, "jobs": %d, "warmup_jobs": 50,
-		"replications": %d, "seed": %d}`, cj, k, lam, mu, wait, workload, jobs, reps, seed)
-	s, err := sim.DecodeScenario([]byte(js), "")
-	if err != nil {
-		t.Fatalf("seed %d: %v\n%s", seed, err, js)
-	}
-	return s, strings.Join(strings.Fields(js), " ")
-}
+// solvable (simtest.PlacementScenario).
+var genPlacementScenario = simtest.PlacementScenario
 
 // recorder wraps a placement policy and records the class counts of each
 // decision, in the order of entry into service.

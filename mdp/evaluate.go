@@ -52,7 +52,7 @@ func Evaluate(ctx context.Context, m *MDP, p Policy, opts Options) (*Evaluation,
 	if err != nil {
 		return nil, err
 	}
-	h, lo, hi, _, err := relativeValueIteration(ctx, ch, opts)
+	h, lo, hi, _, _, err := relativeValueIteration(ctx, ch, opts, false)
 	if err != nil {
 		return nil, err
 	}

@@ -177,7 +177,7 @@ func TestEvaluateDenseMatchesIterative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, lo, hi, _, err := relativeValueIteration(ctx, chainOf(m, p), Options{Tolerance: 1e-13, MaxIterations: 1e6, Aperiodicity: 0.5})
+	h, lo, hi, _, _, err := relativeValueIteration(ctx, chainOf(m, p), Options{Tolerance: 1e-13, MaxIterations: 1e6, Aperiodicity: 0.5}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -332,7 +332,10 @@ type basisOptions struct {
 	// 0: 1). Not a feature: the fit's, carried here to fitPenaltyStochastic.
 	stepScale float64
 	// fitPerDoubling > 0: the fit's coarse cluster on that finer grid
-	// (coarsePenalty). Not a feature either.
+	// (coarsePenalty): with each group at its mean cost, a θ that lifts
+	// the coarse LP need not lift the exact one, the coarse costs
+	// flattening the cost steps inside the groups where the jobs contend.
+	// Not a feature either.
 	fitPerDoubling int
 	// tied: the fit ties every feature's coefficients over the job
 	// groups (tieGroups), not only the lookahead's read terms: the
@@ -1318,12 +1321,18 @@ type PenaltyFit struct {
 // changes, on one replication of 2000 jobs, 150 steps (the default
 // 149.26): the compact step ×0.3 148.78, ×3 −3.9 per job (on 1000 jobs),
 // ×10 no better than θ = 0 (FitPenalty kept θ = 0); tied 146.84, tied with
-// the step ×3 141.10. On the MDP-solvable analogs of that setting
-// (TestFig9Analogs), where the at-scale LP with the default step is at
-// 87-90% of the optimum, the step ×10 lifts it to 93-95% and tying changes
-// nothing: there the step is too short, at scale it is not (its scale is
-// E[Y]·(mean slot cost), and the mean over the 1000 slots is about five
-// times that of the slots the jobs contend for at ρ = 0.9).
+// the step ×3 141.10; the fit's coarse cluster on the grid of 4 per
+// doubling 150.71 (+1.45), which did not hold on 8 replications of 9000
+// jobs with 300 steps: 159.97 ± 11.75 against 160.52 ± 12.79 (paired
+// −0.55 ± 1.51; it lost 3.3 and 3.6 on the two most loaded replications
+// and won 0.2-0.7 on the six others), and at ρ = 0.6 (2 replications)
+// 91.02 against 90.41 (+0.61 ± 1.81). On the MDP-solvable analogs of that
+// setting (TestFig9Analogs), where the at-scale LP with the default step is
+// at 87-90% of the optimum (94.8% on the one of K = 2), the step ×10 lifts
+// it to 93-98% and tying
+// changes nothing: there the step is too short, at scale it is not (its
+// scale is E[Y]·(mean slot cost), and the mean over the 1000 slots is about
+// five times that of the slots the jobs contend for at ρ = 0.9).
 type penaltyVariant struct {
 	// bigOthers: the big-others terms (penalty_big.go).
 	bigOthers bool

@@ -96,7 +96,7 @@ penalty-report:
 # sharing): the optimum, greedy, state-threshold, the value-penalty bound,
 # the hindsight LP and the penalized LP with the at-scale and the per-class
 # features (a markdown table), then the optimal policy's relative value
-# regressed on feature families (about 15 minutes).
+# regressed on feature families (about 25 minutes on a loaded machine).
 penalty-analog:
 	OPTD_PENALTY_ANALOG=1 go test ./mdp -run '^TestFig9Analog' -v -count=1 -timeout 1h
 

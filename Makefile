@@ -55,7 +55,7 @@ ITA_SEEDS ?= 3
 ita-compare:
 	OPTD_ITA_SEEDS=$(ITA_SEEDS) go run ./benchmarks/cmd/report --only perf-ita --out $${TMPDIR:-/tmp}/optd-ita-compare
 
-.PHONY: penalty-report penalty-scale penalty-resampled lagrange-scale rollout-check rollout-scale traces-rolling
+.PHONY: penalty-report penalty-analog penalty-scale penalty-resampled lagrange-scale rollout-check rollout-scale traces-rolling
 
 # The rollout against state-threshold, adp-bid-price, receding-horizon and
 # greedy on the Fig. 9 setting beyond the paper (K = 100 at rho = 0.6 and
@@ -89,6 +89,16 @@ rollout-check:
 # OPTD_PENALTY_SKIP_LP=1 for the value bound alone, 2 minutes).
 penalty-report:
 	OPTD_PENALTY_REPORT=1 go test ./mdp -run '^TestPenaltyReport$$' -v -count=1 -timeout 2h
+
+# Where the MDP is solved, is the penalized bound's gap at scale its
+# features'? On six analogs of the Fig. 9 setting at rho = 0.9 (a few
+# slots of linearly spread costs, Y = X/R spread wide, K-limited processor
+# sharing): the optimum, greedy, state-threshold, the value-penalty bound,
+# the hindsight LP and the penalized LP with the at-scale and the per-class
+# features (a markdown table), then the optimal policy's relative value
+# regressed on feature families (about 25 minutes on a loaded machine).
+penalty-analog:
+	OPTD_PENALTY_ANALOG=1 go test ./mdp -run '^TestFig9Analog' -v -count=1 -timeout 1h
 
 # The penalized bound at scale: its lift over the Lagrangian hindsight bound
 # and the certified gaps of greedy and state-threshold on the Fig. 9 setting

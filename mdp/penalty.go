@@ -328,6 +328,22 @@ type basisOptions struct {
 	// classesPerDoubling is the class basis's groups per doubling of the
 	// slot rank when the classes are grouped (0: 2, classBasis).
 	classesPerDoubling int
+	// stepScale multiplies the compact features' step (featureSteps;
+	// 0: 1). Not a feature: the fit's, carried here to fitPenaltyStochastic.
+	stepScale float64
+	// fitPerDoubling > 0: the fit's coarse cluster on that finer grid
+	// (coarsePenalty): with each group at its mean cost, a θ that lifts
+	// the coarse LP need not lift the exact one, the coarse costs
+	// flattening the cost steps inside the groups where the jobs contend.
+	// Not a feature either.
+	fitPerDoubling int
+	// tied: the fit ties every feature's coefficients over the job
+	// groups (tieGroups), not only the lookahead's read terms: the
+	// relative value of a state is a function of the slots held and the
+	// queue, not of the holders' marks (paid at entry; a holder's work is
+	// independent of its mark), so per-group coefficients only split each
+	// step's signal. Any fixed θ keeps (P1), a tied one too.
+	tied bool
 	// lookahead: the value function of the lookahead policies
 	// (FitPenaltyStochastic): n in service on the geometric grid of the
 	// compact features when K > 12 (evenly, n = 1..9 of K = 100 share a
@@ -1080,27 +1096,47 @@ func classBasis(cls *classes, grouped bool, per int) (w []float64, B int, grp []
 // mean cost (one class per non-empty group): the small LP the fit climbs on
 // when p groups the classes. θ is shared with p, so a step on it moves p;
 // only the choice of θ sees the coarse costs, and any θ gives a valid bound
-// on the exact costs (P3).
-func (p *Penalty) coarsePenalty(slotCosts []float64) *Penalty {
-	sum := make([]float64, p.nb)
-	cnt := make([]int, p.nb)
+// on the exact costs (P3). With per > 0 the coarse classes are finer than
+// the groups: the slot-rank grid of per groups per doubling (rankGroupOf),
+// each coarse class inside one group (its penalty the group's).
+func (p *Penalty) coarsePenalty(slotCosts []float64, per int) *Penalty {
+	// key[c]: the coarse class of exact class c, numbered in cost order.
+	key := make([]int, len(p.grp))
+	S := 0
+	for _, n := range p.cls.count {
+		S += n
+	}
+	before, last, lastSub := 0, -1, -1
+	nk := 0
 	for c, g := range p.grp {
-		sum[g] += p.cls.cost[c] * float64(p.cls.count[c])
-		cnt[g] += p.cls.count[c]
+		sub := 0
+		if per > 0 {
+			sub = rankGroupOf(float64(before)+float64(p.cls.count[c]-1)/2, rankGroupsOf(S, per), per)
+		}
+		before += p.cls.count[c]
+		if g != last || sub != lastSub {
+			nk++
+			last, lastSub = g, sub
+		}
+		key[c] = nk - 1
+	}
+	sum := make([]float64, nk)
+	cnt := make([]int, nk)
+	grpOf := make([]int, nk)
+	for c, k := range key {
+		sum[k] += p.cls.cost[c] * float64(p.cls.count[c])
+		cnt[k] += p.cls.count[c]
+		grpOf[k] = p.grp[c]
 	}
 	costs := make([]float64, len(slotCosts))
-	for k, h := range slotCosts {
-		g := p.grp[p.cls.of[h]]
-		costs[k] = sum[g] / float64(cnt[g])
+	for j, h := range slotCosts {
+		k := key[p.cls.of[h]]
+		costs[j] = sum[k] / float64(cnt[k])
 	}
 	cls := newClasses(costs)
 	w := make([]float64, cls.num()*p.nb)
-	for c, h := range cls.cost {
-		for g := range p.nb {
-			if cnt[g] > 0 && sum[g]/float64(cnt[g]) == h {
-				w[c*p.nb+g] = 1
-			}
-		}
+	for k := range nk {
+		w[cls.of[sum[k]/float64(cnt[k])]*p.nb+grpOf[k]] = 1
 	}
 	q := *p
 	q.cls, q.w, q.grp = cls, w, nil
@@ -1274,15 +1310,29 @@ type PenaltyFit struct {
 	variant penaltyVariant
 }
 
-// penaltyVariant is a change of FitPenalty's features, for comparisons.
-// Neither change lifted the bound on the Fig. 9 setting at ρ = 0.9 (K =
-// 100), so neither is FitPenalty's default: with both, θ fitted in 300
-// steps, 8 replications of 9000 jobs, the bound was 160.17 ± 11.40 per job
-// against 160.52 ± 12.79 without (paired −0.34 ± 1.93); on one 2000-job
-// replication with 150 steps it had looked like +2.3. With 150 steps, on
-// the first two of those replications, each alone lowered it (big-others
-// −5.2 and −7.7 per job, the finer grid −3.1 and −5.1): their extra
-// coefficients need more steps than that, and 300 only caught up.
+// penaltyVariant is a change of FitPenalty's features or of its fit, for
+// comparisons (make penalty-scale's OPTD_PENALTY_VARIANTS, make
+// penalty-analog). None lifted the bound on the Fig. 9 setting at ρ = 0.9
+// (K = 100), so none is FitPenalty's default. The big-others terms and the
+// finer grid together, θ fitted in 300 steps, 8 replications of 9000 jobs:
+// 160.17 ± 11.40 per job against 160.52 ± 12.79 without (paired −0.34 ±
+// 1.93); with 150 steps each alone lowered it (big-others −5.2 and −7.7
+// per job, the finer grid −3.1 and −5.1 on two replications). The fit's
+// changes, on one replication of 2000 jobs, 150 steps (the default
+// 149.26): the compact step ×0.3 148.78, ×3 −3.9 per job (on 1000 jobs),
+// ×10 no better than θ = 0 (FitPenalty kept θ = 0); tied 146.84, tied with
+// the step ×3 141.10; the fit's coarse cluster on the grid of 4 per
+// doubling 150.71 (+1.45), which did not hold on 8 replications of 9000
+// jobs with 300 steps: 159.97 ± 11.75 against 160.52 ± 12.79 (paired
+// −0.55 ± 1.51; it lost 3.3 and 3.6 on the two most loaded replications
+// and won 0.2-0.7 on the six others), and at ρ = 0.6 (2 replications)
+// 91.02 against 90.41 (+0.61 ± 1.81). On the MDP-solvable analogs of that
+// setting (TestFig9Analogs), where the at-scale LP with the default step is
+// at 87-90% of the optimum (94.8% on the one of K = 2), the step ×10 lifts
+// it to 93-98% and tying
+// changes nothing: there the step is too short, at scale it is not (its
+// scale is E[Y]·(mean slot cost), and the mean over the 1000 slots is about
+// five times that of the slots the jobs contend for at ρ = 0.9).
 type penaltyVariant struct {
 	// bigOthers: the big-others terms (penalty_big.go).
 	bigOthers bool
@@ -1290,6 +1340,12 @@ type penaltyVariant struct {
 	// 2^(1/3), 30 groups of the Fig. 9 setting's 1000 slots instead of
 	// 20, about twenty slots of the margin at ρ = 0.9 sharing a group).
 	classesPerDoubling int
+	// stepScale: basisOptions.stepScale.
+	stepScale float64
+	// tied: basisOptions.tied.
+	tied bool
+	// fitPerDoubling: basisOptions.fitPerDoubling.
+	fitPerDoubling int
 }
 
 // Defaults of PenaltyFit. 1500 steps: on the scenarios the bound
@@ -1353,7 +1409,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 		return res.Records, nil
 	}
 	pen, err := fitPenaltyStochastic(ctx, s, opts.Steps, run, opts.grouped, basisOptions{resampled: opts.ResampledMarks, occupancy: true,
-		bigOthers: opts.variant.bigOthers, classesPerDoubling: opts.variant.classesPerDoubling})
+		bigOthers: opts.variant.bigOthers, classesPerDoubling: opts.variant.classesPerDoubling, stepScale: opts.variant.stepScale, tied: opts.variant.tied, fitPerDoubling: opts.variant.fitPerDoubling})
 	if err != nil {
 		return nil, err
 	}
@@ -1365,7 +1421,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	// choice only, as for the fit).
 	check := pen
 	if pen.grp != nil {
-		check = pen.coarsePenalty(s.SlotCosts)
+		check = pen.coarsePenalty(s.SlotCosts, opts.variant.fitPerDoubling)
 	}
 	var withTheta, without float64
 	for t := opts.Steps; t < opts.Steps+checkRuns; t++ {
@@ -1503,7 +1559,7 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 	// The steps' LPs: on the coarse cluster when the classes are grouped.
 	fit := pen
 	if grp != nil {
-		fit = pen.coarsePenalty(s.SlotCosts)
+		fit = pen.coarsePenalty(s.SlotCosts, o.fitPerDoubling)
 	}
 	avg := make([]float64, n)
 	sq := make([]float64, n)
@@ -1539,6 +1595,11 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 			stepOf = lookaheadSteps(F, read, penaltyStep*scale*contendedCost(s.SlotCosts, recs))
 		} else if t == 0 {
 			stepOf = featureSteps(tr, F, eta, grp != nil)
+			if o.stepScale > 0 {
+				for k := range stepOf {
+					stepOf[k] *= o.stepScale
+				}
+			}
 		}
 		adj := fit.adjust(tr)
 		var jobs []TraceJob
@@ -1588,7 +1649,10 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 				}
 			}
 		}
-		if o.lookahead {
+		switch {
+		case o.tied:
+			tieGroups(grad, pen, F)
+		case o.lookahead:
 			tieGroups(grad, pen, read)
 		}
 		// The control variate's means move only after the step, so that

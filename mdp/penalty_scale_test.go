@@ -181,6 +181,13 @@ var penaltyVariants = map[string]penaltyVariant{
 	"big-others":       {bigOthers: true},
 	"finer-classes":    {classesPerDoubling: 3},
 	"big-others-finer": {bigOthers: true, classesPerDoubling: 3},
+	"step-0.3":         {stepScale: 3},
+	"step-0.03":        {stepScale: 0.3},
+	"step-1":           {stepScale: 10},
+	"tied":             {tied: true},
+	"fit-grid-4":       {fitPerDoubling: 4},
+	"fit-grid-8":       {fitPerDoubling: 8},
+	"tied-step-0.3":    {tied: true, stepScale: 3},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

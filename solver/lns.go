@@ -65,16 +65,17 @@ func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]i
 	return l
 }
 
-// run improves l.x until target, stall, ctx or deadline.
-func (l *lns) run(ctx context.Context, deadline time.Time, target float64) {
+// run improves l.x until target, stall or the end of ctx.
+func (l *lns) run(ctx context.Context, target float64) {
 	n := len(l.nodes)
 	if n < 2 {
 		return
 	}
+	deadline, _ := ctx.Deadline()
 	size, stall := 2, 0
 	maxStall := min(lnsStallPerNode*n, lnsMaxStall)
 	for stall < maxStall && l.m.canImprove(target, l.val) {
-		if ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
+		if ctx.Err() != nil {
 			return
 		}
 		if l.step(ctx, deadline, l.pick(min(size, n))) {

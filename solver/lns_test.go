@@ -20,7 +20,7 @@ func lnsFrom(in *Instance, seed uint64) (*lns, float64) {
 	root := m.floorBound(lagValue(bounds[len(bounds)-1], sorted, m.supply))
 	l := newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(seed, lnsStream)))
 	start := l.val
-	l.run(context.Background(), time.Time{}, root)
+	l.run(context.Background(), root)
 	return l, start
 }
 
@@ -81,7 +81,7 @@ func TestLNSRepairsPerNode(t *testing.T) {
 	if l.val != 12 {
 		t.Fatalf("per-node start %v, want 12", l.val)
 	}
-	l.run(context.Background(), time.Time{}, 16)
+	l.run(context.Background(), 16)
 	if l.val != 16 {
 		t.Fatalf("lns %v, want 16", l.val)
 	}

@@ -37,8 +37,8 @@ const (
 // value, plus one), the others uniformly; the size grows from 2 to
 // l.size while iterations stall. The search stops when the value
 // reaches target (no better solution exists), after lnsStallPerNode·nodes
-// iterations without improvement (at most lnsMaxStall), or when ctx ends
-// or deadline passes.
+// iterations without improvement (at most lnsMaxStall), when ctx ends,
+// or (paused, to be run again) when an improvement reaches pauseAt.
 type lns struct {
 	m      *model
 	nodes  [][]int64
@@ -51,6 +51,8 @@ type lns struct {
 	val      float64
 	explored int64
 	track    *tracker // progress of the whole solve, or nil
+	pauseAt  float64  // run returns (paused) once val reaches it; 0: never
+	paused   bool
 }
 
 func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]int, rng *rand.Rand) *lns {
@@ -67,6 +69,7 @@ func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]i
 
 // run improves l.x until target, stall or the end of ctx.
 func (l *lns) run(ctx context.Context, target float64) {
+	l.paused = false
 	n := len(l.nodes)
 	if n < 2 {
 		return
@@ -83,6 +86,9 @@ func (l *lns) run(ctx context.Context, target float64) {
 			if l.track != nil {
 				l.track.publish(l.x, l.val, true)
 				l.track.incumbent(l.val)
+			}
+			if l.paused = l.pauseAt > 0 && l.val >= l.pauseAt; l.paused {
+				return
 			}
 			continue
 		}

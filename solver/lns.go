@@ -38,7 +38,9 @@ const (
 // l.size while iterations stall. The search stops when the value
 // reaches target (no better solution exists), after lnsStallPerNode·nodes
 // iterations without improvement (at most lnsMaxStall), when ctx ends,
-// or (paused, to be run again) when an improvement reaches pauseAt.
+// or (paused, to be run again) when an improvement reaches pauseAt or,
+// with a clock, when the run has improved and the work since its last
+// improvement exceeds the solve's work up to it (idle).
 type lns struct {
 	m      *model
 	nodes  [][]int64
@@ -50,9 +52,11 @@ type lns struct {
 	x        [][]int
 	val      float64
 	explored int64
-	track    *tracker // progress of the whole solve, or nil
-	pauseAt  float64  // run returns (paused) once val reaches it; 0: never
+	track    *tracker   // progress of the whole solve, or nil
+	pauseAt  float64    // run returns (paused) once val reaches it; 0: never
+	clk      *workClock // with one, run returns (paused, idle) when idle
 	paused   bool
+	idle     bool
 }
 
 func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]int, rng *rand.Rand) *lns {
@@ -69,7 +73,8 @@ func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]i
 
 // run improves l.x until target, stall or the end of ctx.
 func (l *lns) run(ctx context.Context, target float64) {
-	l.paused = false
+	l.paused, l.idle = false, false
+	improvedAt := time.Duration(-1) // the work at this run's last improvement
 	n := len(l.nodes)
 	if n < 2 {
 		return
@@ -81,8 +86,15 @@ func (l *lns) run(ctx context.Context, target float64) {
 		if ctx.Err() != nil {
 			return
 		}
+		if l.clk != nil && improvedAt >= 0 && l.clk.now()-improvedAt > improvedAt {
+			l.paused, l.idle = true, true
+			return
+		}
 		if l.step(ctx, deadline, l.pick(min(size, n))) {
 			stall = 0
+			if l.clk != nil {
+				improvedAt = l.clk.now()
+			}
 			if l.track != nil {
 				l.track.publish(l.x, l.val, true)
 				l.track.incumbent(l.val)

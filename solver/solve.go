@@ -561,6 +561,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
 		l.size = lnsMaxSize + 2*round
 		l.track = track
+		l.clk = clk
 		round++
 		lnsCtx, cancel := shareContext(ctx, clk, lnsShare, 0)
 		defer cancel()
@@ -575,6 +576,9 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 				break
 			}
 			closeGap()
+			if l.idle {
+				probe()
+			}
 			if done() || lnsCtx.Err() != nil {
 				break
 			}

@@ -57,6 +57,8 @@ type lns struct {
 	clk      *workClock // with one, run returns (paused, idle) when idle
 	paused   bool
 	idle     bool
+	hood     int // the neighbourhood size reached (0: not started)
+	stall    int // iterations since the last improvement
 }
 
 func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]int, rng *rand.Rand) *lns {
@@ -71,7 +73,10 @@ func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]i
 	return l
 }
 
-// run improves l.x until target, stall or the end of ctx.
+// run improves l.x until target, stall or the end of ctx; run again
+// after a pause, it goes on with the neighbourhood size and the count of
+// iterations without improvement where it paused (a fresh count would
+// give every pause a whole stall limit more: large-1 0.5 → 0.9 s).
 func (l *lns) run(ctx context.Context, target float64) {
 	l.paused, l.idle = false, false
 	improvedAt := time.Duration(-1) // the work at this run's last improvement
@@ -80,9 +85,11 @@ func (l *lns) run(ctx context.Context, target float64) {
 		return
 	}
 	deadline, _ := ctx.Deadline()
-	size, stall := 2, 0
+	if l.hood == 0 {
+		l.hood = 2
+	}
 	maxStall := min(lnsStallPerNode*n, lnsMaxStall)
-	for stall < maxStall && l.m.canImprove(target, l.val) {
+	for l.stall < maxStall && l.m.canImprove(target, l.val) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -90,8 +97,8 @@ func (l *lns) run(ctx context.Context, target float64) {
 			l.paused, l.idle = true, true
 			return
 		}
-		if l.step(ctx, deadline, l.pick(min(size, n))) {
-			stall = 0
+		if l.step(ctx, deadline, l.pick(min(l.hood, n))) {
+			l.stall = 0
 			if l.clk != nil {
 				improvedAt = l.clk.now()
 			}
@@ -108,9 +115,9 @@ func (l *lns) run(ctx context.Context, target float64) {
 			l.track.live = l.explored
 			l.track.tick(false)
 		}
-		stall++
-		if stall%(maxStall/(l.size-1)+1) == 0 && size < l.size {
-			size++
+		l.stall++
+		if l.stall%(maxStall/(l.size-1)+1) == 0 && l.hood < l.size {
+			l.hood++
 		}
 	}
 }

@@ -76,11 +76,11 @@ var costDPMaxPairOps = 1 << 26
 // the state), which keeps the bound valid (any set of tracked types does)
 // and makes the path a solution more often. A re-run that exceeds a cap
 // leaves the previous result.
-func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64) (ub float64, path [][]int, ok bool) {
+func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64, clk *workClock) (ub float64, path [][]int, ok bool) {
 	var extra []int
-	t0 := time.Now()
+	w0 := clk.now()
 	ub, path, visits, ok := costDPTracked(ctx, m, nodes, b, inc, extra, 0)
-	retryCtx, cancel := context.WithTimeout(ctx, max(costDPRetryTime, costDPRetryVisits*time.Since(t0)))
+	retryCtx, cancel := clk.within(ctx, max(costDPRetryTime, costDPRetryVisits*(clk.now()-w0)))
 	defer cancel()
 	for range costDPRetries {
 		if !ok || path == nil {

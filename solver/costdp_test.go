@@ -48,7 +48,7 @@ func TestCostDPBoundIsABound(t *testing.T) {
 			for _, pairOps := range []int{costDPMaxPairOps, 0} {
 				saved := costDPMaxPairOps
 				costDPMaxPairOps = pairOps
-				ub, _, ok := costDPBound(context.Background(), m, sorted, lb, inc)
+				ub, _, ok := costDPBound(context.Background(), m, sorted, lb, inc, nil)
 				costDPMaxPairOps = saved
 				if !ok {
 					continue

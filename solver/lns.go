@@ -37,8 +37,10 @@ const (
 // value, plus one), the others uniformly; the size grows from 2 to
 // l.size while iterations stall. The search stops when the value
 // reaches target (no better solution exists), after lnsStallPerNode·nodes
-// iterations without improvement (at most lnsMaxStall), or when ctx ends
-// or deadline passes.
+// iterations without improvement (at most lnsMaxStall), when ctx ends,
+// or (paused, to be run again) when an improvement reaches pauseAt or,
+// with a clock, when the run has improved and the work since its last
+// improvement exceeds the solve's work up to it (idle).
 type lns struct {
 	m      *model
 	nodes  [][]int64
@@ -50,7 +52,13 @@ type lns struct {
 	x        [][]int
 	val      float64
 	explored int64
-	track    *tracker // progress of the whole solve, or nil
+	track    *tracker   // progress of the whole solve, or nil
+	pauseAt  float64    // run returns (paused) once val reaches it; 0: never
+	clk      *workClock // with one, run returns (paused, idle) when idle
+	paused   bool
+	idle     bool
+	hood     int // the neighbourhood size reached (0: not started)
+	stall    int // iterations since the last improvement
 }
 
 func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]int, rng *rand.Rand) *lns {
@@ -65,23 +73,41 @@ func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]i
 	return l
 }
 
-// run improves l.x until target, stall, ctx or deadline.
-func (l *lns) run(ctx context.Context, deadline time.Time, target float64) {
+// run improves l.x until target, stall or the end of ctx; run again
+// after a pause, it goes on with the neighbourhood size and the count of
+// iterations without improvement where it paused (a fresh count would
+// give every pause a whole stall limit more: large-1 0.5 → 0.9 s).
+func (l *lns) run(ctx context.Context, target float64) {
+	l.paused, l.idle = false, false
+	improvedAt := time.Duration(-1) // the work at this run's last improvement
 	n := len(l.nodes)
 	if n < 2 {
 		return
 	}
-	size, stall := 2, 0
+	deadline, _ := ctx.Deadline()
+	if l.hood == 0 {
+		l.hood = 2
+	}
 	maxStall := min(lnsStallPerNode*n, lnsMaxStall)
-	for stall < maxStall && l.m.canImprove(target, l.val) {
-		if ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
+	for l.stall < maxStall && l.m.canImprove(target, l.val) {
+		if ctx.Err() != nil {
 			return
 		}
-		if l.step(ctx, deadline, l.pick(min(size, n))) {
-			stall = 0
+		if l.clk != nil && improvedAt >= 0 && l.clk.now()-improvedAt > improvedAt {
+			l.paused, l.idle = true, true
+			return
+		}
+		if l.step(ctx, deadline, l.pick(min(l.hood, n))) {
+			l.stall = 0
+			if l.clk != nil {
+				improvedAt = l.clk.now()
+			}
 			if l.track != nil {
 				l.track.publish(l.x, l.val, true)
 				l.track.incumbent(l.val)
+			}
+			if l.paused = l.pauseAt > 0 && l.val >= l.pauseAt; l.paused {
+				return
 			}
 			continue
 		}
@@ -89,9 +115,9 @@ func (l *lns) run(ctx context.Context, deadline time.Time, target float64) {
 			l.track.live = l.explored
 			l.track.tick(false)
 		}
-		stall++
-		if stall%(maxStall/(l.size-1)+1) == 0 && size < l.size {
-			size++
+		l.stall++
+		if l.stall%(maxStall/(l.size-1)+1) == 0 && l.hood < l.size {
+			l.hood++
 		}
 	}
 }

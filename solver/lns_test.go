@@ -20,7 +20,7 @@ func lnsFrom(in *Instance, seed uint64) (*lns, float64) {
 	root := m.floorBound(lagValue(bounds[len(bounds)-1], sorted, m.supply))
 	l := newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(seed, lnsStream)))
 	start := l.val
-	l.run(context.Background(), time.Time{}, root)
+	l.run(context.Background(), root)
 	return l, start
 }
 
@@ -81,8 +81,55 @@ func TestLNSRepairsPerNode(t *testing.T) {
 	if l.val != 12 {
 		t.Fatalf("per-node start %v, want 12", l.val)
 	}
-	l.run(context.Background(), time.Time{}, 16)
+	l.run(context.Background(), 16)
 	if l.val != 16 {
 		t.Fatalf("lns %v, want 16", l.val)
+	}
+}
+
+// TestLNSPausesAndGoesOn: on small random instances a search that pauses
+// at every improvement (pauseAt just above its value) and, with a work
+// clock, when idle, pauses only after improving (idle) or at pauseAt, and
+// run again from where it paused never loses value nor exceeds the
+// exhaustive optimum; it ends (not paused) like an uninterrupted search.
+func TestLNSPausesAndGoesOn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	clk := newWorkClock(time.Time{})
+	defer clk.stop()
+	pauses := 0
+	for c := 0; c < 100; c++ {
+		in := smallInstance(rng)
+		opt := exhaustive(in)
+		m := newModel(in)
+		_, sorted, _ := sortNodes(m, nodeCaps(in))
+		base := baseTables(m, sorted, m.supply)
+		x := ffdAssign(m, sorted, m.supply)
+		bounds, _ := rootBounds(context.Background(), m, sorted, x, base, Options{})
+		l := newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(uint64(c), lnsStream)))
+		l.clk = clk
+		for run := 0; ; run++ {
+			if run == 1000 {
+				t.Fatalf("case %d: still pausing after %d runs", c, run)
+			}
+			v0 := l.val
+			l.pauseAt = v0 + objTol
+			l.run(context.Background(), opt)
+			if l.val < v0-objTol || l.val > opt+objTol {
+				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
+			}
+			if !l.paused {
+				break
+			}
+			pauses++
+			if (l.idle && l.val <= v0) || (!l.idle && l.val < l.pauseAt) {
+				t.Fatalf("case %d: paused (idle %v) at %v from %v, pause at %v", c, l.idle, l.val, v0, l.pauseAt)
+			}
+		}
+		if v := assignmentValue(m, l.x); !scalar.EqualWithinAbsOrRel(v, l.val, objTol, objTol) {
+			t.Fatalf("case %d: value %v, assignment worth %v", c, l.val, v)
+		}
+	}
+	if pauses == 0 {
+		t.Fatal("no search paused")
 	}
 }

@@ -229,6 +229,9 @@ func permuteRows(rows [][]int, order []int) [][]int {
 func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, track *tracker) ([][]int, float64, Stats) {
 	var stats Stats
 	deadline, _ := ctx.Deadline()
+	clk := newWorkClock(deadline) // the phases' budgets are spent on CPU time
+
+	defer clk.stop()
 	order, sorted, same := sortNodes(m, caps)
 	track.setPhase("heuristics")
 	bestX := ffdAssign(m, caps, m.supply)
@@ -266,13 +269,16 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		}
 	}
 	base := baseTables(m, sorted, m.supply)
-	if len(sorted) > 1 {
+	// the per-node fill in search order, then in input order unless the
+	// first was costly (see fillSecondNodes); on a tie the input order's
+	// stays the incumbent, as when it ran first
+	xs, ex, stopped := fillEachNode(ctx, m, sorted, m.supply, deadline, base)
+	stats.NodesExplored += ex
+	if len(sorted) > 1 && ex <= fillSecondNodes*int64(len(sorted)) {
 		xp, ex, _ := fillEachNode(ctx, m, caps, m.supply, deadline, base)
 		stats.NodesExplored += ex
 		tryIncumbent(xp)
 	}
-	xs, ex, stopped := fillEachNode(ctx, m, sorted, m.supply, deadline, base)
-	stats.NodesExplored += ex
 	tryIncumbent(unpermuteRows(xs, order))
 	track.addNodes(stats.NodesExplored)
 
@@ -331,15 +337,15 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		return finish(root)
 	}
 	track.setPhase("improve")
-	root, bp := improveAndProve(ctx, m, sorted, base, bounds, columns, s, root, opts.Seed, deadline, &stats, track)
+	root, bp := improveAndProve(ctx, m, sorted, base, bounds, columns, s, root, opts.Seed, clk, &stats, track)
 	if !m.canImproveWhole(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 		return finish(root)
 	}
 	if bp != nil {
 		// the branch and price closed subtrees in its first probe: it
 		// goes on, now with the improved incumbent, for a share of the
-		// time left; the count search gets the rest
-		root = math.Min(root, resumeBranchPrice(ctx, bp, deadline, bpLateShare, bpLateCap, &stats, track))
+		// work left; the count search gets the rest
+		root = math.Min(root, resumeBranchPrice(ctx, bp, clk, bpLateShare, bpLateCap, &stats, track))
 		if !m.canImproveWhole(root, s.bestVal) || withinGap(opts.Gap, root, s.bestVal) || ctx.Err() != nil {
 			return finish(root)
 		}
@@ -357,9 +363,9 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	return finish(math.Min(root, ub))
 }
 
-// bpShare is the share of the time left that the branch and price's
+// bpShare is the share of the work left that the branch and price's
 // probe gets after the first dive (bpCap without a time limit); where it
-// is not hopeless, it goes on at once with bpEarlyShare of the time left
+// is not hopeless, it goes on at once with bpEarlyShare of the work left
 // (bpCap), and again before the count search with bpLateShare
 // (bpLateCap). Why at once: on hetero-3r-3 and -7 the probe stopped at
 // its size caps with the optimum already the incumbent, and the late
@@ -373,31 +379,33 @@ const (
 	bpLateCap    = 10 * time.Second
 )
 
-// pnbShare is the share of the time left that one run of the integer
+// pnbShare is the share of the work left that one run of the integer
 // master (masterIP) may take, pnbCap without a time limit.
 const (
 	pnbShare = 1.0 / 8
 	pnbCap   = time.Second
 )
 
-// shareContext returns ctx ending after share of the time left before
-// deadline (after limit without one).
-func shareContext(ctx context.Context, deadline time.Time, share float64, limit time.Duration) (context.Context, context.CancelFunc) {
-	until := shareOf(deadline, share)
-	if until.IsZero() {
-		until = time.Now().Add(limit)
+// shareContext returns ctx ending after share of the work left before
+// the time limit (after limit without one; never without either).
+func shareContext(ctx context.Context, clk *workClock, share float64, limit time.Duration) (context.Context, context.CancelFunc) {
+	if !clk.limited() && limit == 0 {
+		return context.WithCancel(ctx)
 	}
-	return context.WithDeadline(ctx, until)
+	return clk.within(ctx, clk.share(share, limit))
 }
 
-// shareOf returns the time at which share of the time left before
-// deadline has passed (the zero time, no deadline, without one).
-func shareOf(deadline time.Time, share float64) time.Time {
-	if deadline.IsZero() {
-		return deadline
-	}
-	return time.Now().Add(time.Duration(float64(time.Until(deadline)) * share))
-}
+// fillSecondNodes is the search nodes per cluster node above which the
+// per-node fill in search order is costly enough that the fill in input
+// order is left out: there each node's fill searches thousands of nodes
+// (YARN-like, 10-20 shapes and plenty of tasks, the bound of the full
+// supply's table loose as the supply shrinks), and the LP's rounding and
+// the first dive beat both fills. Both still run on every other family,
+// where the input order's fill steers hetero-3r-7 to its proof (skipping
+// it everywhere: 68 ms → 3.2 s there, hetero-3r-6 unproven). Measured:
+// yarn-2 0.40 → 0.33 s of CPU, fresh seeds yarn-4003/4004/4005 0.72/0.91/0.45
+// → 0.56/0.50/0.30 s; no other instance of seeds 0-9 or 4000-4009 skips it.
+const fillSecondNodes = 1000
 
 // oneNodeQuickNodes caps the first search of a single node (with the
 // cheap tables of oneNodeTables): on the single-node family 8 of 10
@@ -434,22 +442,23 @@ func stopReason(ctx context.Context) StopReason {
 // or stalls) follows the first search and every step of the DP that
 // lowered the bound (up to lnsRounds). It returns the bound; the incumbent
 // of s is updated in place.
-func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tables, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, deadline time.Time, stats *Stats, track *tracker) (_ float64, bp *branchPrice) {
+func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tables, bounds []*lagBound, columns *columnPool, s *search, root float64, seed uint64, clk *workClock, stats *Stats, track *tracker) (_ float64, bp *branchPrice) {
 	lb := lpBoundOf(bounds) // the LP duals' bound, the one the DP needs
 	done := func() bool {
 		return !m.canImproveWhole(root, s.bestVal) || withinGap(s.gap, root, s.bestVal) || ctx.Err() != nil
 	}
 	reached := false // the DP found a relaxed solution at the bound
-	// step runs one DP step with at most share of the time left; it
-	// reports whether the DP completed and lowered the bound.
-	step := func(share float64) bool {
+	// stepIn runs one DP step within ctx with at most share of the work
+	// left; it reports whether the DP completed and lowered the bound
+	// (step: within the solve's ctx).
+	stepIn := func(ctx context.Context, share float64) bool {
 		// prove z ≤ target, one unit below the bound
 		target := s.bestVal
 		if m.unit > 0 {
 			target = math.Max(s.bestVal, m.wholeBound(root-m.unit))
 		}
 		track.setPhase("cost-dp")
-		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, deadline, share)
+		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, clk, share)
 		if !ok {
 			return false
 		}
@@ -468,11 +477,29 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		track.proven(root)
 		return true
 	}
-	// one deterministic dive first (it finds the optima at the rounded
+	step := func(share float64) bool { return stepIn(ctx, share) }
+	// a quick pass of DP steps first, each within the work done so far
+	// (at most dpQuickShare of the work left), while they complete: where
+	// the DP is cheap next to the LP and the dives, it proves the bound
+	// down to the optimum, or finds it, before the first dive's 1/16 of
+	// the work (many-resources: a dive's pricing is slow with 21 grids per
+	// bound, the DP over the bound's few patterns quick: on seeds 0-9
+	// many-resources-1, -2 and -7 0.9, 0.6 and 1.6 s → 70-160 ms of CPU);
+	// where it is not (identical, hetero-3r: the first step does not
+	// complete), it costs at most the work done so far
+	for lb != nil && m.unit > 0 && root-s.bestVal > dpFirstGap*m.unit && !done() {
+		quick, cancel := clk.within(ctx, min(clk.now(), clk.share(dpQuickShare, time.Hour)))
+		ok := stepIn(quick, 1)
+		cancel()
+		if !ok {
+			break
+		}
+	}
+	// then one deterministic dive (it finds the optima at the rounded
 	// LP bound in milliseconds where they exist: large, identical), the
 	// randomised ones after the first LNS round
 	if lb != nil && !done() {
-		dive(ctx, m, sorted, s, bounds, columns, root, seed, 0, 1, dpFirstShare, deadline, stats, track)
+		dive(ctx, m, sorted, s, bounds, columns, root, seed, 0, 1, dpFirstShare, clk, stats, track)
 	}
 	// probe runs a new branch and price probe where none is under way
 	// and the incumbent has improved since the last one: it prunes with
@@ -486,14 +513,14 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 			return
 		}
 		probedAt = s.bestVal
-		b, ub, hopeless := probeBranchPrice(ctx, m, sorted, base, columns, s, root, deadline, stats, track)
+		b, ub, hopeless := probeBranchPrice(ctx, m, sorted, base, columns, s, root, clk, stats, track)
 		root = math.Min(root, ub)
 		if !hopeless {
 			bp = b
 			if !done() {
 				// the probe closed subtrees and stopped at its size caps:
-				// it goes on at once for bpEarlyShare of the time left
-				root = math.Min(root, resumeBranchPrice(ctx, bp, deadline, bpEarlyShare, bpCap, stats, track))
+				// it goes on at once for bpEarlyShare of the work left
+				root = math.Min(root, resumeBranchPrice(ctx, bp, clk, bpEarlyShare, bpCap, stats, track))
 			}
 		}
 		track.setPhase("improve")
@@ -510,7 +537,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		}
 		pooled = len(columns.cols)
 		track.setPhase("master-ip")
-		ipCtx, cancel := shareContext(ctx, deadline, pnbShare, pnbCap)
+		ipCtx, cancel := shareContext(ctx, clk, pnbShare, pnbCap)
 		x, val, nodes := masterIP(ipCtx, m, sorted, columns, s.bestVal, root, pnbNodes, pnbStall)
 		cancel()
 		stats.NodesExplored += int64(nodes)
@@ -526,6 +553,21 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	// a gap of one or two the LNS usually closes at once
 	for lb != nil && m.unit > 0 && root-s.bestVal > dpFirstGap*m.unit && !done() && step(dpFirstShare) {
 	}
+	// closeGap runs DP steps with a small share while the gap is at
+	// most dpFirstGap units, once per incumbent: there the incumbent is
+	// often the optimum, which no heuristic can improve, and a DP step
+	// near the bound is cheap (many-resources-7: the LNS reached the
+	// optimum 2055 under the bound 2056 and went on for 3 s, then the
+	// dives for 1.4 s, before a DP step proved it in 13 ms)
+	closedAt := math.Inf(-1)
+	closeGap := func() {
+		for lb != nil && m.unit > 0 && !reached && !done() && s.bestVal > closedAt && root-s.bestVal <= dpFirstGap*m.unit {
+			closedAt = s.bestVal
+			if step(dpFirstShare) {
+				closedAt = math.Inf(-1) // a lower bound: again if the gap is still open
+			}
+		}
+	}
 	round := 0
 	improve := func() {
 		if round == lnsRounds || done() {
@@ -534,12 +576,30 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+uint64(round))))
 		l.size = lnsMaxSize + 2*round
 		l.track = track
-		track.setPhase("lns")
+		l.clk = clk
 		round++
-		l.run(ctx, lnsDeadline(deadline), root)
+		lnsCtx, cancel := shareContext(ctx, clk, lnsShare, 0)
+		defer cancel()
+		for {
+			if m.unit > 0 {
+				l.pauseAt = root - m.unit // pause where a DP step may prove it
+			}
+			track.setPhase("lns")
+			l.run(lnsCtx, root)
+			s.setIncumbent(l.x, l.val)
+			if !l.paused {
+				break
+			}
+			closeGap()
+			if l.idle {
+				probe()
+			}
+			if done() || lnsCtx.Err() != nil {
+				break
+			}
+		}
 		stats.NodesExplored += l.explored
 		track.addNodes(l.explored)
-		s.setIncumbent(l.x, l.val)
 	}
 	improve()
 	// after the first LNS round: run before it (or before the DP's first
@@ -549,8 +609,9 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	// huge-small-1 0.8 → 3.6 s, many-resources-7 1.1 → 6.7 s)
 	integerMaster()
 	probe()
+	closeGap()
 	if lb != nil && !done() {
-		dive(ctx, m, sorted, s, bounds, columns, root, seed, 1, diveTries, diveShare, deadline, stats, track)
+		dive(ctx, m, sorted, s, bounds, columns, root, seed, 1, diveTries, diveShare, clk, stats, track)
 	}
 	integerMaster()
 	probe()
@@ -565,27 +626,27 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 }
 
 // probeBranchPrice runs the first probe of a new branch and price (bp.go)
-// with bpShare of the time left (bpCap without a time limit) and returns
+// with bpShare of the work left (bpCap without a time limit) and returns
 // it with its bound and whether it looked hopeless.
-func probeBranchPrice(ctx context.Context, m *model, sorted [][]int64, base *tables, columns *columnPool, s *search, root float64, deadline time.Time, stats *Stats, track *tracker) (*branchPrice, float64, bool) {
+func probeBranchPrice(ctx context.Context, m *model, sorted [][]int64, base *tables, columns *columnPool, s *search, root float64, clk *workClock, stats *Stats, track *tracker) (*branchPrice, float64, bool) {
 	bp := newBranchPrice(m, sorted, base, columns, s, root)
-	ub, hopeless := runBranchPrice(ctx, bp, true, deadline, bpShare, bpCap, stats, track)
+	ub, hopeless := runBranchPrice(ctx, bp, true, clk, bpShare, bpCap, stats, track)
 	return bp, ub, hopeless
 }
 
 // resumeBranchPrice goes on with the branch and price bp (without the
-// probe's caps) for share of the time left (limit without a time limit)
+// probe's caps) for share of the work left (limit without a time limit)
 // and returns its bound.
-func resumeBranchPrice(ctx context.Context, bp *branchPrice, deadline time.Time, share float64, limit time.Duration, stats *Stats, track *tracker) float64 {
-	ub, _ := runBranchPrice(ctx, bp, false, deadline, share, limit, stats, track)
+func resumeBranchPrice(ctx context.Context, bp *branchPrice, clk *workClock, share float64, limit time.Duration, stats *Stats, track *tracker) float64 {
+	ub, _ := runBranchPrice(ctx, bp, false, clk, share, limit, stats, track)
 	return ub
 }
 
-// runBranchPrice runs bp (as a probe or not) for share of the time left
+// runBranchPrice runs bp (as a probe or not) for share of the work left
 // before deadline (limit without one) and returns its bound and whether
 // it looked hopeless.
-func runBranchPrice(ctx context.Context, bp *branchPrice, probe bool, deadline time.Time, share float64, limit time.Duration, stats *Stats, track *tracker) (float64, bool) {
-	bpCtx, cancel := shareContext(ctx, deadline, share, limit)
+func runBranchPrice(ctx context.Context, bp *branchPrice, probe bool, clk *workClock, share float64, limit time.Duration, stats *Stats, track *tracker) (float64, bool) {
+	bpCtx, cancel := shareContext(ctx, clk, share, limit)
 	defer cancel()
 	track.setPhase("b-and-p")
 	ub, _, hopeless := bp.run(bpCtx, probe, stats, track)
@@ -606,12 +667,9 @@ func lpBoundOf(bounds []*lagBound) *lagBound {
 // (diveAssign; dive 0 deterministic, the others randomised) from the
 // incumbent of s and the LP's columns, with at most share of the time
 // left, until one reaches the bound root, and installs what they find.
-func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, columns *columnPool, root float64, seed uint64, from, to int, share float64, deadline time.Time, stats *Stats, track *tracker) {
-	if !deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, shareOf(deadline, share))
-		defer cancel()
-	}
+func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, columns *columnPool, root float64, seed uint64, from, to int, share float64, clk *workClock, stats *Stats, track *tracker) {
+	ctx, cancel := shareContext(ctx, clk, share, 0)
+	defer cancel()
 	track.setPhase("dive")
 	for try := from; try < to && ctx.Err() == nil && m.canImproveWhole(root, s.bestVal); try++ {
 		var rng *rand.Rand // dive 0 is deterministic, the others random
@@ -629,7 +687,7 @@ func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*
 }
 
 // The randomised dives after the first LNS round may take diveShare of
-// the time left, up to dive diveTries−1 (the deterministic dive 0 before
+// the work left, up to dive diveTries−1 (the deterministic dive 0 before
 // it gets dpFirstShare).
 const (
 	diveShare = 1.0 / 4
@@ -638,44 +696,35 @@ const (
 	diveStream = 0x64697665
 )
 
-// Shares of the time left that one DP step may take: the first pass, and
+// Shares of the work left that one DP step may take: the first pass, and
 // the steps between LNS rounds. Without a time limit the first pass gets
 // dpFirstCap.
 const (
 	dpFirstShare = 1.0 / 16
 	dpShare      = 1.0 / 4
 	dpFirstCap   = 200 * time.Millisecond
+	// dpQuickShare caps each step of the quick pass before the first dive.
+	dpQuickShare = 1.0 / 128
 	// dpFirstGap is the gap, in value units, above which the first pass runs.
 	dpFirstGap = 2
 )
 
-// lnsDeadline gives the large neighbourhood search at most half of the
-// time left before deadline, so that the branch and bound, which alone
-// improves the bound, keeps the other half.
-func lnsDeadline(deadline time.Time) time.Time {
-	if deadline.IsZero() {
-		return deadline
-	}
-	return time.Now().Add(time.Until(deadline) / 2)
-}
+// lnsShare gives the large neighbourhood search at most half of the
+// work left, so that the branch and bound, which alone improves the
+// bound, keeps the other half.
+const lnsShare = 1.0 / 2
 
-// costDPWithin runs costDPBound with at most share of the time left
-// before deadline (dpFirstCap for the first pass without a deadline), so
-// that a DP which cannot prove its target leaves time to the rest.
-func costDPWithin(ctx context.Context, m *model, sorted [][]int64, lb *lagBound, target float64, deadline time.Time, share float64) (float64, [][]int, bool) {
-	var limit time.Duration
-	switch {
-	case !deadline.IsZero():
-		limit = time.Duration(float64(time.Until(deadline)) * share)
-	case share < dpShare:
+// costDPWithin runs costDPBound with at most share of the work left
+// (dpFirstCap for the first pass without a time limit), so that a DP
+// which cannot prove its target leaves time to the rest.
+func costDPWithin(ctx context.Context, m *model, sorted [][]int64, lb *lagBound, target float64, clk *workClock, share float64) (float64, [][]int, bool) {
+	limit := time.Duration(0)
+	if share < dpShare {
 		limit = dpFirstCap
 	}
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	return costDPBound(ctx, m, sorted, lb, target)
+	ctx, cancel := shareContext(ctx, clk, share, limit)
+	defer cancel()
+	return costDPBound(ctx, m, sorted, lb, target, clk)
 }
 
 // lagValue returns L(π) = Σ_t π_t s_t + Σ_j max-pattern bound of node j.

@@ -78,7 +78,7 @@ func TestTopsKeepBoundsValid(t *testing.T) {
 				step = 0.5
 			}
 			for k := -1; k <= 2; k++ {
-				_, path, ok := costDPBound(context.Background(), m, sorted, lb, opt-float64(k)*step)
+				_, path, ok := costDPBound(context.Background(), m, sorted, lb, opt-float64(k)*step, nil)
 				if !ok || path == nil {
 					continue
 				}

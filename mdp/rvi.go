@@ -90,19 +90,30 @@ func RelativeValueIteration(ctx context.Context, m *MDP, opts Options) (*Solutio
 	if err != nil {
 		return nil, err
 	}
-	h, lo, hi, it, stalled, err := relativeValueIteration(ctx, m, opts, m.NumStates() <= DenseLimit)
+	small := m.NumStates() <= DenseLimit
+	h, lo, hi, it, stalled, err := relativeValueIteration(ctx, m, opts, small)
 	if err != nil {
 		return nil, err
 	}
-	if stalled {
+	if stalled && small {
 		// Small enough to solve exactly: policy iteration finishes what
-		// the sweeps could not (keeping the sweeps' answer if it cannot).
-		if pi, err := PolicyIteration(ctx, m); err == nil {
-			pi.Iterations += it
-			return pi, nil
-		} else if ctx.Err() != nil {
+		// the sweeps could not.
+		sol, err := finishByPolicyIteration(ctx, m, lo, hi)
+		if err != nil {
 			return nil, err
 		}
+		if sol != nil {
+			sol.Iterations += it
+			return sol, nil
+		}
+		// It failed, or its gain fell outside the sweeps' bounds: sweep
+		// on to the tolerance or the rounding floor, from the start.
+		var more int
+		h, lo, hi, more, _, err = relativeValueIteration(ctx, m, opts, false)
+		if err != nil {
+			return nil, err
+		}
+		it += more
 	}
 	tau := opts.Aperiodicity
 	for s := range h {
@@ -116,8 +127,9 @@ func RelativeValueIteration(ctx context.Context, m *MDP, opts Options) (*Solutio
 
 // relativeValueIteration runs the iteration and returns the transformed bias
 // h̃ (h̃(0) = 0) and the final bounds on g*, and whether it stopped because
-// the span stopped shrinking (see stallWindow): at most stallAccept of the
-// gain, or at any size if anyStall (the caller then finishes otherwise).
+// the span stopped shrinking (see stallWindow): at a flat floor at most
+// stallAccept of the gain, or, if anyStall, slowly at any size (the caller
+// then finishes otherwise).
 func relativeValueIteration(ctx context.Context, m *MDP, opts Options, anyStall bool) (h []float64, lo, hi float64, it int, stalled bool, err error) {
 	S := m.NumStates()
 	tau := opts.Aperiodicity
@@ -157,7 +169,9 @@ func relativeValueIteration(ctx context.Context, m *MDP, opts Options, anyStall 
 		scale := max(math.Abs(lo), math.Abs(hi))
 		converged := span <= opts.Tolerance*scale || span <= floor
 		if it%stallWindow == 0 {
-			stalled = !converged && span > stallProgress*windowSpan && (anyStall || span <= stallAccept*scale)
+			slow := anyStall && span > stallProgress*windowSpan
+			flat := span > floorProgress*windowSpan && span <= stallAccept*scale
+			stalled = !converged && (slow || flat)
 			windowSpan = span
 		}
 		if converged || stalled {
@@ -183,26 +197,64 @@ func relativeValueIteration(ctx context.Context, m *MDP, opts Options, anyStall 
 		ErrNotConverged, hi-lo, opts.MaxIterations)
 }
 
-// Relative value iteration also stops when its span has shrunk by less
-// than a factor stallProgress over stallWindow sweeps: a chain one of
-// whose modes mixes at a rate 1 − γ per sweep with γ tiny (the span then
-// shrinks by 1 − γ per sweep), or the rounding floor of such a chain (the
-// rounding of each sweep, about 1e-16 of the bias, amplified by about
-// 1/γ), which no sweep lowers. On overloaded placement models (K = 3, 550
-// states) the span fell to 4.07e-10 of the gain in 5000 sweeps at λ/μ =
-// 95 and stayed there for 10⁷ sweeps (a minute) to fail with "not
-// converged" against the default 1e-10; at λ/μ = 20 it shrank by 4.6e-6
-// per sweep from 8e-7 of the gain. Policy iteration's exact solutions
-// satisfy the optimality equation to 2e-13. So RelativeValueIteration
-// finishes a chain of at most DenseLimit states stalled at any span by
-// policy iteration, and a larger one stops at a stall once the span is
-// at most stallAccept of the gain (its GainError says what it reached;
-// above that it sweeps on to MaxIterations).
+// Relative value iteration also stops when its span stops shrinking, two
+// ways, checked every stallWindow sweeps. A chain one of whose modes mixes
+// at a rate 1 − γ per sweep with γ tiny shrinks its span by 1 − γ a sweep,
+// and the rounding of each sweep (about 1e-16 of the bias) amplified by
+// about 1/γ is a floor no sweep lowers. On overloaded placement models (K
+// = 3, 550 states) the span fell to 4.07e-10 of the gain in 5000 sweeps at
+// λ/μ = 95 and stayed there for 10⁷ sweeps (a minute) to fail with "not
+// converged" against the default 1e-10; at λ/μ = 20 it shrank by 4.6e-6 a
+// sweep from 8e-7 of the gain. Policy iteration's exact solutions satisfy
+// the optimality equation to 2e-13. So:
+//
+//   - slow: on a chain of at most DenseLimit states, a span that shrank
+//     by less than a factor stallProgress over the window hands over to
+//     policy iteration (finishByPolicyIteration), exact; should that fail
+//     or disagree with the sweeps' bounds, the sweeps go on;
+//   - flat: on any chain, a span that shrank by less than a factor
+//     floorProgress (no net progress: the rounding floor) while at most
+//     stallAccept of the gain stops the sweeps there, GainError saying
+//     what was reached. A larger chain that converges slowly but surely
+//     sweeps on to the tolerance (or to MaxIterations).
 const (
 	stallWindow   = 1024
 	stallProgress = 0.9
+	floorProgress = 0.999
 	stallAccept   = 1e-7
 )
+
+// finishByPolicyIteration solves the small MDP m exactly once relative
+// value iteration has stalled with the bounds lo ≤ g* ≤ hi, or returns
+// nil if policy iteration fails (an ill-conditioned or multichain
+// evaluation) or its gain is not within [lo, hi] (the evaluation's
+// rounding): then the sweeps must go on. Its GainError is the half-span
+// of one Bellman sweep on its bias around its gain (Odoni's bounds), not
+// an assumed 0.
+func finishByPolicyIteration(ctx context.Context, m *MDP, lo, hi float64) (*Solution, error) {
+	pi, err := PolicyIteration(ctx, m)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	eps := 1e-12 * max(math.Abs(lo), math.Abs(hi))
+	if pi.Gain < lo-eps || pi.Gain > hi+eps {
+		return nil, nil
+	}
+	blo, bhi := math.Inf(1), math.Inf(-1)
+	for s := range m.NumStates() {
+		a0, a1 := m.ActionRange(s)
+		best := math.Inf(1)
+		for a := a0; a < a1; a++ {
+			best = min(best, m.q(a, pi.Bias))
+		}
+		blo, bhi = min(blo, best-pi.Bias[s]), max(bhi, best-pi.Bias[s])
+	}
+	pi.GainError = max(pi.Gain-blo, bhi-pi.Gain, 0)
+	return pi, nil
+}
 
 // estimateTotal predicts the sweeps needed for span to reach target when it
 // shrinks by rate per sweep.

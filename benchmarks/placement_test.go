@@ -23,16 +23,15 @@ func TestPlacementBestBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 2×2000 jobs under every placement policy per case; skipped with -short")
 	}
-	// adp-penalty refuses this cluster (its fit gives no value function
-	// here: policy/adp's check against greedy).
-	names := slices.DeleteFunc(policy.PlacementNames(), func(n string) bool { return n == adp.Name })
+	names := policy.PlacementNames()
 	// The check is of the bound, not of the policies: the rollout light (its
 	// decisions cost about 1 ms at its defaults, ten times that under
-	// -race) and the fitted policy on a short fit (at their defaults the
+	// -race) and the fitted policies on short fits (at their defaults the
 	// fits were nine tenths of this test's time).
 	for name, light := range map[string]string{
 		rollout.Name:     "samples=2;horizon=5;levels=1",
 		adp.NameBidPrice: "fit_steps=5;fit_jobs=100",
+		adp.Name:         "fit_steps=20;fit_jobs=100",
 	} {
 		names[slices.Index(names, name)] = name + ":" + light
 	}

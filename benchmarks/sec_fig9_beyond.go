@@ -74,21 +74,27 @@ func tuneRollingHorizon(ctx context.Context, env *Env, label string, s *sim.Scen
 // adpPenaltyLeftOut says why adp-penalty would not be among this
 // section's policies on s: its build on s (at its defaults, or in a quick
 // run on a short fit, quickPenaltyFit), whose error (a fit that fails or
-// is stopped) or, if it builds, nothing; and the spec built. The fit is kept by the process, so the
+// is stopped) or, if it builds, nothing; the spec built; and the value
+// scale it serves at (policy/adp's back-off towards greedy). The fit is kept by the process, so the
 // runs that follow build it again at no cost.
-func adpPenaltyLeftOut(ctx context.Context, env *Env, s *sim.Scenario) (reason, spec string) {
+func adpPenaltyLeftOut(ctx context.Context, env *Env, s *sim.Scenario) (reason, spec string, served float64) {
 	spec = adp.Name
 	if env.Quick {
 		spec += ":" + quickPenaltyFit
 	}
 	name, params, err := policy.ParsePlacementSpec(spec)
+	var pol policy.Placement
 	if err == nil {
-		_, err = policy.NewPlacement(name, policy.PlacementConfig{Seed: 1, Params: params, Model: s.PlacementModel(), Context: ctx})
+		pol, err = policy.NewPlacement(name, policy.PlacementConfig{Seed: 1, Params: params, Model: s.PlacementModel(), Context: ctx})
 	}
 	if err != nil {
-		return err.Error(), spec
+		return err.Error(), spec, 0
 	}
-	return "", spec
+	served = math.NaN()
+	if v, ok := pol.(interface{ ValueScale() float64 }); ok {
+		served = v.ValueScale()
+	}
+	return "", spec, served
 }
 
 // quickPenaltyFit is adp-penalty's fit in a quick run.
@@ -129,12 +135,16 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	// adp-penalty's build at every setting first: in the section only if
 	// none refuses (a column for every setting).
 	var leftOut, leftOutSpec, leftOutAt string
+	var servedAt []string // "K = …, ρ = …: s" per setting
 	for _, c := range fig9Beyond {
 		s, err := fig9ScenarioK(c.k, c.rho, jobs, warmup, reps, env.Seed)
 		if err != nil {
 			return nil, err
 		}
-		if leftOut, leftOutSpec = adpPenaltyLeftOut(ctx, env, s); leftOut != "" {
+		var served float64
+		leftOut, leftOutSpec, served = adpPenaltyLeftOut(ctx, env, s)
+		servedAt = append(servedAt, fmt.Sprintf("%s at K = %d, ρ = %g", num(served), c.k, c.rho))
+		if leftOut != "" {
 			leftOutAt = fmt.Sprintf("K = %d, ρ = %g", c.k, c.rho)
 			break
 		}
@@ -290,14 +300,17 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		thresholds.DefaultHorizon, num(fig9Beyond[0].rho/(1-fig9Beyond[0].rho)), num(fig9Beyond[0].rho), num(0.9/(1-0.9)), 0.9,
 		tunedRH, intList(rollingHorizons), Pick(env, 1000, 10000), env.Seed, searchSeedOffset)
 	if leftOut != "" {
-		fmt.Fprintf(&b, "**adp-penalty is left out**: built as `%s` on this cluster (%s), it refuses: %s.\n\n", leftOutSpec, leftOutAt, leftOut)
+		fmt.Fprintf(&b, "**adp-penalty is left out**: built as `%s` on this cluster (%s), its build fails: %s.\n\n", leftOutSpec, leftOutAt, leftOut)
 	} else {
 		fmt.Fprintf(&b, "**%s** (package policy/adp) is the one-step lookahead on the value function of the information-relaxation "+
 			"penalty (mdp.FitPenaltyStochastic), fitted once per setting on %g training runs of %g arrivals under greedy, apart from the "+
 			"replications, the contended (cheapest) slots in %g classes and the others in one: a job entering with n jobs in service goes on its free "+
 			"slots of least Y·H − V(H, n), V the fitted cost to the future of holding a slot of cost H. It is compared, paired per replication, "+
-			"with greedy (the placement its fit starts from), state-threshold, receding-horizon and %s.\n\n",
-			leftOutSpec, specParam(leftOutSpec, "fit_steps"), specParam(leftOutSpec, "fit_jobs"), specParam(leftOutSpec, "classes")-1, rolloutSpec)
+			"with greedy (the placement its fit starts from), state-threshold, receding-horizon and %s. It serves V at the value scale its "+
+			"check against greedy keeps (the first of 1, 1/2, 1/4 that costs no more than greedy on runs apart from the fit, else 0, greedy's "+
+			"placement): %s.\n\n",
+			leftOutSpec, specParam(leftOutSpec, "fit_steps"), specParam(leftOutSpec, "fit_jobs"), specParam(leftOutSpec, "classes")-1, rolloutSpec,
+			strings.Join(servedAt, "; "))
 	}
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "\n**With the penalized bound.** The information-relaxation bound with penalties (Brown, Smith and Sun, Operations Research 58(4), 2010; "+

@@ -89,6 +89,9 @@ type scaled struct {
 
 func (s scaled) Name() string { return s.name }
 
+// ValueScale is the value scale s the policy decides with.
+func (s scaled) ValueScale() float64 { return s.scale }
+
 type lookahead struct {
 	scaled
 	pen *Penalty

@@ -77,6 +77,22 @@ func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]i
 // after a pause, it goes on with the neighbourhood size and the count of
 // iterations without improvement where it paused (a fresh count would
 // give every pause a whole stall limit more: large-1 0.5 → 0.9 s).
+// adopt makes x, a better assignment found while the search was paused
+// (by a DP step or the branch and price), the one it goes on from, keeping
+// its neighbourhood size and stall count.
+func (l *lns) adopt(x [][]int) {
+	for j := range x {
+		for t, c := range l.x[j] {
+			l.free[t] += c
+		}
+		l.x[j] = append(l.x[j][:0], x[j]...)
+		for t, c := range x[j] {
+			l.free[t] -= c
+		}
+	}
+	l.val = assignmentValue(l.m, l.x)
+}
+
 func (l *lns) run(ctx context.Context, target float64) {
 	l.paused, l.idle = false, false
 	improvedAt := time.Duration(-1) // the work at this run's last improvement

@@ -88,10 +88,14 @@ func TestLNSRepairsPerNode(t *testing.T) {
 }
 
 // TestLNSPausesAndGoesOn: on small random instances a search that pauses
-// at every improvement (pauseAt just above its value) and, with a work
-// clock, when idle, pauses only after improving (idle) or at pauseAt, and
-// run again from where it paused never loses value nor exceeds the
-// exhaustive optimum; it ends (not paused) like an uninterrupted search.
+// at every improvement (pauseAt just above its value) pauses only at
+// pauseAt, and run again from where it paused never loses value nor
+// exceeds the exhaustive optimum; it ends (not paused) like an
+// uninterrupted search. (The idle pause is not reached here: every run
+// returns at its first improvement, before idleness can be judged.) A
+// search that adopts another assignment (as after a pause in which the
+// DP or the branch and price found a better one) has its value and the
+// whole supply, and goes on from it.
 func TestLNSPausesAndGoesOn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 11))
 	clk := newWorkClock(time.Time{})
@@ -127,6 +131,28 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 		}
 		if v := assignmentValue(m, l.x); !scalar.EqualWithinAbsOrRel(v, l.val, objTol, objTol) {
 			t.Fatalf("case %d: value %v, assignment worth %v", c, l.val, v)
+		}
+		// Adopting another assignment (as after a pause that found a
+		// better one elsewhere): its value, the supply whole, and the
+		// search goes on from it.
+		l.adopt(x)
+		v0 := assignmentValue(m, x)
+		if !scalar.EqualWithinAbsOrRel(l.val, v0, objTol, objTol) {
+			t.Fatalf("case %d: adopted value %v, assignment worth %v", c, l.val, v0)
+		}
+		for k := range m.supply {
+			used := 0
+			for j := range x {
+				used += x[j][k]
+			}
+			if l.free[k]+used != m.supply[k] {
+				t.Fatalf("case %d: type %d: %d free + %d placed, supply %d", c, k, l.free[k], used, m.supply[k])
+			}
+		}
+		l.pauseAt = 0
+		l.run(context.Background(), opt)
+		if l.val < v0-objTol || l.val > opt+objTol {
+			t.Fatalf("case %d: lns %v after adopting %v, optimum %v", c, l.val, v0, opt)
 		}
 	}
 	if pauses == 0 {

@@ -486,7 +486,11 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	// bound, the DP over the bound's few patterns quick: on seeds 0-9
 	// many-resources-1, -2 and -7 0.9, 0.6 and 1.6 s → 70-160 ms of CPU);
 	// where it is not (identical, hetero-3r: the first step does not
-	// complete), it costs at most the work done so far
+	// complete), it costs at most the work done before it (each step may
+	// take the work done before it, the earlier steps' included, so k
+	// steps that complete may cost up to 2^k − 1 times the work before
+	// the pass, within dpQuickShare of the work left each: they stop at
+	// the first that does not complete)
 	for lb != nil && m.unit > 0 && root-s.bestVal > dpFirstGap*m.unit && !done() {
 		quick, cancel := clk.within(ctx, min(clk.now(), clk.share(dpQuickShare, time.Hour)))
 		ok := stepIn(quick, 1)
@@ -596,6 +600,9 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 			}
 			if done() || lnsCtx.Err() != nil {
 				break
+			}
+			if s.bestVal > l.val {
+				l.adopt(s.best) // found during the pause: go on from it
 			}
 		}
 		stats.NodesExplored += l.explored

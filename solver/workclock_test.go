@@ -8,8 +8,10 @@ import (
 
 // TestWorkClockBudgetsSpendWork checks a budget's context against the
 // work done: on Unix (the process's CPU clock) a budget does not end while
-// the process sleeps, and it ends once the process has worked for it; the wall-clock fallback ends it by the wall clock. A budget of zero
-// work ends at once, and a cancelled budget leaves the watcher nothing.
+// the process sleeps (unless the rest of the process works meanwhile),
+// and it ends once the process has worked for it; the wall-clock fallback
+// ends it by the wall clock. A budget of zero work ends at once, and a
+// cancelled budget leaves the watcher nothing.
 func TestWorkClockBudgetsSpendWork(t *testing.T) {
 	clk := newWorkClock(time.Now().Add(time.Minute))
 	defer clk.stop()
@@ -20,9 +22,16 @@ func TestWorkClockBudgetsSpendWork(t *testing.T) {
 	ctx, cancel := clk.within(context.Background(), budget)
 	defer cancel()
 	if clk.cpu {
+		before := clk.now()
 		time.Sleep(3 * budget) // no work done: the budget holds
 		if ctx.Err() != nil {
-			t.Fatalf("a budget of %v ended after %v of work, asleep", budget, clk.now())
+			// The clock is the whole process's: the GC or another test's
+			// solve winding down may have worked meanwhile.
+			if other := clk.now() - before; other < budget/2 {
+				t.Fatalf("a budget of %v ended after %v of work, asleep (%v of it during the sleep)", budget, clk.now(), other)
+			} else {
+				t.Logf("the rest of the process worked %v during the sleep: the budget's holding not checked", other)
+			}
 		}
 	}
 	w0, x := clk.now(), 1.0

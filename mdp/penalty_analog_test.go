@@ -102,12 +102,28 @@ func TestFig9Analogs(t *testing.T) {
 		pct := func(v float64) string { return fmt.Sprintf("%.3f (%.1f%%)", v, 100*v/opt) }
 		row := fmt.Sprintf("| %s | %d | %.3f | %s | %s | %s ± %.3f", names[k], sol.States, opt,
 			pct(sol.PolicyCosts["greedy"]), pct(stCost), pct(vb.Mean), vb.HalfWidth)
+		// What the table would be worthless without: the policies cost at
+		// least the optimum, and every bound is not significantly above it
+		// (its 95% interval reaches below it).
+		for name, c := range map[string]float64{"greedy": sol.PolicyCosts["greedy"], "state-threshold": stCost} {
+			if c < opt*(1-1e-9) {
+				t.Errorf("%s: %s costs %.6g, below the optimum %.6g", names[k], name, c, opt)
+			}
+		}
+		aboveOptimum := func(name string, mean, half float64) {
+			if mean-half > opt*(1+1e-9) {
+				t.Errorf("%s: %s %.6g ± %.3g, significantly above the optimum %.6g", names[k], name, mean, half, opt)
+			}
+		}
+		aboveOptimum("value penalty", vb.Mean, vb.HalfWidth)
 		for j, f := range fits {
 			mean, half, hind, _ := penaltyRatio(t, s, f.fit)
 			if j == 0 {
 				row += " | " + pct(hind)
+				aboveOptimum("hindsight LP", hind, half)
 			}
 			row += fmt.Sprintf(" | %s ± %.3f", pct(mean), half)
+			aboveOptimum(f.name, mean, half)
 		}
 		fmt.Println(row + " |")
 	}

@@ -36,9 +36,33 @@ func TestCoarsePenaltyClasses(t *testing.T) {
 			nonEmpty[g] = true
 		}
 		prev, groups := 0, 0
+		var prevOf []int // each slot's coarse class on the coarser grid
 		for _, per := range []int{0, 2, 4, 8} {
 			q := p.coarsePenalty(costs, per)
 			C := q.cls.num()
+			of := make([]int, S)
+			for cc, slots := range q.cls.slots {
+				for _, j := range slots {
+					of[j] = cc
+				}
+			}
+			if prevOf != nil {
+				// A finer grid never merges what a coarser one separates:
+				// a class of the finer grid lies in one of the coarser.
+				coarser := make([]int, C)
+				for cc := range coarser {
+					coarser[cc] = -1
+				}
+				for j, cc := range of {
+					if coarser[cc] < 0 {
+						coarser[cc] = prevOf[j]
+					} else if coarser[cc] != prevOf[j] {
+						t.Errorf("seed %d per %d: coarse class %d holds slots of the coarser grid's classes %d and %d", seed, per, cc, coarser[cc], prevOf[j])
+						break
+					}
+				}
+			}
+			prevOf = of
 			sum := make([]float64, C)
 			cnt := make([]float64, C)
 			for cc, slots := range q.cls.slots {

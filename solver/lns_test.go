@@ -159,3 +159,52 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 		t.Fatal("no search paused")
 	}
 }
+
+// TestLNSIdlePause: with a work clock that advances at every reading, a
+// search that has improved and then worked longer without improving than
+// the whole solve had until that improvement pauses, idle, keeping its
+// value; run again it goes on (its neighbourhood size and stall count
+// kept) and ends within the exhaustive optimum.
+func TestLNSIdlePause(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 13))
+	idle := 0
+	for c := 0; c < 100; c++ {
+		in := smallInstance(rng)
+		opt := exhaustive(in)
+		m := newModel(in)
+		_, sorted, _ := sortNodes(m, nodeCaps(in))
+		base := baseTables(m, sorted, m.supply)
+		x := ffdAssign(m, sorted, m.supply)
+		bounds, _ := rootBounds(context.Background(), m, sorted, x, base, Options{})
+		l := newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(uint64(c), lnsStream)))
+		work := time.Duration(0)
+		l.clk = &workClock{read: func() time.Duration { work += time.Millisecond; return work }}
+		for run := 0; ; run++ {
+			if run == 1000 {
+				t.Fatalf("case %d: still pausing after %d runs", c, run)
+			}
+			v0 := l.val
+			// A target above the optimum: the search runs to its stall
+			// limit, where idleness is judged, instead of stopping at the
+			// optimum.
+			l.run(context.Background(), opt+1e9)
+			if l.val < v0-objTol || l.val > opt+objTol {
+				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
+			}
+			if !l.paused {
+				break
+			}
+			if !l.idle {
+				t.Fatalf("case %d: paused, not idle, without a pauseAt", c)
+			}
+			if l.val <= v0 {
+				t.Fatalf("case %d: idle pause at %v without improving on %v", c, l.val, v0)
+			}
+			idle++
+		}
+	}
+	if idle == 0 {
+		t.Fatal("no search paused idle")
+	}
+	t.Logf("%d idle pauses in 100 searches", idle)
+}

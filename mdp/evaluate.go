@@ -119,7 +119,7 @@ func PolicyIteration(ctx context.Context, m *MDP) (*Solution, error) {
 func policyIteration(ctx context.Context, m *MDP, limit int) (*Solution, error) {
 	S := m.NumStates()
 	if S > limit {
-		return nil, fmt.Errorf("%w: policy iteration: %d states > DenseLimit %d", ErrTooLarge, S, limit)
+		return nil, fmt.Errorf("%w: policy iteration: %d states, more than its limit %d (DenseLimit: a dense solve per step)", ErrTooLarge, S, limit)
 	}
 	pol := make([]int, S)
 	for s := range S {

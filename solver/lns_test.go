@@ -9,16 +9,22 @@ import (
 	"gonum.org/v1/gonum/floats/scalar"
 )
 
-// lnsFrom runs the large neighbourhood search on in from the FFD-DP
-// assignment and returns the search and its starting value.
-func lnsFrom(in *Instance, seed uint64) (*lns, float64) {
+// ffdLNS is a large neighbourhood search on in from the FFD-DP assignment
+// x, not yet run, with the root bound it may stop at.
+func ffdLNS(in *Instance, seed uint64) (l *lns, x [][]int, root float64) {
 	m := newModel(in)
 	_, sorted, _ := sortNodes(m, nodeCaps(in))
 	base := baseTables(m, sorted, m.supply)
-	x := ffdAssign(m, sorted, m.supply)
+	x = ffdAssign(m, sorted, m.supply)
 	bounds, _ := rootBounds(context.Background(), m, sorted, x, base, Options{})
-	root := m.floorBound(lagValue(bounds[len(bounds)-1], sorted, m.supply))
-	l := newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(seed, lnsStream)))
+	root = m.floorBound(lagValue(bounds[len(bounds)-1], sorted, m.supply))
+	return newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(seed, lnsStream))), x, root
+}
+
+// lnsFrom runs the large neighbourhood search on in from the FFD-DP
+// assignment and returns the search and its starting value.
+func lnsFrom(in *Instance, seed uint64) (*lns, float64) {
+	l, _, root := ffdLNS(in, seed)
 	start := l.val
 	l.run(context.Background(), root)
 	return l, start
@@ -104,12 +110,8 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 	for c := 0; c < 100; c++ {
 		in := smallInstance(rng)
 		opt := exhaustive(in)
-		m := newModel(in)
-		_, sorted, _ := sortNodes(m, nodeCaps(in))
-		base := baseTables(m, sorted, m.supply)
-		x := ffdAssign(m, sorted, m.supply)
-		bounds, _ := rootBounds(context.Background(), m, sorted, x, base, Options{})
-		l := newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(uint64(c), lnsStream)))
+		l, x, _ := ffdLNS(in, uint64(c))
+		m := l.m
 		l.clk = clk
 		for run := 0; ; run++ {
 			if run == 1000 {
@@ -171,12 +173,7 @@ func TestLNSIdlePause(t *testing.T) {
 	for c := 0; c < 100; c++ {
 		in := smallInstance(rng)
 		opt := exhaustive(in)
-		m := newModel(in)
-		_, sorted, _ := sortNodes(m, nodeCaps(in))
-		base := baseTables(m, sorted, m.supply)
-		x := ffdAssign(m, sorted, m.supply)
-		bounds, _ := rootBounds(context.Background(), m, sorted, x, base, Options{})
-		l := newLNS(m, sorted, m.supply, bounds, x, rand.New(rand.NewPCG(uint64(c), lnsStream)))
+		l, _, _ := ffdLNS(in, uint64(c))
 		work := time.Duration(0)
 		l.clk = &workClock{read: func() time.Duration { work += time.Millisecond; return work }}
 		for run := 0; ; run++ {

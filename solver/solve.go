@@ -230,7 +230,6 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	var stats Stats
 	deadline, _ := ctx.Deadline()
 	clk := newWorkClock(deadline) // the phases' budgets are spent on CPU time
-
 	defer clk.stop()
 	order, sorted, same := sortNodes(m, caps)
 	track.setPhase("heuristics")

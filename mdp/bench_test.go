@@ -175,7 +175,7 @@ func BenchmarkEvaluate(b *testing.B) {
 		o := newBandOrder(ch)
 		b.Run(c.name+"/reduction", func(b *testing.B) {
 			for b.Loop() {
-				if _, err := evaluateByReduction(ctx, ch, newBandOrder(ch)); err != nil {
+				if _, err := evaluateByReduction(ctx, ch, newBandOrder(ch), nil); err != nil {
 					b.Fatal(err)
 				}
 			}

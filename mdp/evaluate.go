@@ -35,7 +35,7 @@ func Evaluate(ctx context.Context, m *MDP, p Policy, opts Options) (*Evaluation,
 	}
 	ch := chainOf(m, p)
 	if o := newBandOrder(ch); o.exact() {
-		return evaluateByReduction(ctx, ch, o)
+		return evaluateByReduction(ctx, ch, o, nil)
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -66,22 +66,24 @@ func PolicyIteration(ctx context.Context, m *MDP) (*Solution, error) {
 			ErrTooLarge, m.NumStates(), o.lower, o.upper, float64(m.NumStates())*float64(o.lower)*float64(o.upper), exactWorkLimit,
 			float64(m.NumStates())*float64(o.lower+o.upper+1), exactMemoryLimit)
 	}
-	return policyIteration(ctx, m, o)
+	pol := make([]int, m.NumStates())
+	for s := range pol {
+		pol[s], _ = m.ActionRange(s)
+	}
+	return policyIteration(ctx, m, o, pol)
 }
 
 // policyIteration is PolicyIteration with the states' order o (within the
-// exact evaluation's limits) given.
-func policyIteration(ctx context.Context, m *MDP, o *bandOrder) (*Solution, error) {
+// exact evaluation's limits) given, from the policy pol (overwritten). One
+// elimination's storage serves every step.
+func policyIteration(ctx context.Context, m *MDP, o *bandOrder, pol []int) (*Solution, error) {
 	S := m.NumStates()
-	pol := make([]int, S)
-	for s := range S {
-		pol[s], _ = m.ActionRange(s)
-	}
+	var scratch []float64
 	for it := 1; ; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("mdp: policy iteration interrupted: %w", err)
 		}
-		ev, err := evaluateByReduction(ctx, chainOf(m, Policy{Action: pol}), o)
+		ev, err := evaluateByReduction(ctx, chainOf(m, Policy{Action: pol}), o, &scratch)
 		if err != nil {
 			return nil, err
 		}

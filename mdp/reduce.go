@@ -3,6 +3,7 @@ package mdp
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // evaluateByReduction evaluates a chain (one action per state) exactly by
@@ -39,11 +40,14 @@ import (
 //
 //	h(k) = (d(k) + Σ_{j>k} a(k, j)·h(j)) / s_k,
 //
-// refined (see refinements). The band of o bounds every a(i, j) that is
+// refined (see maxRefinements). The band of o bounds every a(i, j) that is
 // ever nonzero, so the elimination works in S·(o.lower + o.upper + 1)
 // numbers and about S·o.lower·o.upper operations.
-func evaluateByReduction(ctx context.Context, ch *MDP, o *bandOrder) (*Evaluation, error) {
-	red, err := eliminate(ctx, ch, o)
+//
+// scratch, if not nil, holds storage for the elimination that it reuses
+// and leaves grown for the next call.
+func evaluateByReduction(ctx context.Context, ch *MDP, o *bandOrder, scratch *[]float64) (*Evaluation, error) {
+	red, err := eliminate(ctx, ch, o, scratch)
 	if err != nil {
 		return nil, err
 	}
@@ -53,31 +57,23 @@ func evaluateByReduction(ctx context.Context, ch *MDP, o *bandOrder) (*Evaluatio
 	for s := range S {
 		g += pi[o.pos[s]] * ch.cost[s]
 	}
-	// h from d = c − g, then iterative refinement: the residual
-	// ρ = c − g − h + P·h of the computed h, less its π-mean (rounding: the
-	// system is consistent only for π·ρ = 0), solved for with the same
-	// elimination. g stays π·c, accurate to rounding: where the bias is
-	// huge (a nearly decomposable chain, |h| ~ 1/ε) π·ρ is rounding of h's
-	// size, not a correction of g.
+	// h from d = c − g, then iterative refinement: the residual of the
+	// computed h, less its π-mean (the system is consistent only for
+	// π·ρ = 0), solved for with the same elimination while it shrinks.
 	d := make([]float64, S)
+	scale := 0.0
 	for s := range S {
 		d[o.pos[s]] = ch.cost[s] - g
+		scale = max(scale, math.Abs(ch.cost[s]-g))
 	}
 	h := red.solve(d)
-	byState := make([]float64, S)
-	for range refinements {
-		for s := range S {
-			byState[s] = h[o.pos[s]]
+	prev := math.Inf(1)
+	for range maxRefinements {
+		worst := red.residual(ch, g, h, pi, d)
+		if worst <= 16*epsilon*scale || worst >= prev/2 {
+			break
 		}
-		dg := 0.0
-		for s := range S {
-			i := o.pos[s]
-			d[i] = ch.q(s, byState) - g - h[i]
-			dg += pi[i] * d[i]
-		}
-		for i := range d {
-			d[i] -= dg
-		}
+		prev = worst
 		for i, x := range red.solve(d) {
 			h[i] += x
 		}
@@ -92,13 +88,50 @@ func evaluateByReduction(ctx context.Context, ch *MDP, o *bandOrder) (*Evaluatio
 	return ev, nil
 }
 
-// refinements is the number of steps of iterative refinement of the bias.
-// The elimination expresses h through the paths to the reference state r,
-// so the rounding of a solve grows with the time the chain takes to reach
-// r: on the overloaded K = 4, λ/μ = 95 placement model, with r a rarely
+// maxRefinements bounds the steps of iterative refinement of the bias. The
+// elimination expresses h through the paths to the reference state r, so
+// the rounding of a solve grows with the time the chain takes to reach r:
+// on the overloaded K = 4, λ/μ = 95 placement model, with r a rarely
 // visited state, the evaluation equation's residual was 2e-8 of the scale
 // after the solve, 4e-16 (a dense LU solve's) after one refinement.
-const refinements = 2
+// Refinement helps only if the residual is computed more accurately than
+// the solve (Higham, "Accuracy and Stability of Numerical Algorithms",
+// §12.1): reduction.residual sums the differences h(s') − h(s), exact
+// where neighbours' biases are within a factor 2 (Sterbenz), not h(s)
+// against P·h, whose rounding is of |h|'s size; on a nearly decomposable
+// chain (|h| ~ 1/ε) that rounding, amplified by the slow mode's 1/ε, made
+// the bias 1% wrong at ε = 1e-14 where the solve alone was exact to 1e-15.
+// Steps stop when the residual is at rounding or stops halving.
+const maxRefinements = 3
+
+// epsilon is the unit roundoff of float64.
+const epsilon = 0x1p-53
+
+// residual puts into d, by position, ρ = c − g + Σ_{s'≠s} P(s, s')·(h(s') −
+// h(s)) less its π-mean (the evaluation equation of the chain whose
+// self-loops are 1 − the rest, as the elimination reads it) and returns
+// the largest |ρ| before the mean is taken out.
+func (red *reduction) residual(ch *MDP, g float64, h, pi, d []float64) float64 {
+	pos := red.o.pos
+	worst, mean := 0.0, 0.0
+	for s := range ch.NumStates() {
+		i := pos[s]
+		rho := ch.cost[s] - g
+		next, prob := ch.Transitions(s)
+		for k, n := range next {
+			if j := pos[n]; j != i {
+				rho += prob[k] * (h[j] - h[i])
+			}
+		}
+		d[i] = rho
+		worst = max(worst, math.Abs(rho))
+		mean += pi[i] * rho
+	}
+	for i := range d {
+		d[i] -= mean
+	}
+	return worst
+}
 
 // reduction is the state reduction of a chain in the order o, every
 // position's row and column frozen as they were when it was eliminated.
@@ -113,12 +146,23 @@ type reduction struct {
 
 func (red *reduction) at(i, j int) float64 { return red.a[i*red.w+j-i+red.o.lower] }
 
-// eliminate reduces the chain ch in the order o.
-func eliminate(ctx context.Context, ch *MDP, o *bandOrder) (*reduction, error) {
+// eliminate reduces the chain ch in the order o (scratch as for
+// evaluateByReduction).
+func eliminate(ctx context.Context, ch *MDP, o *bandOrder, scratch *[]float64) (*reduction, error) {
 	S := ch.NumStates()
 	L, U := o.lower, o.upper
 	w := L + U + 1
-	red := &reduction{o: o, w: w, a: make([]float64, S*w), sk: make([]float64, S), sink: make([]float64, S), r: -1}
+	var band []float64
+	if scratch != nil && cap(*scratch) >= S*w {
+		band = (*scratch)[:S*w]
+		clear(band)
+	} else {
+		band = make([]float64, S*w)
+		if scratch != nil {
+			*scratch = band
+		}
+	}
+	red := &reduction{o: o, w: w, a: band, sk: make([]float64, S), sink: make([]float64, S), r: -1}
 	a := red.a
 	for s := range S {
 		i := int(o.pos[s])

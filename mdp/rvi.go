@@ -104,7 +104,7 @@ func RelativeValueIteration(ctx context.Context, m *MDP, opts Options) (*Solutio
 	if stalled && order != nil && order.exact() {
 		// Within the exact evaluation's limits: policy iteration finishes
 		// what the sweeps could not.
-		sol, err := finishByPolicyIteration(ctx, m, lo, hi, order)
+		sol, err := finishByPolicyIteration(ctx, m, lo, hi, order, h, opts.Aperiodicity)
 		if err != nil {
 			return nil, err
 		}
@@ -239,9 +239,15 @@ const (
 // evaluation) or its gain is not within [lo, hi] (the evaluation's
 // rounding): then the sweeps must go on. Its GainError is the half-span
 // of one Bellman sweep on its bias around its gain (Odoni's bounds), not
-// an assumed 0.
-func finishByPolicyIteration(ctx context.Context, m *MDP, lo, hi float64, o *bandOrder) (*Solution, error) {
-	pi, err := policyIteration(ctx, m, o)
+// an assumed 0. Policy iteration starts from the policy greedy for the
+// sweeps' bias (h̃ of the transformed MDP, τ·h̃ the untransformed), usually
+// optimal or nearly so by then.
+func finishByPolicyIteration(ctx context.Context, m *MDP, lo, hi float64, o *bandOrder, ht []float64, tau float64) (*Solution, error) {
+	h := make([]float64, len(ht))
+	for s, x := range ht {
+		h[s] = tau * x
+	}
+	pi, err := policyIteration(ctx, m, o, greedyPolicy(m, h))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err

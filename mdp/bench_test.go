@@ -144,3 +144,61 @@ func BenchmarkValueBound(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEvaluate evaluates the chain of every state's first action
+// exactly, by state reduction in a band order (what Evaluate and policy
+// iteration use) and by the dense LU solve it replaced, on a benchModel
+// model and on the overloaded slowly mixing ones (λ/μ = 20, K = 3 and 4);
+// and solves the K = 4 one by relative value iteration, which hands over
+// to policy iteration when the sweeps crawl.
+func BenchmarkEvaluate(b *testing.B) {
+	ctx := context.Background()
+	pm := benchModel(b, 4, 2, 2, 2)
+	cls, err := pm.validate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	up, err := buildPlacement(ctx, pm, cls, discretize(pm.Workload, DefaultBins).upper, DefaultMaxStates)
+	if err != nil {
+		b.Fatal(err)
+	}
+	overloaded := overloadedPlacement(b, 20, 4)
+	for _, c := range []struct {
+		name string
+		m    *MDP
+	}{{"slots=4/K=2/maxR=2/waiting=2", up.m}, {"overloaded/K=3", overloadedPlacement(b, 20, 3)}, {"overloaded/K=4", overloaded}} {
+		first := make([]int, c.m.NumStates())
+		for s := range first {
+			first[s], _ = c.m.ActionRange(s)
+		}
+		ch := chainOf(c.m, Policy{Action: first})
+		o := newBandOrder(ch)
+		b.Run(c.name+"/reduction", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := evaluateByReduction(ctx, ch, newBandOrder(ch), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(ch.NumStates()), "states")
+			b.ReportMetric(float64(o.lower+o.upper+1), "band")
+		})
+		b.Run(c.name+"/denseLU", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := denseEvaluation(ch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(ch.NumStates()), "states")
+		})
+	}
+	b.Run("overloaded/K=4/rvi", func(b *testing.B) {
+		var sol *Solution
+		for b.Loop() {
+			var err error
+			if sol, err = RelativeValueIteration(ctx, overloaded, Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(sol.Iterations), "iterations")
+	})
+}

@@ -16,11 +16,12 @@
 //     P̃ = τP + (1−τ)I and the span (Odoni) bounds as stopping rule;
 //   - SolveLP, the occupation-measure linear program solved with COIN-OR Clp
 //     (package solver/lp), whose duals are the bias;
-//   - PolicyIteration, with direct evaluation (small MDPs).
+//   - PolicyIteration, with exact evaluation by state reduction (MDPs whose
+//     chains fit its limits: see bandOrder).
 //
 // Evaluate computes the average cost, bias and stationary law of a
-// stationary, possibly randomized, policy (direct LU solve with gonum for
-// small chains, relative value iteration for large ones).
+// stationary, possibly randomized, policy (exactly by state reduction
+// where the chain fits its limits, by relative value iteration beyond).
 //
 // # The placement MDP (SolvePlacement, EvaluatePolicy)
 //

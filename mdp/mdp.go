@@ -280,10 +280,19 @@ func chainOf(m *MDP, p Policy) *MDP {
 		if p.Mix != nil && p.Mix[s] != nil {
 			lo, _ := m.ActionRange(s)
 			clear(row)
+			// Policy.check accepts weights summing to 1 within 1e-9: each
+			// row is renormalized so that the chain is stochastic to
+			// rounding (the exact evaluation reads a state's self-loop as
+			// 1 − the rest).
+			total := 0.0
+			for _, w := range p.Mix[s] {
+				total += w
+			}
 			for i, w := range p.Mix[s] {
 				if w == 0 {
 					continue
 				}
+				w /= total
 				a := lo + i
 				ch.cost[s] += w * m.cost[a]
 				next, prob := m.Transitions(a)

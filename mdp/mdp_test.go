@@ -149,7 +149,7 @@ func TestRandomMDPsMethodsAgree(t *testing.T) {
 	}
 }
 
-func TestEvaluateDenseMatchesIterative(t *testing.T) {
+func TestEvaluateExactMatchesIterative(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
 	m := randomMDP(t, rng, 30, 3)
@@ -177,7 +177,7 @@ func TestEvaluateDenseMatchesIterative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, lo, hi, _, _, err := relativeValueIteration(ctx, chainOf(m, p), Options{Tolerance: 1e-13, MaxIterations: 1e6, Aperiodicity: 0.5}, false)
+	h, lo, hi, _, _, err := relativeValueIteration(ctx, chainOf(m, p), Options{Tolerance: 1e-13, MaxIterations: 1e6, Aperiodicity: 0.5}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

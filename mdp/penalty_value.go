@@ -69,7 +69,7 @@ import (
 // boundWithValue takes any V. ValueBound builds V from h^greedy, the
 // relative value (bias) of the greedy placement (the R cheapest free
 // slots) on the same chain: one policy evaluation, a linear system of the
-// chain's size (a direct LU solve up to DenseLimit states, else value
+// chain's size (an exact state reduction within its limits, else value
 // iteration on the chain), not the optimization over policies that
 // SolvePlacement does (relative value iteration over every action of
 // every state). The candidates are V_α = α·h^greedy on the regular states

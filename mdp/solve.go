@@ -18,8 +18,8 @@ const (
 	MethodRVI Method = iota
 	// MethodLP is the occupation-measure LP solved with Clp.
 	MethodLP
-	// MethodPolicyIteration is Howard's policy iteration with direct
-	// evaluation (at most DenseLimit states).
+	// MethodPolicyIteration is Howard's policy iteration with exact
+	// evaluation by state reduction (within its limits: see bandOrder).
 	MethodPolicyIteration
 )
 

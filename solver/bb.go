@@ -428,17 +428,17 @@ func (s *search) dfs(k int, val float64) float64 {
 		}
 		if s.stopped != "" {
 			if cmax >= sortLimit {
-				open = math.Max(open, s.subtreeBound(val)) // lazy enumeration: bound the rest at once
+				open = maxf(open, s.subtreeBound(val)) // lazy enumeration: bound the rest at once
 				break
 			}
-			open = math.Max(open, cd.bound)
+			open = maxf(open, cd.bound)
 			continue
 		}
 		if !s.open(cd.bound) {
 			continue
 		}
 		s.decide(j, t, cd.c)
-		open = math.Max(open, s.dfs(k+1, val+float64(cd.c)*s.m.val[t]))
+		open = maxf(open, s.dfs(k+1, val+float64(cd.c)*s.m.val[t]))
 		s.undo()
 	}
 	s.unwind(mark)

@@ -188,6 +188,14 @@ func minf(a, b float64) float64 {
 	return a
 }
 
+// maxf is max(a, b) for values that are never NaN (bounds), as minf.
+func maxf(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
+}
+
 // tablesOn builds the tables of values u over the grids of an existing
 // table set (e.g. the π = 0 tables), so that both cost the same memory.
 func tablesOn(grids []*grid, dem [][]int64, u []float64, b []int) *tables {

@@ -326,9 +326,15 @@ func (g *grid) pass(dst, src []float64, delta []int, gain float64) {
 		for p := 0; p < last; p++ {
 			base += coord[p] * g.stride[p]
 		}
-		for c := base + delta[last]; c < base+g.ext[last]; c++ {
-			if v := src[c-off] + gain; v > dst[c] {
-				dst[c] = v
+		// the row of the last resource, as slices of one length: the
+		// loop then runs without bounds checks (the tables' build was
+		// most of a single node's solve)
+		row := dst[base+delta[last] : base+g.ext[last]]
+		from := src[base+delta[last]-off:]
+		from = from[:len(row)]
+		for c, v := range from {
+			if v += gain; v > row[c] {
+				row[c] = v
 			}
 		}
 		// odometer over resources 0..last-1

@@ -256,7 +256,35 @@ func viewGrids(capMax []int64, dem [][]int64) []*grid {
 			left -= g.cells
 		}
 	}
-	return grids
+	return dropDominatedSingles(grids, k)
+}
+
+// dropDominatedSingles leaves out of grids (the full grid, the k single
+// resources, then the pairs) the view of each single resource that an
+// exact pair's view covers: the pair's DP is the maximum over a subset of
+// the single's patterns (those that also fit the other resource), built
+// from the same pseudo-items in the same order, so its value is at most
+// the single's at every residual, to the last bit, and the minimum over
+// the views is the same without it. The search reads every view at every
+// count it tries; on 3-resource clusters (hetero-3r) the three pairs
+// cover the three singles: 4 views instead of 7, on six resources 15
+// instead of 21.
+func dropDominatedSingles(grids []*grid, k int) []*grid {
+	covered := make([]bool, k)
+	for _, g := range grids[1+k:] {
+		if g.exact {
+			for _, p := range g.res {
+				covered[p] = true
+			}
+		}
+	}
+	out := grids[:1:1]
+	for _, g := range grids[1 : 1+k] {
+		if !covered[g.res[0]] {
+			out = append(out, g)
+		}
+	}
+	return append(out, grids[1+k:]...)
 }
 
 // buildLayers fills the suffix DPs of a bounded multi-dimensional knapsack

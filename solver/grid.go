@@ -219,7 +219,8 @@ func (t *tables) grids() []*grid {
 // budget, otherwise the coarsened full grid, the grid of each resource
 // alone and those of the pairs of resources whose exact grid fits what is
 // left of the budget (largest first, so that the pairs that bound most
-// come first).
+// come first), less the single resources that an exact pair covers
+// (dropDominatedSingles).
 func viewGrids(capMax []int64, dem [][]int64) []*grid {
 	n := len(dem)
 	budget := cellBudget(n)

@@ -68,7 +68,7 @@ func (b *lagBound) term(t int, r []int64) float64 {
 // rootTerm is the bound on the inner maximum of a node of capacity c:
 // min(table, top).
 func (b *lagBound) rootTerm(c []int64) float64 {
-	return math.Min(b.term(0, c), b.topOf(c))
+	return minf(b.term(0, c), b.topOf(c))
 }
 
 // maxBounds is the largest number of Lagrangian bounds a search combines.
@@ -102,6 +102,7 @@ type search struct {
 	sum   [maxBounds]float64   // Σ_j nodeTerm
 	top   [maxBounds][]float64 // top_j of each bound (+Inf: unknown)
 	part  [maxBounds][]float64 // Σ_{t<p_j} (v_t − π_t)·x_jt of each bound
+	term  [maxBounds][]float64 // nodeTerm of each node at its current decision, of each bound
 	stack []decision
 
 	best     [][]int
@@ -128,6 +129,7 @@ type decision struct {
 	j, t, c int
 	eq      bool // eq[j] before the decision
 	delta   [maxBounds]float64
+	term    [maxBounds]float64 // term[b][j] before the decision
 }
 
 type cand struct {
@@ -158,9 +160,11 @@ func newSearch(ctx context.Context, m *model, nodes [][]int64, same []bool, supp
 		}
 		s.top[b] = make([]float64, len(nodes))
 		s.part[b] = make([]float64, len(nodes))
+		s.term[b] = make([]float64, len(nodes))
 		for j := range nodes {
 			s.top[b][j] = lb.topOf(nodes[j])
-			s.sum[b] += s.nodeTerm(b, j, 0, nodes[j], 0)
+			s.term[b][j] = s.nodeTerm(b, j, 0, nodes[j], 0)
+			s.sum[b] += s.term[b][j]
 		}
 	}
 	s.candBufs = make([][]cand, s.total)
@@ -201,7 +205,7 @@ func (s *search) rootBound() float64 { return s.subtreeBound(0) }
 func (s *search) subtreeBound(val float64) float64 {
 	ub := math.Inf(1)
 	for b := range s.bounds {
-		ub = math.Min(ub, val+s.piS[b]+s.sum[b])
+		ub = minf(ub, val+s.piS[b]+s.sum[b])
 	}
 	return ub
 }
@@ -259,11 +263,14 @@ func (s *search) nodeTerm(b, j, t int, r []int64, part float64) float64 {
 	if lb.tab == nil {
 		return 0
 	}
-	return math.Min(lb.tab.value(t, r), s.top[b][j]-part)
+	return minf(lb.tab.value(t, r), s.top[b][j]-part)
 }
 
 // bound returns the upper bound after setting x[j][t] = c, val being the
-// value before that choice.
+// value before that choice. Node j's current term (nodeTerm at type t)
+// is the cached term[b][j]: the same for every count c tried, it was
+// recomputed for each (two table lookups per bound and count where one
+// suffices; on many-resources a lookup reads 21 grids).
 func (s *search) bound(j, t, c int, val float64) float64 {
 	r := s.resid[j]
 	d := s.m.dem[t]
@@ -274,8 +281,8 @@ func (s *search) bound(j, t, c int, val float64) float64 {
 		v := gain + s.piS[b] - float64(c)*pi + s.sum[b]
 		if lb.tab != nil {
 			part := s.part[b][j] + float64(c)*(s.m.val[t]-pi)
-			after := math.Min(lb.tab.valueAfter(t+1, r, d, int64(c)), s.top[b][j]-part)
-			v += after - s.nodeTerm(b, j, t, r, s.part[b][j])
+			after := minf(lb.tab.valueAfter(t+1, r, d, int64(c)), s.top[b][j]-part)
+			v += after - s.term[b][j]
 		}
 		if v < ub {
 			ub = v
@@ -290,7 +297,8 @@ func (s *search) decide(j, t, c int) {
 	r := s.resid[j]
 	for b, lb := range s.bounds {
 		if lb.tab != nil {
-			dc.delta[b] = -s.nodeTerm(b, j, t, r, s.part[b][j])
+			dc.term[b] = s.term[b][j]
+			dc.delta[b] = -dc.term[b]
 		}
 	}
 	if c > 0 {
@@ -307,7 +315,8 @@ func (s *search) decide(j, t, c int) {
 	for b, lb := range s.bounds {
 		if lb.tab != nil {
 			s.part[b][j] += float64(c) * (s.m.val[t] - lb.piOf(t))
-			dc.delta[b] += s.nodeTerm(b, j, t+1, r, s.part[b][j])
+			s.term[b][j] = s.nodeTerm(b, j, t+1, r, s.part[b][j])
+			dc.delta[b] += s.term[b][j]
 			s.sum[b] += dc.delta[b]
 		}
 		s.piS[b] -= float64(c) * lb.piOf(t)
@@ -337,6 +346,7 @@ func (s *search) undo() {
 	for b, lb := range s.bounds {
 		if lb.tab != nil {
 			s.part[b][j] -= float64(c) * (s.m.val[t] - lb.piOf(t))
+			s.term[b][j] = dc.term[b]
 		}
 		s.sum[b] -= dc.delta[b]
 		s.piS[b] += float64(c) * lb.piOf(t)
@@ -418,17 +428,17 @@ func (s *search) dfs(k int, val float64) float64 {
 		}
 		if s.stopped != "" {
 			if cmax >= sortLimit {
-				open = math.Max(open, s.subtreeBound(val)) // lazy enumeration: bound the rest at once
+				open = maxf(open, s.subtreeBound(val)) // lazy enumeration: bound the rest at once
 				break
 			}
-			open = math.Max(open, cd.bound)
+			open = maxf(open, cd.bound)
 			continue
 		}
 		if !s.open(cd.bound) {
 			continue
 		}
 		s.decide(j, t, cd.c)
-		open = math.Max(open, s.dfs(k+1, val+float64(cd.c)*s.m.val[t]))
+		open = maxf(open, s.dfs(k+1, val+float64(cd.c)*s.m.val[t]))
 		s.undo()
 	}
 	s.unwind(mark)

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -31,6 +32,14 @@ type grid struct {
 	stride []int // the last dimension is contiguous
 	cells  int
 	exact  bool
+	// shift[p] is log2 q_p where every q_p is a power of two (pow2): the
+	// cell of a residual, which is never negative, is then a shift, not
+	// an integer division (a division is tens of cycles, and the search
+	// reads a cell of every view at every count it tries; GCDs of memory
+	// demands in MB and the coarsening's doublings are powers of two on
+	// every family of the suite but a few grids)
+	shift []uint
+	pow2  bool
 }
 
 // newGrid returns the grid over resources res (nil: all of capMax) with at
@@ -70,6 +79,11 @@ func newGrid(capMax []int64, dem [][]int64, res []int, budget int) *grid {
 		g.q[widest] *= 2
 		g.exact = false
 	}
+	g.shift, g.pow2 = make([]uint, k), true
+	for p, q := range g.q {
+		g.shift[p] = uint(bits.TrailingZeros64(uint64(q)))
+		g.pow2 = g.pow2 && q == 1<<g.shift[p]
+	}
 	g.cells = 1
 	for p := k - 1; p >= 0; p-- {
 		g.stride[p] = g.cells
@@ -95,6 +109,12 @@ func exactCells(capMax []int64, dem [][]int64, res []int) float64 {
 // index returns the cell of residual r.
 func (g *grid) index(r []int64) int {
 	c := 0
+	if g.pow2 {
+		for p, rp := range g.res {
+			c += int(r[rp]>>g.shift[p]) * g.stride[p]
+		}
+		return c
+	}
 	for p, rp := range g.res {
 		c += int(r[rp]/g.q[p]) * g.stride[p]
 	}
@@ -104,6 +124,12 @@ func (g *grid) index(r []int64) int {
 // indexAfter returns the cell of r − c·d (which must be componentwise ≥ 0).
 func (g *grid) indexAfter(r, d []int64, c int64) int {
 	idx := 0
+	if g.pow2 {
+		for p, rp := range g.res {
+			idx += int((r[rp]-c*d[rp])>>g.shift[p]) * g.stride[p]
+		}
+		return idx
+	}
 	for p, rp := range g.res {
 		idx += int((r[rp]-c*d[rp])/g.q[p]) * g.stride[p]
 	}
@@ -136,7 +162,7 @@ type tableView struct {
 func (t *tables) value(i int, r []int64) float64 {
 	v := t.views[0].layer[i][t.views[0].g.index(r)]
 	for _, w := range t.views[1:] {
-		v = math.Min(v, w.layer[i][w.g.index(r)])
+		v = minf(v, w.layer[i][w.g.index(r)])
 	}
 	return v
 }
@@ -145,9 +171,29 @@ func (t *tables) value(i int, r []int64) float64 {
 func (t *tables) valueAfter(i int, r, d []int64, c int64) float64 {
 	v := t.views[0].layer[i][t.views[0].g.indexAfter(r, d, c)]
 	for _, w := range t.views[1:] {
-		v = math.Min(v, w.layer[i][w.g.indexAfter(r, d, c)])
+		v = minf(v, w.layer[i][w.g.indexAfter(r, d, c)])
 	}
 	return v
+}
+
+// minf is min(a, b) for values that are never NaN (table values,
+// bounds): a compare the compiler inlines, where math.Min and the builtin
+// min also order −0 before +0 and propagate NaN (math.Min calls an
+// assembly routine: 12-15% of the CPU of the search on yarn and
+// many-resources instances).
+func minf(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+// maxf is max(a, b) for values that are never NaN (bounds), as minf.
+func maxf(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
 }
 
 // tablesOn builds the tables of values u over the grids of an existing
@@ -173,7 +219,8 @@ func (t *tables) grids() []*grid {
 // budget, otherwise the coarsened full grid, the grid of each resource
 // alone and those of the pairs of resources whose exact grid fits what is
 // left of the budget (largest first, so that the pairs that bound most
-// come first).
+// come first), less the single resources that an exact pair covers
+// (dropDominatedSingles).
 func viewGrids(capMax []int64, dem [][]int64) []*grid {
 	n := len(dem)
 	budget := cellBudget(n)
@@ -210,7 +257,35 @@ func viewGrids(capMax []int64, dem [][]int64) []*grid {
 			left -= g.cells
 		}
 	}
-	return grids
+	return dropDominatedSingles(grids, k)
+}
+
+// dropDominatedSingles leaves out of grids (the full grid, the k single
+// resources, then the pairs) the view of each single resource that an
+// exact pair's view covers: the pair's DP is the maximum over a subset of
+// the single's patterns (those that also fit the other resource), built
+// from the same pseudo-items in the same order, so its value is at most
+// the single's at every residual, to the last bit, and the minimum over
+// the views is the same without it. The search reads every view at every
+// count it tries; on 3-resource clusters (hetero-3r) the three pairs
+// cover the three singles: 4 views instead of 7, on six resources 15
+// instead of 21.
+func dropDominatedSingles(grids []*grid, k int) []*grid {
+	covered := make([]bool, k)
+	for _, g := range grids[1+k:] {
+		if g.exact {
+			for _, p := range g.res {
+				covered[p] = true
+			}
+		}
+	}
+	out := grids[:1:1]
+	for _, g := range grids[1 : 1+k] {
+		if !covered[g.res[0]] {
+			out = append(out, g)
+		}
+	}
+	return append(out, grids[1+k:]...)
 }
 
 // buildLayers fills the suffix DPs of a bounded multi-dimensional knapsack
@@ -280,9 +355,15 @@ func (g *grid) pass(dst, src []float64, delta []int, gain float64) {
 		for p := 0; p < last; p++ {
 			base += coord[p] * g.stride[p]
 		}
-		for c := base + delta[last]; c < base+g.ext[last]; c++ {
-			if v := src[c-off] + gain; v > dst[c] {
-				dst[c] = v
+		// the row of the last resource, as slices of one length: the
+		// loop then runs without bounds checks (the tables' build was
+		// most of a single node's solve)
+		row := dst[base+delta[last] : base+g.ext[last]]
+		from := src[base+delta[last]-off:]
+		from = from[:len(row)]
+		for c, v := range from {
+			if v += gain; v > row[c] {
+				row[c] = v
 			}
 		}
 		// odometer over resources 0..last-1

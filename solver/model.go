@@ -248,8 +248,22 @@ func (m *model) floorBound(b float64) float64 {
 		return b
 	}
 	q := b * m.unitDen / m.unitNum
-	return math.Floor(q+boundTolerance*math.Max(1, math.Abs(q))) * m.unitNum / m.unitDen
+	return math.Floor(q+boundTolerance*absAtLeast1(q)) * m.unitNum / m.unitDen
 }
+
+// absAtLeast1 is max(1, |x|) (math.Max is an assembly call, and the
+// search's pruning test computes it at every count it tries).
+func absAtLeast1(x float64) float64 {
+	if x = math.Abs(x); x < 1 {
+		return 1
+	}
+	return x
+}
+
+// fastPruneUnits bounds, in value units, the bounds that canImprove
+// decides without rounding: below it the tolerance floorBound adds is
+// under a tenth of a unit (boundTolerance·10⁶ = 0.1).
+const fastPruneUnits = 1e6
 
 // wholeBound rounds an upper bound on the value of a whole assignment
 // (not of a part of the nodes or of the supply) down to the value unit and
@@ -278,11 +292,24 @@ func (m *model) snap(v float64) float64 {
 
 // canImprove reports whether a subtree with upper bound b may hold a
 // solution strictly better than incumbent value inc.
+//
+// With a value unit g it decides most bounds without the rounding's two
+// divisions (the search asks at every count it tries): where |b| is under
+// fastPruneUnits units the rounding adds less than 0.1·g, so b ≤ inc gives
+// floorBound(b) ≤ inc + 0.1·g (no improvement), and b ≥ inc + 2g gives
+// floorBound(b) > b − g ≥ inc + g (one); between the two it rounds.
 func (m *model) canImprove(b, inc float64) bool {
 	if m.unit > 0 {
+		if math.Abs(b) < fastPruneUnits*m.unit {
+			if d := b - inc; d <= 0 {
+				return false
+			} else if d >= 2*m.unit {
+				return true
+			}
+		}
 		return m.floorBound(b) > inc+0.5*m.unit
 	}
-	return b > inc+improveTolerance*math.Max(1, math.Abs(inc))
+	return b > inc+improveTolerance*absAtLeast1(inc)
 }
 
 // maxFit returns how many tasks of demand d fit in residual r:

@@ -504,6 +504,30 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	if lb != nil && !done() {
 		dive(ctx, m, sorted, s, bounds, columns, root, seed, 0, 1, dpFirstShare, clk, stats, track)
 	}
+	// quickLNS runs a short large neighbourhood search before the first
+	// branch and price probe (a quarter of the work so far, at most
+	// lnsQuickShare of the work left): where the dive left a gap of a few
+	// units the LNS often closes it in milliseconds, and the probe then
+	// prunes with the optimum (hetero-3r-2, huge-small-1: the probe ran
+	// 2.4 s with the dive's incumbent, then the LNS found the optimum in
+	// 50-60 ms; on seeds 0-9 of the suite 123 → 127 instances within 1 s
+	// of CPU, on the fresh seeds 4000-4009 119 → 120; it changes the
+	// path where the later LNS found the optimum: large-4003 0.8 → 1.5 s)
+	quickLNS := func() {
+		if done() {
+			return
+		}
+		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+lnsRounds)))
+		l.track = track
+		quick, cancel := clk.within(ctx, min(clk.now()/4, clk.share(lnsQuickShare, time.Hour)))
+		track.setPhase("lns")
+		l.run(quick, root)
+		cancel()
+		s.setIncumbent(l.x, l.val)
+		stats.NodesExplored += l.explored
+		track.addNodes(l.explored)
+		track.setPhase("improve")
+	}
 	// probe runs a new branch and price probe where none is under way
 	// and the incumbent has improved since the last one: it prunes with
 	// the incumbent, and a probe that looked hopeless with a worse one
@@ -528,6 +552,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		}
 		track.setPhase("improve")
 	}
+	quickLNS()
 	probe()
 	// the integer master over the columns generated so far (pnb.go), again
 	// whenever the pool has grown by half since; it improves the incumbent
@@ -719,6 +744,10 @@ const (
 // work left, so that the branch and bound, which alone improves the
 // bound, keeps the other half.
 const lnsShare = 1.0 / 2
+
+// lnsQuickShare caps the short LNS before the first branch and price
+// probe.
+const lnsQuickShare = 1.0 / 64
 
 // costDPWithin runs costDPBound with at most share of the work left
 // (dpFirstCap for the first pass without a time limit), so that a DP

@@ -204,13 +204,22 @@ func floorCopies(cols []patternColumn, y []float64, order []int, fits func(patte
 // the coarsened full grid when base has other views (many resources, wide
 // capacities), whose table costs most to build and, coarsened, bounds the
 // pricing knapsack little better than the exact grids of single resources
-// and pairs. The search gets the full set once, at the best π.
+// and pairs. The search gets the full set once, at the best π. The full
+// grid is base's first view over more resources than any other; where
+// cheapGrids has already left it out (four resources or more) the first
+// view is a single resource's or a pair's, which stays: it may be the only
+// view of a wide resource that no exact pair covers.
 func pricingGrids(base *tables) []*grid {
 	gs := base.grids()
-	if len(gs) > 1 && !gs[0].exact {
-		return gs[1:]
+	if len(gs) == 1 || gs[0].exact {
+		return gs
 	}
-	return gs
+	for _, g := range gs[1:] {
+		if g.k >= gs[0].k {
+			return gs
+		}
+	}
+	return gs[1:]
 }
 
 // patternColumn is a column of the pattern master: pattern a on a node of

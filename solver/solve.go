@@ -506,7 +506,8 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	}
 	// quickLNS runs a short large neighbourhood search before the first
 	// branch and price probe (a quarter of the work so far, at most
-	// lnsQuickShare of the work left): where the dive left a gap of a few
+	// lnsQuickShare of the work left under a time limit; without one, until
+	// it stalls or reaches the target): where the dive left a gap of a few
 	// units the LNS often closes it in milliseconds, and the probe then
 	// prunes with the optimum (hetero-3r-2, huge-small-1: the probe ran
 	// 2.4 s with the dive's incumbent, then the LNS found the optimum in

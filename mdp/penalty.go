@@ -344,6 +344,11 @@ type basisOptions struct {
 	// independent of its mark), so per-group coefficients only split each
 	// step's signal. Any fixed θ keeps (P1), a tied one too.
 	tied bool
+	// exactFit: the fit's steps from exactFrom on climb the exact bound
+	// (the Lagrangian's packings, fitExact) instead of the coarse LP.
+	// Not a feature.
+	exactFit  bool
+	exactFrom int
 	// lookahead: the value function of the lookahead policies
 	// (FitPenaltyStochastic): n in service on the geometric grid of the
 	// compact features when K > 12 (evenly, n = 1..9 of K = 100 share a
@@ -1346,6 +1351,10 @@ type penaltyVariant struct {
 	tied bool
 	// fitPerDoubling: basisOptions.fitPerDoubling.
 	fitPerDoubling int
+	// exact: basisOptions.exactFit, from the step of this share of the
+	// steps on (exactAfter; 0: every step).
+	exact      bool
+	exactAfter float64
 }
 
 // Defaults of PenaltyFit. 1500 steps: on the scenarios the bound
@@ -1409,7 +1418,8 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 		return res.Records, nil
 	}
 	pen, err := fitPenaltyStochastic(ctx, s, opts.Steps, run, opts.grouped, basisOptions{resampled: opts.ResampledMarks, occupancy: true,
-		bigOthers: opts.variant.bigOthers, classesPerDoubling: opts.variant.classesPerDoubling, stepScale: opts.variant.stepScale, tied: opts.variant.tied, fitPerDoubling: opts.variant.fitPerDoubling})
+		bigOthers: opts.variant.bigOthers, classesPerDoubling: opts.variant.classesPerDoubling, stepScale: opts.variant.stepScale, tied: opts.variant.tied, fitPerDoubling: opts.variant.fitPerDoubling,
+		exactFit: opts.variant.exact, exactFrom: int(opts.variant.exactAfter * float64(opts.Steps))})
 	if err != nil {
 		return nil, err
 	}
@@ -1420,7 +1430,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	// The check solves the coarse LP when the classes are grouped (the
 	// choice only, as for the fit).
 	check := pen
-	if pen.grp != nil {
+	if pen.grp != nil && !opts.variant.exact {
 		check = pen.coarsePenalty(s.SlotCosts, opts.variant.fitPerDoubling)
 	}
 	var withTheta, without float64
@@ -1576,12 +1586,12 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 		meanH += h / float64(len(s.SlotCosts))
 	}
 	eta := penaltyStep * scale * max(meanH, 1e-12)
-	C, F := fit.cls.num(), b.nFeat
+	F := b.nFeat
 	// The terms the lookahead reads (lookaheadFit): the queue buckets and
 	// the rich ones.
 	read := b.buckets() + len(b.rich)
 	B0 := b.buckets()
-	base := make([]float64, b.nGrp2*B0*C)
+	base := make([]float64, b.nGrp2*B0*nb)
 	averaged := 0
 	fitSum, fitJobs := 0.0, 0
 	var stepOf []float64 // per feature
@@ -1601,51 +1611,53 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 				}
 			}
 		}
-		adj := fit.adjust(tr)
-		var jobs []TraceJob
-		var idx []int
-		var jadj []float64
-		for i, j := range tr.jobs {
-			if j.End > j.Start && tr.group[i] >= 0 {
-				jobs = append(jobs, j)
-				idx = append(idx, i)
-				jadj = append(jadj, adj[i*C:(i+1)*C]...)
+		// X[i·nb + b]: the slots of group b (basis function b) the step's
+		// solution gives job i of tr; in[i]: job i takes part.
+		var X []float64
+		var in []bool
+		var val float64
+		var nj int
+		if grp != nil && o.exactFit && t >= o.exactFrom {
+			val, X, err = pen.exactFitStep(ctx, tr, penaltyExactIterations)
+			if err != nil {
+				return nil, fmt.Errorf("mdp: penalty fit, step %d: %w", t, err)
+			}
+			in = make([]bool, len(tr.jobs))
+			for i, j := range tr.jobs {
+				in[i] = j.End > j.Start && tr.group[i] >= 0
+				if in[i] {
+					nj++
+				}
+			}
+		} else {
+			val, X, in, nj, err = fit.coarseFitStep(ctx, tr, t)
+			if err != nil {
+				return nil, err
 			}
 		}
-		h := &hindsightLP{cls: fit.cls, p: &lp.Problem{Sense: lp.Minimize}, adj: jadj, colJob: []int32{}}
-		if err := h.addTrace(jobs, nil); err != nil {
-			return nil, err
-		}
-		sol, err := lp.Solve(ctx, h.p, lp.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("mdp: penalty fit, step %d: %w", t, err)
-		}
 		if t >= steps/2 {
-			fitSum += sol.Objective
-			fitJobs += len(jobs)
+			fitSum += val
+			fitJobs += nj
 		}
 		clear(grad)
-		for col, x := range sol.Primal {
-			i := idx[h.colJob[col]]
-			c := col % C
-			// Control variate: the mean placement of the past steps' jobs
-			// of the same group entering in the same queue bucket, known
-			// at the job's entry (and independent of this run), so
-			// E[x̂·f] = 0 and x − x̂ has the same expected supergradient
-			// with less noise.
-			xhat := base[(tr.group[i]*B0+tr.entry[i])*C+c]
-			if x == xhat {
+		for i, ok := range in {
+			if !ok {
 				continue
 			}
 			f := tr.f[i*F : (i+1)*F]
 			for bb := 1; bb < nb; bb++ {
-				wc := fit.w[c*nb+bb]
-				if wc == 0 {
+				// Control variate: the mean placement of the past steps'
+				// jobs of the same group entering in the same queue bucket,
+				// known at the job's entry (and independent of this run),
+				// so E[x̂·f] = 0 and x − x̂ has the same expected
+				// supergradient with less noise.
+				d := X[i*nb+bb] - base[(tr.group[i]*B0+tr.entry[i])*nb+bb]
+				if d == 0 {
 					continue
 				}
 				g := pen.thetaIndex(bb, tr.group[i], 0)
 				for k, v := range f {
-					grad[g+k] += (x - xhat) * wc * v
+					grad[g+k] += d * v
 				}
 			}
 		}
@@ -1657,10 +1669,14 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 		}
 		// The control variate's means move only after the step, so that
 		// they never depend on the run they are used on.
-		for col, x := range sol.Primal {
-			i := idx[h.colJob[col]]
-			key := (tr.group[i]*B0+tr.entry[i])*C + col%C
-			base[key] += (x - base[key]) * max(penaltyBaselineRate, 1/float64(t+1))
+		for i, ok := range in {
+			if !ok {
+				continue
+			}
+			for bb := range nb {
+				key := (tr.group[i]*B0+tr.entry[i])*nb + bb
+				base[key] += (X[i*nb+bb] - base[key]) * max(penaltyBaselineRate, 1/float64(t+1))
+			}
 		}
 		for k, g := range grad {
 			if g == 0 {

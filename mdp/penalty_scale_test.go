@@ -188,6 +188,10 @@ var penaltyVariants = map[string]penaltyVariant{
 	"fit-grid-4":       {fitPerDoubling: 4},
 	"fit-grid-8":       {fitPerDoubling: 8},
 	"tied-step-0.3":    {tied: true, stepScale: 3},
+	"exact":            {exact: true},
+	"exact-step-3":     {exact: true, stepScale: 3},
+	"exact-step-10":    {exact: true, stepScale: 10},
+	"coarse-exact":     {exact: true, exactAfter: 1.0 / 3},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

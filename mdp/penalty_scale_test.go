@@ -82,7 +82,7 @@ func TestPenaltyScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			pen.Lagrange = LagrangeOptions{Iterations: lsteps}
-			fmt.Printf("%s: %s: fit %d steps in %v (coarse fit LP %.3f/job, %d features)\n", rho, name, steps, time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
+			fmt.Printf("%s: %s: fit %d steps in %v (fit LP %.3f/job, %d features)\n", rho, name, steps, time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
 			pens = append(pens, fitted{name, pen})
 		}
 		names := []string{"greedy", "state-threshold"}
@@ -177,21 +177,28 @@ func TestPenaltyScale(t *testing.T) {
 // (OPTD_PENALTY_VARIANTS, comma-separated; the first is the one the others
 // are paired against).
 var penaltyVariants = map[string]penaltyVariant{
-	"penalized":        {},
-	"big-others":       {bigOthers: true},
-	"finer-classes":    {classesPerDoubling: 3},
-	"big-others-finer": {bigOthers: true, classesPerDoubling: 3},
-	"step-0.3":         {stepScale: 3},
-	"step-0.03":        {stepScale: 0.3},
-	"step-1":           {stepScale: 10},
-	"tied":             {tied: true},
-	"fit-grid-4":       {fitPerDoubling: 4},
-	"fit-grid-8":       {fitPerDoubling: 8},
-	"tied-step-0.3":    {tied: true, stepScale: 3},
-	"exact":            {exact: true},
-	"exact-step-3":     {exact: true, stepScale: 3},
-	"exact-step-10":    {exact: true, stepScale: 10},
-	"coarse-exact":     {exact: true, exactAfter: 1.0 / 3},
+	"penalized":  {},
+	"coarse-fit": {coarseFit: true},
+	// Measured with the coarse fit (penaltyVariant's doc).
+	"big-others":       {coarseFit: true, bigOthers: true},
+	"finer-classes":    {coarseFit: true, classesPerDoubling: 3},
+	"big-others-finer": {coarseFit: true, bigOthers: true, classesPerDoubling: 3},
+	"step-0.3":         {coarseFit: true, stepScale: 3},
+	"step-0.03":        {coarseFit: true, stepScale: 0.3},
+	"step-1":           {coarseFit: true, stepScale: 10},
+	"tied":             {coarseFit: true, tied: true},
+	"fit-grid-4":       {coarseFit: true, fitPerDoubling: 4},
+	"fit-grid-8":       {coarseFit: true, fitPerDoubling: 8},
+	"tied-step-0.3":    {coarseFit: true, tied: true, stepScale: 3},
+	// The exact fit's (fitExact).
+	"coarse-exact":   {exactAfter: 1.0 / 3},
+	"exact-step-3":   {stepScale: 3},
+	"exact-step-0.5": {stepScale: 0.5},
+	"exact-x2":       {moreSteps: 2},
+	"exact-x4":       {moreSteps: 4},
+	"exact-long":     {longerRuns: 2},
+	"exact-x2-long":  {moreSteps: 2, longerRuns: 2},
+	"exact-x2-tied":  {moreSteps: 2, tied: true},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

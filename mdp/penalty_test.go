@@ -190,7 +190,10 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
 	// With the optional features too (the big-others terms, the finer
 	// class grid), so that they are checked under these policies.
-	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3}})
+	// θ is replaced by a random one below, so the fit is the cheap coarse
+	// one (the exact fit's check reads the Lagrangian on its check runs,
+	// minutes under -race).
+	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3, coarseFit: true}})
 	if pen.grp == nil {
 		t.Fatal("1000 classes are not grouped")
 	}
@@ -204,13 +207,13 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, false, pen, names, nil)
 	// A trace (SWIM FB-2010's first jobs): only the works are random.
 	s = swimScenario(t, jobs, reps)
-	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{coarseFit: true}})
 	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(6, 1)), 0.5)
 	checkPenaltyUnderPolicies(t, "swim-fb2010", "swim-fb2010.json", s, false, pen, names, nil)
 	// Its arrivals with the marks drawn i.i.d. from its empirical law
 	// (ResampledMarks): the mark terms apply, under that model only.
-	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, ResampledMarks: true})
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, ResampledMarks: true, variant: penaltyVariant{coarseFit: true}})
 	if len(pen.basis.marks) == 0 {
 		t.Fatal("resampled marks: no mark terms")
 	}

@@ -280,9 +280,9 @@ func lagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, adj *
 	return res, nil
 }
 
-// averagePacks folds the workers' packings of the last step into
-// adj.packs' running mean when use (the steps averaged so far in
-// *averaged), and clears nothing else: each packAll clears its own.
+// averagePacks folds the workers' packings of the last step (each
+// packAll clears them first) into adj.packs' running mean when use, the
+// steps averaged so far counted in *averaged.
 func averagePacks(adj *groupAdj, parts lagrangeParts, use bool, averaged *int) {
 	if !use {
 		return

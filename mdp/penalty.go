@@ -1263,12 +1263,7 @@ func (p *Penalty) groupValues(g int, f []float64, out []float64) []float64 {
 func (p *Penalty) boundLagrangian(ctx context.Context, recs []sim.JobRecord) (float64, LagrangeResult, error) {
 	var sv []float64
 	tr := p.basis.traceOfEach(recs, func(_, g int, f []float64) { sv = p.groupValues(g, f, sv) })
-	slotCosts := make([]float64, 0, len(p.cls.count))
-	for c, n := range p.cls.count {
-		for range n {
-			slotCosts = append(slotCosts, p.cls.cost[c])
-		}
-	}
+	slotCosts := p.slotCosts()
 	adj := &groupAdj{grp: p.grp, G: p.nb}
 	var jobs []TraceJob
 	extra := 0.0
@@ -1296,6 +1291,17 @@ func (p *Penalty) boundLagrangian(ctx context.Context, recs []sim.JobRecord) (fl
 		return math.NaN(), res, err
 	}
 	return res.Bound + extra, res, nil
+}
+
+// slotCosts is the cost of every slot of p's cluster (by class).
+func (p *Penalty) slotCosts() []float64 {
+	out := make([]float64, 0, len(p.cls.count))
+	for c, n := range p.cls.count {
+		for range n {
+			out = append(out, p.cls.cost[c])
+		}
+	}
+	return out
 }
 
 // PenaltyFit configures FitPenalty.

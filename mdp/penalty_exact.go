@@ -63,12 +63,7 @@ const penaltyExactIterations = 100
 // the second half of its steps (fitExact's x_{i,b}).
 func (p *Penalty) exactFitStep(ctx context.Context, tr *penaltyTrace, iterations int) (float64, []float64, error) {
 	F := p.basis.nFeat
-	slotCosts := make([]float64, 0, len(p.cls.count))
-	for c, n := range p.cls.count {
-		for range n {
-			slotCosts = append(slotCosts, p.cls.cost[c])
-		}
-	}
+	slotCosts := p.slotCosts()
 	adj := &groupAdj{grp: p.grp, G: p.nb, packFrom: iterations / 2}
 	var jobs []TraceJob
 	var idx []int

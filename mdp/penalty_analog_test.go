@@ -74,11 +74,11 @@ func TestFig9Analogs(t *testing.T) {
 		name string
 		fit  PenaltyFit
 	}{
-		{"at-scale LP, coarse fit", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{coarseFit: true}}},
-		{"at-scale LP, coarse fit, step x10", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{coarseFit: true, stepScale: 10}}},
+		{"at-scale LP, coarse fit", PenaltyFit{Steps: steps, grouped: true}},
+		{"at-scale LP, coarse fit, step x10", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{stepScale: 10}}},
 		{"per-class LP", PenaltyFit{Steps: steps}},
-		{"at-scale LP, exact fit", PenaltyFit{Steps: steps, grouped: true}},
-		{"at-scale LP, exact fit, step x10", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{stepScale: 10}}},
+		{"at-scale LP, exact fit", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{exactFit: true}}},
+		{"at-scale LP, exact fit, step x10", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{exactFit: true, stepScale: 10}}},
 	}
 	if v := os.Getenv("OPTD_PENALTY_ANALOG_FITS"); v != "" {
 		keep := fits[:0]

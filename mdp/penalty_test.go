@@ -190,10 +190,7 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
 	// With the optional features too (the big-others terms, the finer
 	// class grid), so that they are checked under these policies.
-	// θ is replaced by a random one below, so the fit is the cheap coarse
-	// one (the exact fit's check reads the Lagrangian on its check runs,
-	// minutes under -race).
-	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3, coarseFit: true}})
+	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3}})
 	if pen.grp == nil {
 		t.Fatal("1000 classes are not grouped")
 	}
@@ -207,13 +204,13 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, false, pen, names, nil)
 	// A trace (SWIM FB-2010's first jobs): only the works are random.
 	s = swimScenario(t, jobs, reps)
-	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{coarseFit: true}})
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
 	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(6, 1)), 0.5)
 	checkPenaltyUnderPolicies(t, "swim-fb2010", "swim-fb2010.json", s, false, pen, names, nil)
 	// Its arrivals with the marks drawn i.i.d. from its empirical law
 	// (ResampledMarks): the mark terms apply, under that model only.
-	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, ResampledMarks: true, variant: penaltyVariant{coarseFit: true}})
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, ResampledMarks: true})
 	if len(pen.basis.marks) == 0 {
 		t.Fatal("resampled marks: no mark terms")
 	}
@@ -352,12 +349,19 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 	for seed := range uint64(n) {
 		s, desc := genPlacementScenario(t, 1000+seed, jobs, reps)
 		// Per class, and grouped with the compact features (the
-		// at-scale penalty, forced on a cluster the MDP solves).
-		for _, grouped := range []bool{false, true} {
-			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: grouped})
-			t.Logf("seed %d (grouped %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, grouped, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
+		// at-scale penalty, forced on a cluster the MDP solves), θ fitted
+		// on the coarse cluster and, on the first five seeds, on the
+		// exact costs (fitExact).
+		for _, m := range []struct {
+			grouped, exact bool
+		}{{false, false}, {true, false}, {true, true}} {
+			if m.exact && seed >= 5 {
+				continue
+			}
+			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: penaltyVariant{exactFit: m.exact}})
+			t.Logf("seed %d (grouped %v, exact fit %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
 			if mean-3.3/1.96*half > opt*(1+1e-9) {
-				t.Errorf("%s (grouped %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, grouped, mean, half, opt)
+				t.Errorf("%s (grouped %v, exact fit %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, mean, half, opt)
 			}
 		}
 	}

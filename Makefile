@@ -97,8 +97,9 @@ penalty-report:
 # the hindsight LP and the penalized LP with the at-scale features (theta
 # fitted on the coarse cluster or on the exact costs, each with the default
 # step and ten times it) and the per-class ones (a markdown table), then the
-# optimal policy's relative value regressed on feature families (about 40
-# minutes on a loaded machine; OPTD_PENALTY_ANALOGS=4 and
+# optimal policy's relative value regressed on feature families (six
+# analogs and three fits took about 25 minutes on a loaded machine, five
+# fits were not timed whole; OPTD_PENALTY_ANALOGS=4 and
 # OPTD_PENALTY_ANALOG_FITS="name;name" keep fewer: four analogs and three
 # fits took 10 minutes).
 penalty-analog:

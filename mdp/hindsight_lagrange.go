@@ -108,6 +108,16 @@ type groupAdj struct {
 	// 200,000 jobs the rows of s read in End order missed the cache at
 	// every job, 16 s a step instead of about 1).
 	byEnd []float64
+	// packs, if not nil (len(jobs)·G), receives the packings' slots per
+	// job and group, x_{i,b} = Σ_{c: grp(c) = b} n_c·1{i ∈ I_c},
+	// averaged over the steps from packFrom on (the last step's if the
+	// steps end before): the supergradient in z of the Lagrangian (the
+	// exact fit, fitExact). Averaged over the later steps (ergodic
+	// averaging), the packings approach a primal solution of the LP,
+	// whose job rows hold, where one step's packing may give a job none
+	// or twice its reducers.
+	packs    []float64
+	packFrom int
 }
 
 // at is z_{i,c}.
@@ -203,7 +213,9 @@ func lagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, adj *
 			}
 		}
 	}
-	parts := newLagrangeParts(runtime.GOMAXPROCS(0), n)
+	collect := adj != nil && adj.packs != nil
+	parts := newLagrangeParts(runtime.GOMAXPROCS(0), n, adj)
+	averaged := 0
 	// Polyak's step aims at a target above the best bound: the greedy
 	// placement's cost is far above the LP on congested traces, so the
 	// target is the best bound plus a share of the distance that shrinks
@@ -223,6 +235,9 @@ func lagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, adj *
 		}
 		val -= lag.packAll(u, cls, adj, g, parts)
 		res.Steps = step + 1
+		if collect {
+			averagePacks(adj, parts, step >= adj.packFrom, &averaged)
+		}
 		if val > best {
 			best, stall = val, 0
 		} else if stall++; stall >= 10 {
@@ -257,8 +272,30 @@ func lagrangian(ctx context.Context, jobs []TraceJob, slotCosts []float64, adj *
 			u[i] += t * d[i]
 		}
 	}
+	if collect && averaged == 0 {
+		// The steps ended before packFrom: the last step's packing.
+		averagePacks(adj, parts, true, &averaged)
+	}
 	res.Bound = min(best, upper)
 	return res, nil
+}
+
+// averagePacks folds the workers' packings of the last step (each
+// packAll clears them first) into adj.packs' running mean when use, the
+// steps averaged so far counted in *averaged.
+func averagePacks(adj *groupAdj, parts lagrangeParts, use bool, averaged *int) {
+	if !use {
+		return
+	}
+	*averaged++
+	a := float64(*averaged)
+	for i := range adj.packs {
+		x := 0.0
+		for k := range parts {
+			x += parts[k].x[i]
+		}
+		adj.packs[i] += (x - adj.packs[i]) / a
+	}
 }
 
 // lagrangeWork holds the jobs in order of End and, for each, how many of
@@ -286,7 +323,7 @@ func newLagrangeWork(jobs []TraceJob, order []int) *lagrangeWork {
 // subtracts mult from g_i of every job packed; value (len(jobs)+1) is
 // scratch. The recursion over jobs by End: value[k+1] = max(value[k],
 // weight + value[pred[k]]), only jobs of positive weight taking part.
-func (w *lagrangeWork) pack(u []float64, c int, h, mult float64, adj *groupAdj, g, value []float64) float64 {
+func (w *lagrangeWork) pack(u []float64, c int, h, mult float64, adj *groupAdj, g, value, x []float64) float64 {
 	value[0] = 0
 	var z []float64 // the penalties of c's group, by End
 	if adj != nil {
@@ -311,23 +348,30 @@ func (w *lagrangeWork) pack(u []float64, c int, h, mult float64, adj *groupAdj, 
 			continue
 		}
 		g[w.order[k-1]] -= mult
+		if x != nil {
+			x[w.order[k-1]*adj.G+adj.grp[c]] += mult
+		}
 		k = w.pred[k-1]
 	}
 	return value[len(w.order)]
 }
 
-// lagrangeParts is one worker's scratch: its packing values and its share
-// of the subgradient.
+// lagrangeParts is one worker's scratch: its packing values, its share
+// of the subgradient and, when adj collects them (groupAdj.packs), of the
+// packings' slots per job and group.
 type lagrangeParts []struct {
-	value, g []float64
-	w        float64
+	value, g, x []float64
+	w           float64
 }
 
-func newLagrangeParts(workers, n int) lagrangeParts {
+func newLagrangeParts(workers, n int, adj *groupAdj) lagrangeParts {
 	p := make(lagrangeParts, max(workers, 1))
 	for k := range p {
 		p[k].value = make([]float64, n+1)
 		p[k].g = make([]float64, n)
+		if adj != nil && adj.packs != nil {
+			p[k].x = make([]float64, n*adj.G)
+		}
 	}
 	return p
 }
@@ -373,6 +417,7 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []flo
 			defer wg.Done()
 			part := &parts[p]
 			clear(part.g)
+			clear(part.x)
 			part.w = 0
 			for c := p; c < cls.num(); c += len(parts) {
 				if cls.cost[c] >= topOf(c) {
@@ -382,7 +427,7 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []flo
 					continue
 				}
 				nc := float64(cls.count[c])
-				part.w += nc * w.pack(u, c, cls.cost[c], nc, adj, part.g, part.value)
+				part.w += nc * w.pack(u, c, cls.cost[c], nc, adj, part.g, part.value, part.x)
 			}
 		}(k)
 	}

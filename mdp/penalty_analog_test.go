@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,9 +54,12 @@ func fig9Analogs(t testing.TB, jobs, reps int) (scens []*sim.Scenario, names []s
 // the exact costs of greedy and state-threshold (its defaults), the
 // value-penalty bound (it needs the chain), the hindsight LP and the
 // penalized LP with the at-scale features (classes grouped on the rank
-// grid, compact features, FitPenalty's step and ten times it) and with the
-// per-class ones, each a ratio to the optimum (a markdown table;
-// OPTD_PENALTY_ANALOG=1, OPTD_PENALTY_STEPS fit steps, default 300; `make
+// grid, compact features), θ fitted on the coarse cluster or on the exact
+// costs (fitExact), each with FitPenalty's step and ten times it, and with
+// the per-class ones, each a ratio to the optimum (a markdown table;
+// OPTD_PENALTY_ANALOG=1, OPTD_PENALTY_STEPS fit steps, default 300;
+// OPTD_PENALTY_ANALOG_FITS, column names separated by semicolons, keeps
+// those alone; OPTD_PENALTY_ANALOGS=n the first n analogs; `make
 // penalty-analog`). It answers whether the penalized LP's gap at scale is
 // its feature class's: where the MDP is solved, the at-scale LP sits below
 // the per-class one, and both well below the value-penalty bound.
@@ -70,9 +74,26 @@ func TestFig9Analogs(t *testing.T) {
 		name string
 		fit  PenaltyFit
 	}{
-		{"at-scale LP", PenaltyFit{Steps: steps, grouped: true}},
-		{"at-scale LP, step x10", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{stepScale: 10}}},
+		{"at-scale LP, coarse fit", PenaltyFit{Steps: steps, grouped: true}},
+		{"at-scale LP, coarse fit, step x10", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{stepScale: 10}}},
 		{"per-class LP", PenaltyFit{Steps: steps}},
+		{"at-scale LP, exact fit", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{exactFit: true}}},
+		{"at-scale LP, exact fit, step x10", PenaltyFit{Steps: steps, grouped: true, variant: penaltyVariant{exactFit: true, stepScale: 10}}},
+	}
+	if v := os.Getenv("OPTD_PENALTY_ANALOG_FITS"); v != "" {
+		keep := fits[:0]
+		for _, f := range fits {
+			if slices.Contains(strings.Split(v, ";"), f.name) {
+				keep = append(keep, f)
+			}
+		}
+		if len(keep) == 0 {
+			t.Fatalf("OPTD_PENALTY_ANALOG_FITS %q names none of the fits", v)
+		}
+		fits = keep
+	}
+	if n := envInt("OPTD_PENALTY_ANALOGS", 0); n > 0 && n < len(scens) {
+		scens = scens[:n]
 	}
 	fmt.Print("| analog | states | optimum | greedy | state-threshold | value penalty | hindsight LP")
 	for _, f := range fits {

@@ -82,7 +82,7 @@ func TestPenaltyScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			pen.Lagrange = LagrangeOptions{Iterations: lsteps}
-			fmt.Printf("%s: %s: fit %d steps in %v (coarse fit LP %.3f/job, %d features)\n", rho, name, steps, time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
+			fmt.Printf("%s: %s: fit %d steps in %v (fit LP %.3f/job, %d features)\n", rho, name, steps, time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
 			pens = append(pens, fitted{name, pen})
 		}
 		names := []string{"greedy", "state-threshold"}
@@ -178,6 +178,7 @@ func TestPenaltyScale(t *testing.T) {
 // are paired against).
 var penaltyVariants = map[string]penaltyVariant{
 	"penalized":        {},
+	"exact":            {exactFit: true},
 	"big-others":       {bigOthers: true},
 	"finer-classes":    {classesPerDoubling: 3},
 	"big-others-finer": {bigOthers: true, classesPerDoubling: 3},
@@ -188,6 +189,17 @@ var penaltyVariants = map[string]penaltyVariant{
 	"fit-grid-4":       {fitPerDoubling: 4},
 	"fit-grid-8":       {fitPerDoubling: 8},
 	"tied-step-0.3":    {tied: true, stepScale: 3},
+	// The exact fit's (fitExact).
+	"coarse-exact":   {exactFit: true, exactAfter: 1.0 / 3},
+	"exact-step-3":   {exactFit: true, stepScale: 3},
+	"exact-step-0.5": {exactFit: true, stepScale: 0.5},
+	"exact-x2":       {exactFit: true, moreSteps: 2},
+	"exact-x4":       {exactFit: true, moreSteps: 4},
+	"exact-long":     {exactFit: true, longerRuns: 2},
+	"exact-x2-long":  {exactFit: true, moreSteps: 2, longerRuns: 2},
+	"exact-x2-tied":  {exactFit: true, moreSteps: 2, tied: true},
+	"exact-warm":     {exactFit: true, warmup: 1500},
+	"warm":           {warmup: 1500},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

@@ -349,12 +349,19 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 	for seed := range uint64(n) {
 		s, desc := genPlacementScenario(t, 1000+seed, jobs, reps)
 		// Per class, and grouped with the compact features (the
-		// at-scale penalty, forced on a cluster the MDP solves).
-		for _, grouped := range []bool{false, true} {
-			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: grouped})
-			t.Logf("seed %d (grouped %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, grouped, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
+		// at-scale penalty, forced on a cluster the MDP solves), θ fitted
+		// on the coarse cluster and, on the first five seeds, on the
+		// exact costs (fitExact).
+		for _, m := range []struct {
+			grouped, exact bool
+		}{{false, false}, {true, false}, {true, true}} {
+			if m.exact && seed >= 5 {
+				continue
+			}
+			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: penaltyVariant{exactFit: m.exact}})
+			t.Logf("seed %d (grouped %v, exact fit %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
 			if mean-3.3/1.96*half > opt*(1+1e-9) {
-				t.Errorf("%s (grouped %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, grouped, mean, half, opt)
+				t.Errorf("%s (grouped %v, exact fit %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, mean, half, opt)
 			}
 		}
 	}

@@ -267,15 +267,7 @@ func exactOptimum(t testing.TB, m *MDP) *Solution {
 	if d := math.Abs(dense.Gain - sol.Gain); d > 1e-12*math.Abs(sol.Gain) {
 		t.Fatalf("policy iteration's gain %.15g, its policy evaluated by dense LU %.15g", sol.Gain, dense.Gain)
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for s := range m.NumStates() {
-		a0, a1 := m.ActionRange(s)
-		best := math.Inf(1)
-		for a := a0; a < a1; a++ {
-			best = min(best, m.q(a, dense.Bias))
-		}
-		lo, hi = min(lo, best-dense.Bias[s]), max(hi, best-dense.Bias[s])
-	}
+	lo, hi := bellmanBounds(m, dense.Bias)
 	if hi-lo > 2e-11*math.Abs(sol.Gain) {
 		t.Fatalf("the dense bias of policy iteration's policy: one Bellman sweep spans [%.15g, %.15g], not optimal", lo, hi)
 	}

@@ -258,17 +258,24 @@ func finishByPolicyIteration(ctx context.Context, m *MDP, lo, hi float64, o *ban
 	if pi.Gain < lo-eps || pi.Gain > hi+eps {
 		return nil, nil
 	}
-	blo, bhi := math.Inf(1), math.Inf(-1)
+	blo, bhi := bellmanBounds(m, pi.Bias)
+	pi.GainError = max(pi.Gain-blo, bhi-pi.Gain, 0)
+	return pi, nil
+}
+
+// bellmanBounds returns Odoni's bounds on g* from one Bellman sweep on h:
+// the least and the largest over the states of min_a [c(a) + P·h] − h(s).
+func bellmanBounds(m *MDP, h []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
 	for s := range m.NumStates() {
 		a0, a1 := m.ActionRange(s)
 		best := math.Inf(1)
 		for a := a0; a < a1; a++ {
-			best = min(best, m.q(a, pi.Bias))
+			best = min(best, m.q(a, h))
 		}
-		blo, bhi = min(blo, best-pi.Bias[s]), max(bhi, best-pi.Bias[s])
+		lo, hi = min(lo, best-h[s]), max(hi, best-h[s])
 	}
-	pi.GainError = max(pi.Gain-blo, bhi-pi.Gain, 0)
-	return pi, nil
+	return lo, hi
 }
 
 // estimateTotal predicts the sweeps needed for span to reach target when it

@@ -111,11 +111,10 @@ type groupAdj struct {
 	// packs, if not nil (len(jobs)·G), receives the packings' slots per
 	// job and group, x_{i,b} = Σ_{c: grp(c) = b} n_c·1{i ∈ I_c},
 	// averaged over the steps from packFrom on (the last step's if the
-	// steps end before): the supergradient in z of the Lagrangian (the
-	// exact fit, fitExact). Averaged over the later steps (ergodic
-	// averaging), the packings approach a primal solution of the LP,
-	// whose job rows hold, where one step's packing may give a job none
-	// or twice its reducers.
+	// steps end before): a supergradient in z of the Lagrangian averaged
+	// over those steps, the exact fit's direction (fitExact; see its doc:
+	// an approximation of the LP's, where one step's packing may give a
+	// job none or twice its reducers).
 	packs    []float64
 	packFrom int
 }
@@ -361,7 +360,6 @@ func (w *lagrangeWork) pack(u []float64, c int, h, mult float64, adj *groupAdj, 
 // packings' slots per job and group.
 type lagrangeParts []struct {
 	value, g, x []float64
-	w           float64
 }
 
 func newLagrangeParts(workers, n int, adj *groupAdj) lagrangeParts {
@@ -410,6 +408,12 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []flo
 		}
 		return top[adj.grp[c]]
 	}
+	// Each class's n_c·W_c is summed in class order after the workers
+	// finish, so that the value (and through the step rule every later
+	// step, the fitted θ included) does not depend on the number of
+	// workers, i.e. on GOMAXPROCS (the subgradient's terms are counts,
+	// exact in any order).
+	wc := make([]float64, cls.num())
 	var wg sync.WaitGroup
 	for k := range parts {
 		wg.Add(1)
@@ -418,7 +422,6 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []flo
 			part := &parts[p]
 			clear(part.g)
 			clear(part.x)
-			part.w = 0
 			for c := p; c < cls.num(); c += len(parts) {
 				if cls.cost[c] >= topOf(c) {
 					if adj == nil {
@@ -427,14 +430,16 @@ func (w *lagrangeWork) packAll(u []float64, cls *classes, adj *groupAdj, g []flo
 					continue
 				}
 				nc := float64(cls.count[c])
-				part.w += nc * w.pack(u, c, cls.cost[c], nc, adj, part.g, part.value, part.x)
+				wc[c] = nc * w.pack(u, c, cls.cost[c], nc, adj, part.g, part.value, part.x)
 			}
 		}(k)
 	}
 	wg.Wait()
 	total := 0.0
+	for _, v := range wc {
+		total += v
+	}
 	for k := range parts {
-		total += parts[k].w
 		for i, x := range parts[k].g {
 			g[i] += x
 		}

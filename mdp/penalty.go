@@ -1284,6 +1284,11 @@ func (p *Penalty) boundLagrangian(ctx context.Context, recs []sim.JobRecord) (fl
 	if len(jobs) == 0 {
 		return extra, LagrangeResult{}, nil
 	}
+	if !slices.ContainsFunc(adj.s, func(v float64) bool { return v != 0 }) {
+		// No penalty (θ = 0, as when the fit kept none): the plain
+		// hindsight Lagrangian, which starts from the level bound.
+		adj = nil
+	}
 	res, err := lagrangian(ctx, jobs, slotCosts, adj, p.Lagrange)
 	if err != nil {
 		return math.NaN(), res, err

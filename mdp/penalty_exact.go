@@ -38,14 +38,18 @@ import (
 // maximum of a jointly concave function (concave in θ); (E1) taken at the
 // maximizing u is a supergradient of LP(θ) (its u-part, the job rows'
 // residuals R_i − Σ_b x_{i,b}, is then zero in the LP's primal sense).
-// The steps of lagrangian approach that u, and the packings averaged over
-// their later steps (groupAdj.packs) approach the LP's primal x*
-// (x_{i,b} summed over a group of classes), whose job rows hold, so (E1)
-// with the averaged packings is the supergradient the coarse fit took from
-// the coarse LP's primal, now of the exact costs. It is approximate (u is
-// not exactly optimal after a finite budget), which only costs the climb
+// What the fit uses is weaker, and only a heuristic direction: the
+// packings averaged over the later steps of lagrangian (groupAdj.packs),
+// taken at different multipliers u_t. Their (E1) is exactly a
+// supergradient of the averaged Lagrangian (1/T)·Σ_t L(u_t, ·), a concave
+// function below LP(θ), not of LP(θ) itself; ergodic averaging recovers
+// the LP's primal (job rows holding) only under step rules this one (Polyak
+// with deflection) is not proven for, and a reviewer measured averaged
+// packings off by up to 68% of R_i on a job's row, and the line of (E1)
+// above LP at 19 of 120 perturbations. That costs only the climb's
 // accuracy: whatever θ the fit ends at, the bound is evaluated with it
-// fixed on runs apart from the training runs, so (P3) holds as before.
+// fixed on runs apart from the training runs, every Lagrangian value
+// being a valid bound, so (P3) holds as before.
 // As for the coarse fit, the basis function of group 0 keeps θ = 0 (a
 // constant added to every group's z adds R_i·s_i to every placement of
 // job i: no change to the LP's choice, only a mean-zero shift).

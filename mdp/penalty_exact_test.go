@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -76,4 +77,41 @@ func TestLagrangianPackingsSupergradient(t *testing.T) {
 		t.Errorf("the supergradient's line touches L after a small step on only %d of %d traces", tight, small)
 	}
 	t.Logf("%d checks, tight after a small step on %d of %d traces", checked, tight, small)
+}
+
+// TestLagrangianIndependentOfWorkers: the penalized Lagrangian's bound and
+// its averaged packings (the exact fit's direction) are the same to the
+// bit with one worker and with three: each class's packing value is summed
+// in class order, not per worker, so the fitted θ does not depend on the
+// machine's GOMAXPROCS (with the per-worker sums before, 18 of these
+// traces differed).
+func TestLagrangianIndependentOfWorkers(t *testing.T) {
+	ctx := context.Background()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	eachRandomTrace(t, 29, 3, func(trial int, rng *rand.Rand, jobs []TraceJob, costs []float64, _ float64) {
+		cls := newClasses(costs)
+		G := 1 + rng.IntN(4)
+		grp := make([]int, cls.num())
+		for c := range grp {
+			grp[c] = rng.IntN(G)
+		}
+		s := make([]float64, len(jobs)*G)
+		for k := range s {
+			s[k] = (rng.Float64() - 0.5) * slices.Max(costs)
+		}
+		run := func(workers int) (float64, []float64) {
+			runtime.GOMAXPROCS(workers)
+			adj := &groupAdj{grp: grp, G: G, s: s, packs: make([]float64, len(s)), packFrom: 20}
+			res, err := lagrangian(ctx, jobs, costs, adj, LagrangeOptions{Iterations: 60})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Bound, adj.packs
+		}
+		b1, x1 := run(1)
+		b3, x3 := run(3)
+		if b1 != b3 || !slices.Equal(x1, x3) {
+			t.Errorf("trial %d: bound %.17g with one worker, %.17g with three (packings equal: %v)", trial, b1, b3, slices.Equal(x1, x3))
+		}
+	})
 }

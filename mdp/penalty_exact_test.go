@@ -20,12 +20,7 @@ func TestLagrangianPackingsSupergradient(t *testing.T) {
 	ctx := context.Background()
 	checked, tight, small := 0, 0, 0
 	eachRandomTrace(t, 23, 3, func(trial int, rng *rand.Rand, jobs []TraceJob, costs []float64, _ float64) {
-		cls := newClasses(costs)
-		G := 1 + rng.IntN(4)
-		grp := make([]int, cls.num())
-		for c := range grp {
-			grp[c] = rng.IntN(G)
-		}
+		G, grp := randomGroups(rng, newClasses(costs))
 		scale := slices.Max(costs)
 		random := func() []float64 {
 			s := make([]float64, len(jobs)*G)
@@ -89,12 +84,7 @@ func TestLagrangianIndependentOfWorkers(t *testing.T) {
 	ctx := context.Background()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	eachRandomTrace(t, 29, 3, func(trial int, rng *rand.Rand, jobs []TraceJob, costs []float64, _ float64) {
-		cls := newClasses(costs)
-		G := 1 + rng.IntN(4)
-		grp := make([]int, cls.num())
-		for c := range grp {
-			grp[c] = rng.IntN(G)
-		}
+		G, grp := randomGroups(rng, newClasses(costs))
 		s := make([]float64, len(jobs)*G)
 		for k := range s {
 			s[k] = (rng.Float64() - 0.5) * slices.Max(costs)
@@ -114,4 +104,14 @@ func TestLagrangianIndependentOfWorkers(t *testing.T) {
 			t.Errorf("trial %d: bound %.17g with one worker, %.17g with three (packings equal: %v)", trial, b1, b3, slices.Equal(x1, x3))
 		}
 	})
+}
+
+// randomGroups puts the classes into 1 to 4 groups at random.
+func randomGroups(rng *rand.Rand, cls *classes) (G int, grp []int) {
+	G = 1 + rng.IntN(4)
+	grp = make([]int, cls.num())
+	for c := range grp {
+		grp[c] = rng.IntN(G)
+	}
+	return G, grp
 }

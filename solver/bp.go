@@ -192,6 +192,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 		stats.NodesExplored += bp.nodes - nodes0
 		stats.LPSolves += bp.lpSolve - lp0
 		track.addNodes(bp.nodes - nodes0)
+		track.addLPSolves(bp.lpSolve - lp0)
 	}()
 	for q.Len() > 0 {
 		if done((*q)[0].bound) {

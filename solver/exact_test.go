@@ -379,8 +379,11 @@ func TestTimeLimitReturnsIncumbentAndBound(t *testing.T) {
 // when a phase does not look at the clock (as on an oversubscribed
 // machine, where a few milliseconds of CPU become seconds): answerBy
 // returns the published incumbent and bound with Stopped = time_limit
-// while the phase still runs (it is blocked until answerBy has returned),
-// cancels it, and no progress report follows the answer.
+// and the nodes and LP solves of the finished phases (the LP count was
+// lost there: yarn-7 stopped at the limit reported 0 LP solves after its
+// root LP and a branch and price) while the phase still runs (it is
+// blocked until answerBy has returned), cancels it, and no progress report
+// follows the answer.
 func TestAnswerByDoesNotWaitForAPhase(t *testing.T) {
 	in := hardInstance(0)
 	m := newModel(in)
@@ -394,6 +397,9 @@ func TestAnswerByDoesNotWaitForAPhase(t *testing.T) {
 		phaseCtx = ctx
 		track.publish(x, val, false)
 		track.proven(val + 10)
+		track.addNodes(7)
+		track.addLPSolves(3)
+		track.addLPSolves(2)
 		<-release // a phase that does not check ctx
 		before := reports
 		track.tick(true)
@@ -414,5 +420,8 @@ func TestAnswerByDoesNotWaitForAPhase(t *testing.T) {
 	if stats.Stopped != StopTimeLimit || assignmentValue(m, got) != val || ub != m.floorBound(val+10) {
 		t.Fatalf("answer %v (worth %v), bound %v, stopped %q; want the published %v, bound %v, time_limit",
 			got, assignmentValue(m, got), ub, stats.Stopped, val, m.floorBound(val+10))
+	}
+	if stats.NodesExplored != 7 || stats.LPSolves != 5 {
+		t.Errorf("statistics %d nodes, %d LP solves; want the finished phases' 7 and 5", stats.NodesExplored, stats.LPSolves)
 	}
 }

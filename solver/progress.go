@@ -32,16 +32,17 @@ type tracker struct {
 }
 
 // published is the incumbent (input node order), its value, the best
-// proven bound and the nodes of the finished phases, under mu; closed
-// stops the progress reports once the answer has been given.
+// proven bound and the nodes and LP solves of the finished phases, under
+// mu; closed stops the progress reports once the answer has been given.
 type published struct {
-	mu     sync.Mutex
-	order  []int // search node j is input node order[j]
-	x      [][]int
-	val    float64
-	bound  float64
-	nodes  int64
-	closed bool
+	mu       sync.Mutex
+	order    []int // search node j is input node order[j]
+	x        [][]int
+	val      float64
+	bound    float64
+	nodes    int64
+	lpSolves int
+	closed   bool
 }
 
 // defaultProgressInterval is the interval of progress reports when
@@ -91,6 +92,14 @@ func (t *tracker) addNodes(n int64) {
 	t.pub.mu.Unlock()
 }
 
+// addLPSolves adds the LP solves of a finished phase, for an answer given
+// at the time limit before the solve returns (answerBy).
+func (t *tracker) addLPSolves(n int) {
+	t.pub.mu.Lock()
+	t.pub.lpSolves += n
+	t.pub.mu.Unlock()
+}
+
 // publish records a feasible assignment x worth val (input node order;
 // search node order when sorted) if it is better than the last one.
 func (t *tracker) publish(x [][]int, val float64, sorted bool) {
@@ -111,13 +120,13 @@ func (t *tracker) publish(x [][]int, val float64, sorted bool) {
 }
 
 // take closes the tracker (no progress report after it) and returns the
-// best published assignment, its value, the best proven bound and the
-// nodes explored.
-func (t *tracker) take() ([][]int, float64, float64, int64) {
+// best published assignment, its value, the best proven bound, the nodes
+// explored and the LP solves.
+func (t *tracker) take() ([][]int, float64, float64, int64, int) {
 	t.pub.mu.Lock()
 	defer t.pub.mu.Unlock()
 	t.pub.closed = true
-	return t.pub.x, t.pub.val, t.pub.bound, t.pub.nodes
+	return t.pub.x, t.pub.val, t.pub.bound, t.pub.nodes, t.pub.lpSolves
 }
 
 // tick reports progress when the interval has passed, the incumbent has

@@ -115,13 +115,13 @@ func answerBy(ctx context.Context, answer time.Time, track *tracker, solve func(
 		return o.x, o.ub, o.stats
 	default:
 	}
-	x, val, bound, nodes := track.take()
+	x, val, bound, nodes, lpSolves := track.take()
 	if x == nil { // nothing published yet: the first greedy is microseconds away
 		o := <-done
 		return o.x, o.ub, o.stats
 	}
 	bound = math.Min(bound, track.m.floorBound(track.m.patternValue(track.m.supply))) // π = v
-	return x, math.Max(val, bound), Stats{NodesExplored: nodes, Stopped: StopTimeLimit}
+	return x, math.Max(val, bound), Stats{NodesExplored: nodes, LPSolves: lpSolves, Stopped: StopTimeLimit}
 }
 
 // timeLimitSlack is how long before the time limit the phases stop: 0.5%
@@ -301,6 +301,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		var lpStats lpStats
 		bounds, lpStats = rootBounds(ctx, m, sorted, permuteRows(bestX, order), base, opts)
 		stats.LPSolves = lpStats.LPSolves
+		track.addLPSolves(lpStats.LPSolves)
 		if lpStats.columns != nil {
 			columns = lpStats.columns
 		}
@@ -571,6 +572,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		cancel()
 		stats.NodesExplored += int64(nodes)
 		stats.LPSolves += nodes // one LP solve per subtree
+		track.addLPSolves(nodes)
 		track.addNodes(int64(nodes))
 		if x != nil {
 			s.setIncumbent(x, val)
@@ -710,6 +712,7 @@ func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*
 		}
 		x, val, solves := diveAssign(ctx, m, sorted, columns, s.best, bounds, s.bestVal, rng)
 		stats.LPSolves += solves
+		track.addLPSolves(solves)
 		if x != nil {
 			s.setIncumbent(x, val)
 			track.incumbent(s.bestVal)

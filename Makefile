@@ -28,7 +28,7 @@ growth:
 robustness:
 	OPTD_ROBUSTNESS_CYCLES=100 go test ./internal/robustness -run '^TestRobustness$$' -v -count=1 -timeout 3h
 
-.PHONY: ita-suite ita-suite-fresh ita-compare early-reducers
+.PHONY: ita-suite ita-suite-fresh ita-repeat ita-compare early-reducers
 
 # 5000 random scenarios whose reducers start early (slow start 0, no
 # ramp-up, in most), each under 7 policies: every run ends, invariants and
@@ -47,6 +47,15 @@ ita-suite:
 # chosen on (the suite's own seeds are 0-9).
 ita-suite-fresh:
 	OPTD_SUITE=1 OPTD_SUITE_SEED0=4000 go test ./solver -run '^TestExactOnWholeSuite$$' -v -count=1 -timeout 1h
+
+# Instances of the suite (ITA_ONLY, names such as yarn-7) solved ITA_RUNS
+# times each with the solver's random streams varied (Options.Seed 0 to
+# ITA_RUNS-1), 10 s limit: in how many runs each is proven. One run says
+# little where the path depends on where a CPU-time share ends.
+ITA_ONLY ?= yarn-7,many-resources-5
+ITA_RUNS ?= 10
+ita-repeat:
+	OPTD_SUITE=1 OPTD_SUITE_ONLY=$(ITA_ONLY) OPTD_SUITE_RUNS=$(ITA_RUNS) OPTD_SUITE_VARY_SEED=1 go test ./solver -run '^TestExactOnWholeSuite$$' -v -count=1 -timeout 1h
 
 # optd, CBC and HiGHS on the first ITA_SEEDS seeds of every family (10 s
 # limit, one thread each; about 3 minutes per seed on 2 cores), written to

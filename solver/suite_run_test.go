@@ -19,7 +19,11 @@ import (
 // (OPTD_SUITE_FAMILY) and fewer seeds (OPTD_SUITE_SEEDS) from a first
 // seed (OPTD_SUITE_SEED0, default 0; 4000 and beyond are seeds nobody tuned
 // on: make ita-suite-fresh), or a list of
-// instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"); OPTD_SUITE_CBC=1 runs
+// instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"), each solved
+// OPTD_SUITE_RUNS times (default 1; with OPTD_SUITE_VARY_SEED=1 run r
+// uses Options.Seed r, the streams of the LNS and the dives, else every
+// run the same seed: the path still differs where a phase's CPU-time share
+// ends at another point), with how many of its runs proved it; OPTD_SUITE_CBC=1 runs
 // `cbc -threads 1` with the same limit on each instance after optd and
 // checks the two against each other (CBC's objective within optd's bound,
 // equal proven optima) and prints where optd's incumbent is below CBC's
@@ -69,6 +73,15 @@ func TestExactOnWholeSuite(t *testing.T) {
 			picked[strings.TrimSpace(name)] = true
 		}
 	}
+	runs := 1
+	if s := os.Getenv("OPTD_SUITE_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			t.Fatalf("OPTD_SUITE_RUNS = %q: want a count > 0", s)
+		}
+		runs = n
+	}
+	varySeed := os.Getenv("OPTD_SUITE_VARY_SEED") != ""
 	trace := os.Getenv("OPTD_SUITE_TRACE") != "" // print the phases of the solves that answer late
 	withCBC := os.Getenv("OPTD_SUITE_CBC") != ""
 	cbcDir := t.TempDir()
@@ -86,60 +99,70 @@ func TestExactOnWholeSuite(t *testing.T) {
 				continue
 			}
 			in := f.Instance(seed)
-			cpu0 := cpuTime()
-			opts := Options{TimeLimit: limit}
-			var phases []Progress // phase changes, to find what overruns the limit
-			if trace {
-				opts.Progress = func(p Progress) {
-					if len(phases) == 0 || phases[len(phases)-1].Phase != p.Phase {
-						phases = append(phases, p)
+			instProven := 0
+			for run := range runs {
+				cpu0 := cpuTime()
+				opts := Options{TimeLimit: limit}
+				if varySeed {
+					opts.Seed = uint64(run)
+				}
+				var phases []Progress // phase changes, to find what overruns the limit
+				if trace {
+					opts.Progress = func(p Progress) {
+						if len(phases) == 0 || phases[len(phases)-1].Phase != p.Phase {
+							phases = append(phases, p)
+						}
 					}
 				}
-			}
-			r, err := Exact(context.Background(), in, opts)
-			cpu := cpuTime() - cpu0
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkFeasible(t, in, r)
-			if r.UpperBound < r.Objective-objTol*max(1, r.Objective) || (r.Optimal && r.UpperBound != r.Objective) {
-				t.Fatalf("%s-%d: objective %v, bound %v, optimal %v", f.Name, seed, r.Objective, r.UpperBound, r.Optimal)
-			}
-			times = append(times, r.ElapsedMS)
-			if r.Optimal {
-				famProven++
-				if r.ElapsedMS <= 1000 {
-					within1++
-				}
-			} else {
-				overrun = max(overrun, r.ElapsedMS/float64(limit.Milliseconds())-1)
-				if trace && r.ElapsedMS > float64(limit.Milliseconds()) {
-					for _, p := range phases {
-						fmt.Printf("    %s-%d late: phase %q from %v\n", f.Name, seed, p.Phase, p.Elapsed)
-					}
-				}
-			}
-			fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q\n",
-				f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped)
-			if withCBC {
-				name := fmt.Sprintf("%s-%d", f.Name, seed)
-				cb, err := runCBC(context.Background(), cbcDir, name, in, limit)
+				r, err := Exact(context.Background(), in, opts)
+				cpu := cpuTime() - cpu0
 				if err != nil {
-					t.Fatalf("%s: %v", name, err)
+					t.Fatal(err)
 				}
-				if cb.objective > r.UpperBound+objTol*max(1, r.UpperBound) || (cb.optimal && r.Objective > cb.objective+objTol*max(1, cb.objective)) ||
-					(cb.optimal && r.Optimal && math.Abs(cb.objective-r.Objective) > objTol*max(1, r.Objective)) {
-					t.Fatalf("%s: optd %v (bound %v, optimal %v), cbc %v (%s)", name, r.Objective, r.UpperBound, r.Optimal, cb.objective, cb.status)
+				checkFeasible(t, in, r)
+				if r.UpperBound < r.Objective-objTol*max(1, r.Objective) || (r.Optimal && r.UpperBound != r.Objective) {
+					t.Fatalf("%s-%d: objective %v, bound %v, optimal %v", f.Name, seed, r.Objective, r.UpperBound, r.Optimal)
 				}
-				worse := ""
-				if cb.objective > r.Objective+objTol*max(1, r.Objective) {
-					worse = "  << optd's incumbent below CBC's"
-					cbcBetter++
+				times = append(times, r.ElapsedMS)
+				if r.Optimal {
+					famProven++
+					instProven++
+					if r.ElapsedMS <= 1000 {
+						within1++
+					}
+				} else {
+					overrun = max(overrun, r.ElapsedMS/float64(limit.Milliseconds())-1)
+					if trace && r.ElapsedMS > float64(limit.Milliseconds()) {
+						for _, p := range phases {
+							fmt.Printf("    %s-%d late: phase %q from %v\n", f.Name, seed, p.Phase, p.Elapsed)
+						}
+					}
 				}
-				if cb.optimal {
-					cbcProven++
+				fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q%s\n",
+					f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped, runLabel(runs, run, opts.Seed))
+				if withCBC {
+					name := fmt.Sprintf("%s-%d", f.Name, seed)
+					cb, err := runCBC(context.Background(), cbcDir, name, in, limit)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					if cb.objective > r.UpperBound+objTol*max(1, r.UpperBound) || (cb.optimal && r.Objective > cb.objective+objTol*max(1, cb.objective)) ||
+						(cb.optimal && r.Optimal && math.Abs(cb.objective-r.Objective) > objTol*max(1, r.Objective)) {
+						t.Fatalf("%s: optd %v (bound %v, optimal %v), cbc %v (%s)", name, r.Objective, r.UpperBound, r.Optimal, cb.objective, cb.status)
+					}
+					worse := ""
+					if cb.objective > r.Objective+objTol*max(1, r.Objective) {
+						worse = "  << optd's incumbent below CBC's"
+						cbcBetter++
+					}
+					if cb.optimal {
+						cbcProven++
+					}
+					fmt.Printf("%-16s %d cbc    optimal=%-5v %9.1f ms objective %v%s\n", f.Name, seed, cb.optimal, float64(cb.elapsed.Microseconds())/1000, cb.objective, worse)
 				}
-				fmt.Printf("%-16s %d cbc    optimal=%-5v %9.1f ms objective %v%s\n", f.Name, seed, cb.optimal, float64(cb.elapsed.Microseconds())/1000, cb.objective, worse)
+			}
+			if runs > 1 {
+				fmt.Printf("== %s-%d: proven in %d of %d runs\n", f.Name, seed, instProven, runs)
 			}
 		}
 		if len(times) == 0 {
@@ -159,6 +182,15 @@ func TestExactOnWholeSuite(t *testing.T) {
 	if withCBC {
 		fmt.Printf("== cbc: proven %d of %d; optd's incumbent below CBC's on %d\n", cbcProven, len(all), cbcBetter)
 	}
+}
+
+// runLabel names run of runs in a result line ("" for a single run), with
+// the solver's seed.
+func runLabel(runs, run int, seed uint64) string {
+	if runs == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" run %d (Options.Seed %d)", run, seed)
 }
 
 // cpuTime is the CPU time the process has used (user and system).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: the whole test suite, as CI runs it. Installs what is missing first.
-#   gofmt clean, generated code up to date, go vet, go test -race.
+#   gofmt clean, generated code up to date, go vet, go test -race, and the
+#   statistical tests at full size without -race.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
@@ -23,3 +24,8 @@ echo "== go test -race"
 # about three minutes), so the documentation cannot rot.
 export OPTD_DOC_COMMANDS=1
 go test -race -count=1 -timeout 20m ./... "$@"
+
+echo "== statistical tests at full size, without the race detector"
+# Under -race they run a light form (some fifteen times slower there);
+# here they run with all their replications (about 30 s).
+go test -count=1 -timeout 10m -run '^TestPenaltyMeanZeroUnderPolicies$' ./mdp

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mdp
+
+const raceEnabled = false

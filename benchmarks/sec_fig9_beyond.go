@@ -36,9 +36,10 @@ var quickFits = map[string]string{adp.NameBidPrice: "fit_steps=5;fit_jobs=200", 
 // default decision's work).
 const quickRollout = "samples=4;horizon=12"
 
-// penaltyBudget is the penalized bound's fit in this section: a fixed
-// number of supergradient steps on training runs of a fixed length
-// (mdp.PenaltyFit), the same at every setting, so its time grows with the
+// penaltyBudget is the penalized bound's fit in the Fig. 9 sections: a
+// fixed number of supergradient steps on training runs of a fixed length
+// (mdp.PenaltyFit), the same at every setting but the one beyondFit
+// lengthens, so its time grows with the
 // load (about 20 s at ρ = 0.6 and 3 minutes at ρ = 0.9 on 2 cores for 100
 // runs of 2000 jobs). Any fixed penalty gives a valid bound on the
 // expected cost; a longer fit only tightens it (make penalty-scale's 600
@@ -143,7 +144,7 @@ const quickPenaltyFit = "fit_steps=20;fit_jobs=100"
 // bound is, per replication, the largest of the coarse hindsight LP, the
 // Lagrangian bound on the exact hindsight LP and the empty-cluster bound.
 // Beside it, the information-relaxation bound with a penalty fitted per
-// setting (mdp.FitPenalty on training runs of its own, penaltyBudget),
+// setting (mdp.FitPenalty on training runs of its own, beyondFit),
 // computed on the same replications: a bound on the expected cost only,
 // so it is compared with each policy's mean cost, the gap paired per
 // replication with its CI (penaltyViolations checks it).
@@ -154,8 +155,9 @@ const quickPenaltyFit = "fit_steps=20;fit_jobs=100"
 // ρ = 0.6 (within 0.1% of its value at 250) while it still climbs slowly
 // at ρ = 0.9, where the 20 s box stops it after about 230 steps; 18
 // replications then add at most 6 minutes to the section, which the
-// coarse LP alone already takes 4 minutes for. The penalized bound's
-// Lagrangian has the same budget.
+// coarse LP alone already takes 4 minutes for (on a loaded machine the box
+// stops it after 70-120 steps at ρ = 0.9). The penalized bound's
+// Lagrangian has a budget of steps instead (beyondPenaltyLagrange).
 func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 	jobs, warmup, reps := Pick(env, 2000, 50000), Pick(env, 200, 1000), Pick(env, 2, 3)
 	pb := lagrangeBudget(Pick(env, 30, 300), Pick(env, 2*time.Second, 20*time.Second))

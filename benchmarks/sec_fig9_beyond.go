@@ -55,7 +55,11 @@ func penaltyBudget(env *Env) mdp.PenaltyFit {
 // OPTD_PENALTY_REPS=3, OPTD_PENALTY_FIT_JOBS=2000, each bound's
 // Lagrangian 300 steps) θ fitted in 300 steps gave 163.52 per job against
 // 160.53 with 100 (paired +2.99 ± 1.75), state-threshold's gap 16.7%
-// against 18.9%, for about 8 minutes more of fitting; the other settings
+// against 18.9%, for about 8 minutes more of fitting (on the first 9000
+// jobs of the same replications: 20.6% and 18.1%, so the long
+// replications are not what kept the gap above make penalty-scale's 15.7%
+// on 8 replications of 9000 jobs; the 20 s box and the fit's steps were,
+// and the replications drawn); the other settings
 // keep 100 steps (the section's time: K = 20 and 10 at ρ = 0.9 fit
 // longer still, and their gaps are not the issue's).
 func beyondFit(env *Env, k int, rho float64) mdp.PenaltyFit {

@@ -120,7 +120,9 @@ penalty-analog:
 # whole trace), 3 replications each, with time and memory per replication
 # (about an hour on 2 cores shared with other work; 600 fit steps, the fit
 # at rho = 0.9 about 28 minutes on a loaded machine). OPTD_PENALTY_REPS,
-# _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes. With 8 or more
+# _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes; OPTD_PENALTY_LBOX=20
+# also prints each Lagrangian's bound within its first 20 s (the report's box).
+# With 8 or more
 # replications of a workload scenario it also prints the means controlled
 # by the queue's martingale (narrower intervals, the same expectations).
 # OPTD_PENALTY_VARIANTS=penalized,big-others-finer fits optional features

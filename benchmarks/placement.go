@@ -170,8 +170,10 @@ type placementBounds struct {
 	lagrange mdp.LagrangeOptions
 	// penalty, if not nil, also computes the penalized hindsight LP of
 	// every replication (mdp.Penalty.BoundOfRecords, its Lagrangian with
-	// lagrange's budget): a bound on the expected cost only.
-	penalty *mdp.Penalty
+	// penaltyLagrange's budget if its Iterations > 0, else lagrange's): a
+	// bound on the expected cost only.
+	penalty         *mdp.Penalty
+	penaltyLagrange mdp.LagrangeOptions
 }
 
 // runPlacement simulates every replication of s under the registered
@@ -223,6 +225,9 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 		if pb.penalty != nil {
 			start := time.Now()
 			pb.penalty.Lagrange = pb.lagrange
+			if pb.penaltyLagrange.Iterations > 0 {
+				pb.penalty.Lagrange = pb.penaltyLagrange
+			}
 			// Every arrival's record: the penalty's features read the
 			// whole queue, warm-up included; the LP is over the counted
 			// jobs.

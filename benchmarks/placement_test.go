@@ -102,7 +102,8 @@ func TestCheckBounds(t *testing.T) {
 // ρ = 0.6, K = 10 at ρ = 0.9, other seeds), the penalized bound the
 // beyond-Fig. 9 section computes (a short fit, its Lagrangian on every
 // replication) is computed on every replication and is at most every
-// policy's mean cost within the CI of the paired difference; the check
+// policy's mean cost within the CI of the paired difference, its
+// Lagrangian on its own budget (beyondPenaltyLagrange); the check
 // that judges it (penaltyViolations) flags a bound above a policy's costs.
 func TestPenalizedBoundBelowMeanCosts(t *testing.T) {
 	if testing.Short() {
@@ -123,12 +124,21 @@ func TestPenalizedBoundBelowMeanCosts(t *testing.T) {
 			}
 			pb := lagrangeBudget(10, 5*time.Second)
 			pb.classes = 20
+			// The penalized bound's own budget (the section's), its
+			// steps counted: more than the pathwise bounds' 10.
+			pb.penaltyLagrange = beyondPenaltyLagrange(env)
+			most := 0
+			pb.penaltyLagrange.Progress = func(step int, _ float64) { most = max(most, step) }
 			if pb, _, err = withPenalty(ctx, env, "test", s, pb, penaltyBudget(env)); err != nil {
 				t.Fatal(err)
 			}
 			r, err := runPlacement(ctx, env, "test", s, names, pb)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := pb.penaltyLagrange.Iterations; most <= pb.lagrange.Iterations || most > want {
+				t.Errorf("the penalized bound's Lagrangian took at most %d steps, want more than the pathwise bounds' %d and at most its own %d",
+					most, pb.lagrange.Iterations, want)
 			}
 			for rep, v := range r.penalized {
 				if math.IsNaN(v) || v <= 0 {

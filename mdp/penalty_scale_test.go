@@ -3,6 +3,7 @@ package mdp
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -51,6 +52,9 @@ func TestPenaltyScale(t *testing.T) {
 	jobs := envInt("OPTD_PENALTY_JOBS", 10000)
 	reps := envInt("OPTD_PENALTY_REPS", 3)
 	lsteps := envInt("OPTD_PENALTY_LSTEPS", DefaultLagrangeIterations)
+	// OPTD_PENALTY_LBOX=s also prints each Lagrangian's best bound within
+	// its first s seconds (the report's box: 20 s per replication).
+	lbox := time.Duration(envInt("OPTD_PENALTY_LBOX", 0)) * time.Second
 	for _, rho := range paths {
 		s, err := sim.LoadScenario(rho)
 		if err != nil {
@@ -82,7 +86,7 @@ func TestPenaltyScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			pen.Lagrange = LagrangeOptions{Iterations: lsteps}
-			fmt.Printf("%s: %s: fit %d steps in %v (fit LP %.3f/job, %d features)\n", rho, name, steps, time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
+			fmt.Printf("%s: %s: fit %d steps in %v (fit LP %.3f/job, %d features)\n", rho, name, steps*max(v.moreSteps, 1), time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
 			pens = append(pens, fitted{name, pen})
 		}
 		names := []string{"greedy", "state-threshold"}
@@ -115,7 +119,8 @@ func TestPenaltyScale(t *testing.T) {
 				cost[n] = append(cost[n], r.Results[n].MeanCost)
 			}
 			st := time.Now()
-			p0, err := HindsightLagrangianOfRecords(ctx, counted, s.SlotCosts, LagrangeOptions{Iterations: lsteps})
+			o, boxed := boxedLagrange(lsteps, lbox)
+			p0, err := HindsightLagrangianOfRecords(ctx, counted, s.SlotCosts, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,12 +129,14 @@ func TestPenaltyScale(t *testing.T) {
 			if s.Trace == nil {
 				cv = append(cv, queueMartingale(r.Records, s.ArrivalRate, s.ServiceRate, capacity))
 			}
-			fmt.Printf("  rep %d (%d jobs): plain Lagrangian %.3f (%v)", rep, len(counted), p0/N, t0.Round(time.Millisecond))
+			fmt.Printf("  rep %d (%d jobs): plain Lagrangian %.3f (%v%s)", rep, len(counted), p0/N, t0.Round(time.Millisecond), boxed(N))
 			for k, f := range pens {
 				runtime.GC()
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				st = time.Now()
+				o, boxed := boxedLagrange(lsteps, lbox)
+				f.pen.Lagrange = o
 				p1, res, err := f.pen.boundLagrangian(ctx, r.Records)
 				if err != nil {
 					t.Fatal(err)
@@ -137,8 +144,8 @@ func TestPenaltyScale(t *testing.T) {
 				t1 := time.Since(st)
 				runtime.ReadMemStats(&m1)
 				penal[k] = append(penal[k], p1/N)
-				fmt.Printf(", %s %.3f (%v, %d steps, %.0f MiB allocated)", f.name, p1/N, t1.Round(time.Millisecond), res.Steps,
-					float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20))
+				fmt.Printf(", %s %.3f (%v, %d steps, %.0f MiB allocated%s)", f.name, p1/N, t1.Round(time.Millisecond), res.Steps,
+					float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20), boxed(N))
 			}
 			fmt.Printf(", greedy %.3f, state-threshold %.3f\n", cost["greedy"][rep], cost["state-threshold"][rep])
 		}
@@ -173,6 +180,25 @@ func TestPenaltyScale(t *testing.T) {
 	}
 }
 
+// boxedLagrange is the Lagrangian's options of steps steps and, with box >
+// 0, a reader of the best bound it had reached within box of its start
+// (per job of n jobs, as ", within 20s 157.3 at step 231"; "" without a
+// box). The start counts from the call.
+func boxedLagrange(steps int, box time.Duration) (LagrangeOptions, func(n float64) string) {
+	o := LagrangeOptions{Iterations: steps}
+	if box <= 0 {
+		return o, func(float64) string { return "" }
+	}
+	start := time.Now()
+	best, at := math.Inf(-1), 0
+	o.Progress = func(step int, b float64) {
+		if time.Since(start) <= box {
+			best, at = b, step
+		}
+	}
+	return o, func(n float64) string { return fmt.Sprintf(", within %v %.3f at step %d", box, best/n, at) }
+}
+
 // penaltyVariants are the features TestPenaltyScale can compare
 // (OPTD_PENALTY_VARIANTS, comma-separated; the first is the one the others
 // are paired against).
@@ -200,6 +226,7 @@ var penaltyVariants = map[string]penaltyVariant{
 	"exact-x2-tied":  {exactFit: true, moreSteps: 2, tied: true},
 	"exact-warm":     {exactFit: true, warmup: 1500},
 	"warm":           {warmup: 1500},
+	"x3":             {moreSteps: 3},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

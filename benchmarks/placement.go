@@ -37,11 +37,13 @@ type placementRun struct {
 	lagrangeSeconds []float64
 	// penalized[rep] is the information-relaxation bound with a fitted
 	// penalty per counted job (placementBounds.penalty), NaN when not
-	// computed; penalizedSeconds[rep] its time. It bounds the EXPECTED
+	// computed; penalizedSteps[rep] its Lagrangian's steps and
+	// penalizedSeconds[rep] its time. It bounds the EXPECTED
 	// cost of every policy, not each replication's: never in best(), it
 	// is compared with the policies' costs by mean and CI only
 	// (penaltyViolations).
 	penalized        []float64
+	penalizedSteps   []int
 	penalizedSeconds []float64
 	// jobs counted and events processed over all replications and policies.
 	jobs   int
@@ -221,13 +223,23 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 		out.lagrangian = append(out.lagrangian, lag)
 		out.lagrangeSteps = append(out.lagrangeSteps, steps)
 		out.lagrangeSeconds = append(out.lagrangeSeconds, secs)
-		pen, psecs := math.NaN(), 0.0
+		pen, psteps, psecs := math.NaN(), 0, 0.0
 		if pb.penalty != nil {
 			start := time.Now()
-			pb.penalty.Lagrange = pb.lagrange
+			opts := pb.lagrange
 			if pb.penaltyLagrange.Iterations > 0 {
-				pb.penalty.Lagrange = pb.penaltyLagrange
+				opts = pb.penaltyLagrange
 			}
+			// its steps counted, so that the table shows whether the
+			// time guard stopped it before its steps
+			progress := opts.Progress
+			opts.Progress = func(step int, b float64) {
+				psteps = step
+				if progress != nil {
+					progress(step, b)
+				}
+			}
+			pb.penalty.Lagrange = opts
 			// Every arrival's record: the penalty's features read the
 			// whole queue, warm-up included; the LP is over the counted
 			// jobs.
@@ -238,9 +250,10 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 			pen, psecs = total/float64(len(counted)), time.Since(start).Seconds()
 		}
 		out.penalized = append(out.penalized, pen)
+		out.penalizedSteps = append(out.penalizedSteps, psteps)
 		out.penalizedSeconds = append(out.penalizedSeconds, psecs)
-		env.Logf("%s: replication %d/%d done (hindsight LP %.4g, Lagrangian %.4g in %d steps, %.1f s, penalized %.4g in %.1f s)",
-			label, rep+1, s.Replications, lb, lag, steps, secs, pen, psecs)
+		env.Logf("%s: replication %d/%d done (hindsight LP %.4g, Lagrangian %.4g in %d steps, %.1f s, penalized %.4g in %d steps, %.1f s)",
+			label, rep+1, s.Replications, lb, lag, steps, secs, pen, psteps, psecs)
 	}
 	if err := out.checkBounds(); err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)

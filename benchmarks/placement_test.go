@@ -127,6 +127,9 @@ func TestPenalizedBoundBelowMeanCosts(t *testing.T) {
 			// The penalized bound's own budget (the section's), its
 			// steps counted: more than the pathwise bounds' 10.
 			pb.penaltyLagrange = beyondPenaltyLagrange(env)
+			// its steps only, not its time guard: this checks the
+			// budget's wiring, which a loaded machine must not fail
+			pb.penaltyLagrange.TimeLimit = 0
 			most := 0
 			pb.penaltyLagrange.Progress = func(step int, _ float64) { most = max(most, step) }
 			if pb, _, err = withPenalty(ctx, env, "test", s, pb, penaltyBudget(env)); err != nil {
@@ -139,6 +142,9 @@ func TestPenalizedBoundBelowMeanCosts(t *testing.T) {
 			if want := pb.penaltyLagrange.Iterations; most <= pb.lagrange.Iterations || most > want {
 				t.Errorf("the penalized bound's Lagrangian took at most %d steps, want more than the pathwise bounds' %d and at most its own %d",
 					most, pb.lagrange.Iterations, want)
+			}
+			if got := slices.Max(r.penalizedSteps); got != most {
+				t.Errorf("the penalized bound's steps per replication %v, want the largest to be the %d counted", r.penalizedSteps, most)
 			}
 			for rep, v := range r.penalized {
 				if math.IsNaN(v) || v <= 0 {

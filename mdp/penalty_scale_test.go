@@ -53,7 +53,7 @@ func TestPenaltyScale(t *testing.T) {
 	reps := envInt("OPTD_PENALTY_REPS", 3)
 	lsteps := envInt("OPTD_PENALTY_LSTEPS", DefaultLagrangeIterations)
 	// OPTD_PENALTY_LBOX=s also prints each Lagrangian's best bound within
-	// its first s seconds (the report's box: 20 s per replication).
+	// its first s seconds (the report's pathwise bounds' box: 20 s per replication).
 	lbox := time.Duration(envInt("OPTD_PENALTY_LBOX", 0)) * time.Second
 	for _, rho := range paths {
 		s, err := sim.LoadScenario(rho)
@@ -182,7 +182,8 @@ func TestPenaltyScale(t *testing.T) {
 
 // boxedLagrange is the Lagrangian's options of steps steps and, with box >
 // 0, a reader of the best bound it had reached within box of its start
-// (per job of n jobs, as ", within 20s 157.3 at step 231"; "" without a
+// (per job of n jobs, as ", within 20s 157.3 at step 231", or ", no step
+// within 20s"; "" without a
 // box). The start counts from the call.
 func boxedLagrange(steps int, box time.Duration) (LagrangeOptions, func(n float64) string) {
 	o := LagrangeOptions{Iterations: steps}
@@ -196,7 +197,12 @@ func boxedLagrange(steps int, box time.Duration) (LagrangeOptions, func(n float6
 			best, at = b, step
 		}
 	}
-	return o, func(n float64) string { return fmt.Sprintf(", within %v %.3f at step %d", box, best/n, at) }
+	return o, func(n float64) string {
+		if at == 0 {
+			return fmt.Sprintf(", no step within %v", box)
+		}
+		return fmt.Sprintf(", within %v %.3f at step %d", box, best/n, at)
+	}
 }
 
 // penaltyVariants are the features TestPenaltyScale can compare

@@ -183,8 +183,7 @@ func TestPenaltyScale(t *testing.T) {
 // boxedLagrange is the Lagrangian's options of steps steps and, with box >
 // 0, a reader of the best bound it had reached within box of its start
 // (per job of n jobs, as ", within 20s 157.3 at step 231", or ", no step
-// within 20s"; "" without a
-// box). The start counts from the call.
+// within 20s"; "" without a box). The start counts from the call.
 func boxedLagrange(steps int, box time.Duration) (LagrangeOptions, func(n float64) string) {
 	o := LagrangeOptions{Iterations: steps}
 	if box <= 0 {

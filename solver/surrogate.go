@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/optd/optd/solver/lp"
 )
@@ -95,4 +96,36 @@ func withSurrogate(ctx context.Context, m *model, c []int64) (sm *model, caps []
 		s.dem[i] = append(slices.Clone(d), di)
 	}
 	return &s, append(slices.Clone(c), capS), true
+}
+
+// quickOneNode searches the counts of a single node (caps: its one
+// capacity vector) with cheap bounds in two stages: each resource's table
+// alone for oneNodeFirstNodes search nodes, then with the surrogate
+// constraint (withSurrogate) from the first stage's incumbent, up to
+// oneNodeQuickNodes. It returns the best pattern found, the search nodes
+// explored, and whether a stage completed (its pattern is then optimal).
+func quickOneNode(ctx context.Context, m *model, caps [][]int64, deadline time.Time) (x [][]int, explored int64, proven bool) {
+	one := newSearch(ctx, m, caps, []bool{false}, m.supply, []*lagBound{{tab: oneNodeTables(m, caps, false)}, {pi: m.val}})
+	one.deadline, one.nodeLimit = deadline, oneNodeFirstNodes
+	one.run()
+	if one.stopped == "" {
+		return one.best, one.explored, true
+	}
+	sm, c, ok := withSurrogate(ctx, m, caps[0])
+	if !ok {
+		// no surrogate: the same tables on, up to the second cap
+		sm, c = m, caps[0]
+	}
+	scaps := [][]int64{c}
+	two := newSearch(ctx, sm, scaps, []bool{false}, sm.supply, []*lagBound{{tab: oneNodeTables(sm, scaps, ok)}, {pi: sm.val}})
+	if one.best != nil {
+		two.setIncumbent(one.best, one.bestVal)
+	}
+	two.deadline, two.nodeLimit = deadline, oneNodeQuickNodes
+	two.run()
+	explored = one.explored + two.explored
+	if two.best == nil {
+		return one.best, explored, false
+	}
+	return two.best, explored, two.stopped == ""
 }

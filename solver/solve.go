@@ -410,14 +410,16 @@ const fillSecondNodes = 1000
 // needed millions of nodes (and a few dozen with the full tables, 17-44
 // ms to build); with the surrogate all 10 finish within 16384 nodes (the
 // largest, single-node-0, in 6625: 4096 sent it to the full tables, 60 ms
-// instead of 4 ms). The first stage, without the surrogate's LP solve
-// and table (about half a millisecond), is where many single nodes
-// finish: 18 of 40 fresh instances (seeds 9300-9339) within 1024 nodes.
-// Where both stages stop (4 of those 40 need about 30 000 nodes or more
-// even with the surrogate) the solve pays them before the full tables:
-// 29-78 → 50-83 ms; over the 40, the geometric mean of CPU time 1.66 →
-// 1.08 ms and the largest 161 → 83 ms.
-const oneNodeFirstNodes = 1024
+// instead of 4 ms). The first stage, without the surrogate, is worth
+// about what the surrogate's LP and table cost (half a millisecond, some
+// 256 search nodes): what finishes there saves it (16 of 40 fresh
+// instances, seeds 9300-9339), what does not pays it twice at most.
+// Measured on those 40, main's search and this one in the same run: CPU
+// time's geometric mean 1.23 → 0.70 ms, largest 194 → 75 ms; 1.5 times
+// slower on 6 (0.4-0.7 → 1.2-1.6 ms, and two that need about 30 000
+// nodes even with the surrogate before the full tables, 34-41 → 53-75
+// ms), faster on 14.
+const oneNodeFirstNodes = 256
 
 const oneNodeQuickNodes = 16384
 

@@ -165,7 +165,7 @@ func oneNodeTables(m *model, caps [][]int64, surrogate bool) *tables {
 	for p := range m.k {
 		budget := cellBudget(len(m.dem))
 		if surrogate && p == m.k-1 {
-			budget = surrogateCells
+			budget = min(surrogateCells, budget) // within the tables' memory cap too
 		}
 		gs = append(gs, newGrid(cm, m.dem, []int{p}, budget))
 	}

@@ -415,10 +415,10 @@ const fillSecondNodes = 1000
 // 256 search nodes): what finishes there saves it (16 of 40 fresh
 // instances, seeds 9300-9339), what does not pays it twice at most.
 // Measured on those 40, main's search and this one in the same run: CPU
-// time's geometric mean 1.23 → 0.70 ms, largest 194 → 75 ms; 1.5 times
-// slower on 6 (0.4-0.7 → 1.2-1.6 ms, and two that need about 30 000
-// nodes even with the surrogate before the full tables, 34-41 → 53-75
-// ms), faster on 14.
+// time's geometric mean 1.23 → 0.70 ms, largest 194 → 75 ms; at least
+// 1.5 times slower on 6 (0.4-0.7 → 1.2-1.6 ms, and two that need about
+// 30 000 nodes even with the surrogate before the full tables, 34-41 →
+// 53-75 ms), faster on 14.
 const oneNodeFirstNodes = 256
 
 const oneNodeQuickNodes = 16384

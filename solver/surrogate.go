@@ -32,9 +32,10 @@ const surrogateScale = 1024
 // are the LP relaxation's capacity duals, at which the surrogate
 // knapsack's LP bound equals the LP relaxation's (Glover, "Surrogate
 // constraints", Operations Research 16(4), 1968: the surrogate dual is at
-// least as strong as the Lagrangian one), rounded to integers scaled so
-// that the surrogate capacity is about surrogateCells (any nonnegative
-// integers give a valid constraint; the rounding only moves the bound).
+// least as strong as the Lagrangian one), rounded to integers, the
+// smallest positive one scaled to surrogateScale (any nonnegative integers
+// give a valid constraint; the rounding only moves the bound); the
+// surrogate's grid (oneNodeTables) then has at most surrogateCells cells.
 // ok is false where no capacity binds in the LP (its duals are 0), the LP
 // fails, or the scaled products could overflow.
 func withSurrogate(ctx context.Context, m *model, c []int64) (sm *model, caps []int64, ok bool) {
@@ -77,8 +78,9 @@ func withSurrogate(ctx context.Context, m *model, c []int64) (sm *model, caps []
 	var capS int64
 	for q := range u {
 		f := math.Round(math.Abs(sol.RowDuals[q]) / ymin * surrogateScale)
-		// u_p·c_p ≤ 2^62/k keeps every sum of products in int64
-		if f*float64(c[q]) > math.Ldexp(1, 62)/float64(m.k) {
+		// u_p·c_p ≤ 2^62/k keeps every sum of products in int64 (and a
+		// NaN from the LP fails the test)
+		if !(f >= 0 && f*float64(c[q]) <= math.Ldexp(1, 62)/float64(m.k)) {
 			return nil, nil, false
 		}
 		u[q] = int64(f)
@@ -102,30 +104,34 @@ func withSurrogate(ctx context.Context, m *model, c []int64) (sm *model, caps []
 // capacity vector) with cheap bounds in two stages: each resource's table
 // alone for oneNodeFirstNodes search nodes, then with the surrogate
 // constraint (withSurrogate) from the first stage's incumbent, up to
-// oneNodeQuickNodes. It returns the best pattern found, the search nodes
-// explored, and whether a stage completed (its pattern is then optimal).
+// oneNodeQuickNodes (without a surrogate, one resource or an LP that
+// fails, the same tables: one stage of that many nodes). It returns the
+// best pattern found, the search nodes explored, and whether a stage
+// completed (its pattern is then optimal).
 func quickOneNode(ctx context.Context, m *model, caps [][]int64, deadline time.Time) (x [][]int, explored int64, proven bool) {
+	limit := int64(oneNodeQuickNodes)
+	if m.k >= 2 {
+		limit = oneNodeFirstNodes
+	}
 	one := newSearch(ctx, m, caps, []bool{false}, m.supply, []*lagBound{{tab: oneNodeTables(m, caps, false)}, {pi: m.val}})
-	one.deadline, one.nodeLimit = deadline, oneNodeFirstNodes
+	one.deadline, one.nodeLimit = deadline, limit
 	one.run()
 	if one.stopped == "" {
 		return one.best, one.explored, true
 	}
+	if m.k < 2 || one.stopped != StopNodeLimit {
+		return one.best, one.explored, false // the time limit or ctx: no second stage
+	}
 	sm, c, ok := withSurrogate(ctx, m, caps[0])
-	if !ok {
-		// no surrogate: the same tables on, up to the second cap
+	bounds := one.bounds
+	if ok {
+		bounds = []*lagBound{{tab: oneNodeTables(sm, [][]int64{c}, true)}, {pi: sm.val}}
+	} else {
 		sm, c = m, caps[0]
 	}
-	scaps := [][]int64{c}
-	two := newSearch(ctx, sm, scaps, []bool{false}, sm.supply, []*lagBound{{tab: oneNodeTables(sm, scaps, ok)}, {pi: sm.val}})
-	if one.best != nil {
-		two.setIncumbent(one.best, one.bestVal)
-	}
+	two := newSearch(ctx, sm, [][]int64{c}, []bool{false}, sm.supply, bounds)
+	two.setIncumbent(one.best, one.bestVal)
 	two.deadline, two.nodeLimit = deadline, oneNodeQuickNodes
 	two.run()
-	explored = one.explored + two.explored
-	if two.best == nil {
-		return one.best, explored, false
-	}
-	return two.best, explored, two.stopped == ""
+	return two.best, one.explored + two.explored, two.stopped == ""
 }

@@ -151,17 +151,23 @@ func baseTables(m *model, caps [][]int64, supply []int) *tables {
 }
 
 // oneNodeTables are the π = 0 tables of a single node: the exact grid of
-// each resource alone (and, with one resource, the full one). On one node
-// the exact method is one knapsack, which the count search usually solves
-// with these bounds in a few hundred nodes (single-node family, 10-40
-// types, 2-3 resources of capacity 100-400); the full grid's table, exact
-// there (up to 2^18 cells, a layer per type), took 90% of the 10-40 ms of
-// such a solve, while CBC answers in 10 ms.
-func oneNodeTables(m *model, caps [][]int64) *tables {
+// each resource alone (and, with one resource, the full one); with
+// surrogate, m's last resource is withSurrogate's constraint, whose grid
+// has surrogateCells cells. On one node the exact method is one
+// knapsack, which the count search usually solves with these bounds in a
+// few hundred nodes (single-node family, 10-40 types, 2-3 resources of
+// capacity 100-400); the full grid's table, exact there (up to 2^18
+// cells, a layer per type), took 90% of the 10-40 ms of such a solve,
+// while CBC answers in 10 ms.
+func oneNodeTables(m *model, caps [][]int64, surrogate bool) *tables {
 	cm := capMax(caps, m.k)
 	var gs []*grid
 	for p := range m.k {
-		gs = append(gs, newGrid(cm, m.dem, []int{p}, cellBudget(len(m.dem))))
+		budget := cellBudget(len(m.dem))
+		if surrogate && p == m.k-1 {
+			budget = min(surrogateCells, budget) // within the tables' memory cap too
+		}
+		gs = append(gs, newGrid(cm, m.dem, []int{p}, budget))
 	}
 	return tablesOn(gs, m.dem, m.val, countBounds(m.dem, m.supply, caps))
 }

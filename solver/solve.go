@@ -254,15 +254,12 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		return bestX, bestVal, stats
 	}
 	if len(sorted) == 1 {
-		// one node, one knapsack: first the count search with the cheap
-		// tables of each resource alone (most single nodes take a few
-		// hundred search nodes), the full tables only if it needs more
-		one := newSearch(ctx, m, sorted, []bool{false}, m.supply, []*lagBound{{tab: oneNodeTables(m, sorted)}, {pi: m.val}})
-		one.deadline, one.nodeLimit = deadline, oneNodeQuickNodes
-		one.run()
-		stats.NodesExplored += one.explored
-		tryIncumbent(one.best)
-		if one.stopped == "" {
+		// one node, one knapsack: the count search with cheap bounds
+		// first (quickOneNode), the full tables only if it needs more
+		x, explored, proven := quickOneNode(ctx, m, sorted, deadline)
+		stats.NodesExplored += explored
+		tryIncumbent(x)
+		if proven {
 			track.proven(bestVal)
 			return bestX, bestVal, stats
 		}
@@ -407,11 +404,24 @@ func shareContext(ctx context.Context, clk *workClock, share float64, limit time
 // → 0.56/0.50/0.30 s; no other instance of seeds 0-9 or 4000-4009 skips it.
 const fillSecondNodes = 1000
 
-// oneNodeQuickNodes caps the first search of a single node (with the
-// cheap tables of oneNodeTables): on the single-node family 8 of 10
-// instances finish within it, the other two needed millions of nodes
-// with those tables and a few dozen with the full ones.
-const oneNodeQuickNodes = 4096
+// oneNodeFirstNodes and oneNodeQuickNodes cap the two stages of
+// quickOneNode's search; beyond them the full tables are built. With
+// each resource's table alone, 2 of the single-node family's 10 instances
+// needed millions of nodes (and a few dozen with the full tables, 17-44
+// ms to build); with the surrogate all 10 finish within 16384 nodes (the
+// largest, single-node-0, in 6625: 4096 sent it to the full tables, 60 ms
+// instead of 4 ms). The first stage, without the surrogate, is worth
+// about what the surrogate's LP and table cost (half a millisecond, some
+// 256 search nodes): what finishes there saves it (16 of 40 fresh
+// instances, seeds 9300-9339), what does not pays it twice at most.
+// Measured on those 40, main's search and this one in the same run: CPU
+// time's geometric mean 1.23 → 0.70 ms, largest 194 → 75 ms; at least
+// 1.5 times slower on 6 (0.4-0.7 → 1.2-1.6 ms, and two that need about
+// 30 000 nodes even with the surrogate before the full tables, 34-41 →
+// 53-75 ms), faster on 14.
+const oneNodeFirstNodes = 256
+
+const oneNodeQuickNodes = 16384
 
 // useBranchAndPrice enables the branch and price (bp.go) before the count
 // search; tests and ablations switch it off.

@@ -9,10 +9,10 @@ import (
 	"github.com/optd/optd/solver/lp"
 )
 
-// surrogateCells is the resolution of the surrogate resource: its capacity
-// is scaled to about this many units, so that its one-dimensional table
-// costs (types+1)·surrogateCells cells, a small fraction of a single
-// node's full table (single-node-2 of the suite: 106 524 cells per layer).
+// surrogateCells bounds the cells of the surrogate resource's grid (newGrid
+// coarsens its unit to fit), so that its one-dimensional table costs at
+// most (types+1)·surrogateCells cells, a small fraction of a single node's
+// full table (single-node-2 of the suite: 106 524 cells per layer).
 const surrogateCells = 1 << 13
 
 // surrogateScale is the smallest positive surrogate multiplier: the

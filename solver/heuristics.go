@@ -153,7 +153,7 @@ func baseTables(m *model, caps [][]int64, supply []int) *tables {
 // oneNodeTables are the π = 0 tables of a single node: the exact grid of
 // each resource alone (and, with one resource, the full one); with
 // surrogate, m's last resource is withSurrogate's constraint, whose grid
-// has surrogateCells cells. On one node the exact method is one
+// has at most surrogateCells cells. On one node the exact method is one
 // knapsack, which the count search usually solves with these bounds in a
 // few hundred nodes (single-node family, 10-40 types, 2-3 resources of
 // capacity 100-400); the full grid's table, exact there (up to 2^18

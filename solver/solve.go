@@ -412,16 +412,18 @@ const fillSecondNodes = 1000
 // largest, single-node-0, in 6625: 4096 sent it to the full tables, 60 ms
 // instead of 4 ms). The first stage, without the surrogate, is worth
 // about what the surrogate's LP and table cost (half a millisecond, some
-// 256 search nodes): what finishes there saves it (16 of 40 fresh
-// instances, seeds 9300-9339), what does not pays it twice at most.
-// Measured on those 40, main's search and this one in the same run: CPU
-// time's geometric mean 1.23 → 0.70 ms, largest 194 → 75 ms; at least
-// 1.5 times slower on 6 (0.4-0.7 → 1.2-1.6 ms, and two that need about
-// 30 000 nodes even with the surrogate before the full tables, 34-41 →
-// 53-75 ms), faster on 14.
-const oneNodeFirstNodes = 256
-
-const oneNodeQuickNodes = 16384
+// 256 search nodes): what finishes there saves that (16 of 40 fresh
+// instances, seeds 9300-9339), what does not spends at most that much
+// more. Measured on those 40 against the search with one stage of 4096
+// nodes and each resource's tables alone, in the same run: CPU time's
+// geometric mean 1.23 → 0.70 ms, largest 194 → 75 ms; at least 1.5 times
+// slower on 6 (0.4-0.7 → 1.2-1.6 ms, and two that need about 30 000
+// nodes even with the surrogate before the full tables, 34-41 → 53-75
+// ms), faster on 14.
+const (
+	oneNodeFirstNodes = 256
+	oneNodeQuickNodes = 16384
+)
 
 // useBranchAndPrice enables the branch and price (bp.go) before the count
 // search; tests and ablations switch it off.

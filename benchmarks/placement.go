@@ -232,14 +232,7 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 			}
 			// its steps counted, so that the table shows whether the
 			// time guard stopped it before its steps
-			progress := opts.Progress
-			opts.Progress = func(step int, b float64) {
-				psteps = step
-				if progress != nil {
-					progress(step, b)
-				}
-			}
-			pb.penalty.Lagrange = opts
+			pb.penalty.Lagrange = countingSteps(opts, &psteps)
 			// Every arrival's record: the penalty's features read the
 			// whole queue, warm-up included; the LP is over the counted
 			// jobs.
@@ -271,17 +264,35 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 // steps is the work it reports (subgradient steps), for the tables'
 // last column.
 func strongBound(ctx context.Context, counted []sim.JobRecord, slotCosts []float64, opts mdp.LagrangeOptions) (total float64, steps int, err error) {
-	opts.Progress = func(step int, _ float64) { steps = step }
-	total, err = mdp.HindsightLagrangianOfRecords(ctx, counted, slotCosts, opts)
+	total, err = mdp.HindsightLagrangianOfRecords(ctx, counted, slotCosts, countingSteps(opts, &steps))
 	return total, steps, err
+}
+
+// countingSteps returns opts whose Progress also records the last
+// subgradient step in *steps (and still calls opts' own Progress).
+func countingSteps(opts mdp.LagrangeOptions, steps *int) mdp.LagrangeOptions {
+	progress := opts.Progress
+	opts.Progress = func(step int, b float64) {
+		*steps = step
+		if progress != nil {
+			progress(step, b)
+		}
+	}
+	return opts
 }
 
 // lagrangeSummary describes the Lagrangian bound's work over a run's
 // replications: the range of steps taken and the mean seconds per
 // replication.
 func (r *placementRun) lagrangeSummary() string {
-	m, _ := sim.MeanCI95(r.lagrangeSeconds)
-	return fmt.Sprintf("%d–%d steps, %.1f s", slices.Min(r.lagrangeSteps), slices.Max(r.lagrangeSteps), m)
+	return workSummary(r.lagrangeSteps, r.lagrangeSeconds)
+}
+
+// workSummary is "min–max steps, mean s" of a Lagrangian's steps and
+// seconds per replication.
+func workSummary(steps []int, seconds []float64) string {
+	m, _ := sim.MeanCI95(seconds)
+	return fmt.Sprintf("%d–%d steps, %.1f s", slices.Min(steps), slices.Max(steps), m)
 }
 
 // lagrangeBudget is the Lagrangian bound's budget per replication in the

@@ -311,10 +311,8 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 				least, leastGap = n, m
 			}
 		}
-		ps, _ := sim.MeanCI95(r.penalizedSeconds)
 		prow = append(prow, fmt.Sprintf("%s %.3g%%", least, leastGap),
-			fmt.Sprintf("%d runs × %d jobs, %.0f s", fit.Steps, fit.Jobs, fitTime.Seconds()),
-			fmt.Sprintf("%d–%d steps, %.1f s", slices.Min(r.penalizedSteps), slices.Max(r.penalizedSteps), ps))
+			fmt.Sprintf("%d runs × %d jobs, %.0f s", fit.Steps, fit.Jobs, fitTime.Seconds()), workSummary(r.penalizedSteps, r.penalizedSeconds))
 		pt.add(prow...)
 	}
 	var b strings.Builder

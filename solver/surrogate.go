@@ -65,10 +65,11 @@ func withSurrogate(ctx context.Context, m *model, c []int64) (sm *model, caps []
 	// (the ratios to about 0.1%); the surrogate's grid then coarsens its
 	// unit to about surrogateCells cells (newGrid: demands rounded down,
 	// still a relaxation)
+	y := make([]float64, m.k)
 	ymin := math.Inf(1)
-	for q := range c {
-		if y := math.Abs(sol.RowDuals[q]); y > 1e-9 {
-			ymin = min(ymin, y)
+	for q := range y {
+		if y[q] = math.Abs(sol.RowDuals[q]); y[q] > 1e-9 {
+			ymin = min(ymin, y[q])
 		}
 	}
 	if math.IsInf(ymin, 1) {
@@ -77,7 +78,7 @@ func withSurrogate(ctx context.Context, m *model, c []int64) (sm *model, caps []
 	u := make([]int64, m.k)
 	var capS int64
 	for q := range u {
-		f := math.Round(math.Abs(sol.RowDuals[q]) / ymin * surrogateScale)
+		f := math.Round(y[q] / ymin * surrogateScale)
 		// u_p·c_p ≤ 2^62/k keeps every sum of products in int64 (and a
 		// NaN from the LP fails the test)
 		if !(f >= 0 && f*float64(c[q]) <= math.Ldexp(1, 62)/float64(m.k)) {

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -263,6 +264,50 @@ func TestExactMatchesExhaustiveOnEdgeInstances(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestExactProvesHugeValues checks that proofs survive values of 10⁹ to
+// 10¹¹ value units (a resource counted in bytes, a weight of 0.1): small
+// instances with one resource's capacities and demands scaled up, solved
+// by the exact method and by enumeration. A relative rounding slack of
+// 10⁻⁷ had turned such optima into bounds a thousand units above them
+// (optimal false at gap 0); the solver must prove every one.
+func TestExactProvesHugeValues(t *testing.T) {
+	cases := 200
+	if testing.Short() {
+		cases = 60
+	}
+	rng := rand.New(rand.NewPCG(15, 11))
+	largest := 0.0
+	for c := 0; c < cases; c++ {
+		in := smallInstance(rng)
+		p := rng.IntN(len(in.Weights))
+		scale := int64(math.Pow(10, 8+3*rng.Float64())) // 10⁸ to 10¹¹
+		in.Weights[p] = []float64{0.1, 0.5, 1, 1.0 / 1024}[rng.IntN(4)]
+		for j := range in.Nodes {
+			in.Nodes[j].Capacity[p] *= scale
+		}
+		for i := range in.Tasks {
+			in.Tasks[i].Demand[p] = in.Tasks[i].Demand[p]*scale + rng.Int64N(scale) // not multiples of one another
+			in.Tasks[i].Demand[p] = min(in.Tasks[i].Demand[p], in.Nodes[0].Capacity[p])
+		}
+		if err := in.Validate(); err != nil {
+			t.Fatalf("case %d: %v", c, err)
+		}
+		want := exhaustive(in)
+		res, err := Solve(context.Background(), in, MethodExact, Options{})
+		if err != nil {
+			t.Fatalf("case %d: %v", c, err)
+		}
+		if !scalar.EqualWithinAbsOrRel(res.Objective, want, objTol, objTol) || !res.Optimal || res.UpperBound != res.Objective {
+			t.Fatalf("case %d: exact = %v (optimal %v, bound %v, stopped %q), exhaustive = %v\n%+v",
+				c, res.Objective, res.Optimal, res.UpperBound, res.Stats.Stopped, want, in)
+		}
+		largest = max(largest, want)
+	}
+	if largest < 1e9 {
+		t.Fatalf("largest optimum %v: the cases must reach 10⁹", largest)
 	}
 }
 

@@ -52,7 +52,7 @@ func TestValueUnit(t *testing.T) {
 		{[]float64{1.0 / 3, 2.0 / 3}, 1.0 / 3},
 		{[]float64{math.Pi, 1}, 0},
 	} {
-		num, den := valueUnit(tc.vals)
+		num, den := valueUnit(tc.vals, make([]int, len(tc.vals)))
 		got := 0.0
 		if den > 0 {
 			got = num / den

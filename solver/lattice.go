@@ -128,7 +128,7 @@ func latticeOf(m *model, nodes [][]int64, b *lagBound, delta float64, q int64, p
 	if g > 0 {
 		gens = append(gens, g)
 		t := (sumT + snap) / delta
-		t += boundTolerance * math.Max(1, math.Abs(t))
+		t += boundSlack(t) // as floorBound: t is a bound in units of δ
 		if math.Abs(t)+Pf > latticeMaxUnits {
 			return nil // top = P + U must stay an exact integer
 		}

@@ -91,7 +91,7 @@ func newModel(in *Instance) *model {
 	m.val = permute(m.val, perm)
 	m.supply = permute(m.supply, perm)
 	m.members = permute(m.members, perm)
-	m.unitNum, m.unitDen = valueUnit(m.val)
+	m.unitNum, m.unitDen = valueUnit(m.val, m.supply)
 	if m.unitDen > 0 {
 		m.unit = m.unitNum / m.unitDen
 	}
@@ -143,11 +143,21 @@ func demandKey(d []int64) string {
 // denominator D ≤ maxUnitDenominator such that every v_i·D is within
 // unitTolerance (relative) of an integer, and returns g = gcd(v_i·D)/D: the
 // instance's values are then the decimals the user wrote, up to floating
-// point rounding, and the optimum is exact for them. It returns 0 when there
-// is no such g, in which case bounds are not rounded.
-func valueUnit(vals []float64) (num, den float64) {
+// point rounding, and the optimum is exact for them. Either unit is kept
+// only where the whole supply's value, Σ_i v_i·s_i, is at most
+// maxValueUnits units (see there). It returns 0 when there is no such g,
+// in which case bounds are not rounded (improvements are then relative,
+// improveTolerance).
+func valueUnit(vals []float64, supply []int) (num, den float64) {
 	if len(vals) == 0 {
 		return 0, 0
+	}
+	fewUnits := func(num, den float64) bool {
+		total := 0.0
+		for i, v := range vals {
+			total += v * den / num * float64(supply[i])
+		}
+		return total <= maxValueUnits
 	}
 	for e := 0; e <= 40; e++ {
 		scale := math.Ldexp(1, e)
@@ -162,7 +172,10 @@ func valueUnit(vals []float64) (num, den float64) {
 			g = gcd(g, uint64(s))
 		}
 		if ok {
-			return float64(g), scale
+			if fewUnits(float64(g), scale) {
+				return float64(g), scale
+			}
+			break // a finer binary unit only has more units; try the decimals
 		}
 	}
 	d := uint64(1)
@@ -184,6 +197,9 @@ func valueUnit(vals []float64) (num, den float64) {
 		}
 		g = gcd(g, uint64(s))
 	}
+	if !fewUnits(float64(g), float64(d)) {
+		return 0, 0
+	}
 	return float64(g), float64(d)
 }
 
@@ -194,6 +210,19 @@ const (
 	// the rounding error of v_i = Σ_p w_p·R[i,p] in float64 is a few
 	// 1e-16 relative; a value further from a multiple of 1/D is not one
 	unitTolerance = 1e-13
+	// maxValueUnits caps the whole supply's value in units (2³⁸ ≈
+	// 2.7·10¹¹). Bounds are rounded down to the unit after a slack of up
+	// to largeSlackUnits + floatTolerance·q units (boundSlack), which must
+	// stay under one unit for the rounding to mean anything: here at most
+	// 0.375. Beyond it the "unit" is no longer one the user wrote: values
+	// near 4·10⁹ are all multiples of 2⁻²⁰ (their float64 spacing), which
+	// the binary search above accepts; with that unit the slack was
+	// thousands of units, the reduced-cost DP's "one unit below the bound"
+	// rounded back up to the bound, and it looped until the time limit
+	// (measured: 66 454 steps in 3 s on a 3-node instance whose optimum,
+	// 8 614 089 446.5, it had found at once). Its decimal unit 0.1 is
+	// within the cap and taken instead.
+	maxValueUnits = 1 << 38
 )
 
 // rationalDenominator returns the smallest q ≤ maxUnitDenominator such that
@@ -238,6 +267,35 @@ func gcd(a, b uint64) uint64 {
 // (duals from the LP) can never round a valid bound below the true value.
 const boundTolerance = 1e-7
 
+// Beyond 10⁶ units (boundTolerance·10⁶ = 0.1) the relative slack would
+// grow past a tenth of a unit and, near 10¹⁰ units, to whole units (1000
+// at 10¹⁰): a bound equal to the optimum would round up past it, and a
+// proven optimum be reported unproven at gap 0. Measured: a single node
+// with one resource of 1.17·10¹¹ (weight 0.1) and the optimum
+// 7 562 220 485.8 reported with the bound 7 562 221 242, optimal false.
+// So the slack is capped at largeSlackUnits units plus floatTolerance
+// relative. floatTolerance still covers every error the bounds carry:
+// the bounds floorBound rounds are Lagrangian values L(π) = Σ_i π_i·s_i +
+// Σ_j max_a (v(a) − π·a), valid at any multipliers π (weak duality), so
+// the LP's own tolerances never enter them; what remains is float64
+// rounding in sums whose terms are each at most L's size (π·a ≤ π·s, v(a)
+// ≤ Σ_i v_i·s_i), a relative error of at most (terms)·2⁻⁵³ ≈ 10⁻¹² for 10⁴
+// terms, on the worst path, and far less in practice. Below 10⁶ units
+// the slack is boundTolerance's, as before (canImprove's shortcuts rely
+// on its being under a tenth of a unit there).
+const (
+	largeSlackUnits = 0.1
+	floatTolerance  = 1e-12
+)
+
+// boundSlack is the slack, in value units, floorBound adds to a bound of q
+// units before rounding it down: boundTolerance·max(1, |q|), at most
+// largeSlackUnits + floatTolerance·|q|.
+func boundSlack(q float64) float64 {
+	a := absAtLeast1(q)
+	return min(boundTolerance*a, largeSlackUnits+floatTolerance*a)
+}
+
 // improveTolerance is the relative amount by which a value must exceed the
 // incumbent to count as an improvement when values have no common unit.
 const improveTolerance = 1e-9
@@ -248,7 +306,7 @@ func (m *model) floorBound(b float64) float64 {
 		return b
 	}
 	q := b * m.unitDen / m.unitNum
-	return math.Floor(q+boundTolerance*absAtLeast1(q)) * m.unitNum / m.unitDen
+	return math.Floor(q+boundSlack(q)) * m.unitNum / m.unitDen
 }
 
 // absAtLeast1 is max(1, |x|) (math.Max is an assembly call, and the

@@ -25,7 +25,9 @@ echo "== go test -race"
 export OPTD_DOC_COMMANDS=1
 go test -race -count=1 -timeout 20m ./... "$@"
 
-echo "== statistical tests at full size, without the race detector"
-# Under -race they run a light form (some fifteen times slower there);
-# here they run with all their replications (about 30 s).
-go test -count=1 -timeout 10m -run '^TestPenaltyMeanZeroUnderPolicies$' ./mdp
+echo "== statistical tests and the quick report at full size, without the race detector"
+# Under -race they run a light form (some six to fifteen times slower
+# there); here the penalty's statistical test runs with all its
+# replications (about 30 s) and the quick report with every section
+# (about 50 s).
+go test -count=1 -timeout 10m -run '^(TestPenaltyMeanZeroUnderPolicies|TestQuickReport)$' ./mdp ./benchmarks

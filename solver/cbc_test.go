@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -22,6 +23,26 @@ type cbcResult struct {
 }
 
 var errNoCBC = errors.New("cbc not on PATH")
+
+// solveWithBoth solves in with the exact method and with CBC, limit each,
+// checks the exact result feasible and skips the test where CBC is not
+// installed: the first half of every agreement test.
+func solveWithBoth(t *testing.T, dir, name string, in *Instance, limit time.Duration) (*Result, cbcResult) {
+	t.Helper()
+	ex, err := Exact(context.Background(), in, Options{TimeLimit: limit})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	checkFeasible(t, in, ex)
+	cb, err := runCBC(context.Background(), dir, name, in, limit)
+	if err == errNoCBC {
+		t.Skip("cbc is not on PATH (Debian package coinor-cbc); skipping the CBC agreement test")
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return ex, cb
+}
 
 // runCBC writes in as an LP file in dir and solves it with
 // `cbc FILE -threads 1 [-sec S] -solve -solu OUT`, single-threaded. The

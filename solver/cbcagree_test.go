@@ -1,7 +1,6 @@
 package solver
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -43,18 +42,7 @@ func TestExactAgreesWithCBC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := Exact(context.Background(), in, Options{TimeLimit: limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkFeasible(t, in, ex)
-		cb, err := runCBC(context.Background(), dir, fmt.Sprintf("case%d", c), in, limit)
-		if err == errNoCBC {
-			t.Skip("cbc is not on PATH (Debian package coinor-cbc); skipping the CBC agreement test")
-		}
-		if err != nil {
-			t.Fatalf("case %d: %v", c, err)
-		}
+		ex, cb := solveWithBoth(t, dir, fmt.Sprintf("case%d", c), in, limit)
 		cbcTime += cb.elapsed
 		exactTime += time.Duration(ex.ElapsedMS * float64(time.Millisecond))
 		if cb.objective > ex.UpperBound || (cb.optimal && ex.Objective > cb.objective) {
@@ -105,18 +93,7 @@ func TestExactAgreesWithCBCOnSuite(t *testing.T) {
 			}
 			total++
 			name := fmt.Sprintf("%s-%d", fam, seed)
-			ex, err := Exact(context.Background(), in, Options{TimeLimit: limit})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkFeasible(t, in, ex)
-			cb, err := runCBC(context.Background(), dir, name, in, limit)
-			if err == errNoCBC {
-				t.Skip("cbc is not on PATH (Debian package coinor-cbc); skipping the CBC agreement test")
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+			ex, cb := solveWithBoth(t, dir, name, in, limit)
 			if cb.objective > ex.UpperBound+objTol*max(1, ex.UpperBound) {
 				t.Fatalf("%s: cbc found %v above exact's proven bound %v", name, cb.objective, ex.UpperBound)
 			}

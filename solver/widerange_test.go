@@ -1,7 +1,6 @@
 package solver
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -85,18 +84,7 @@ func TestExactAgreesWithCBCOnWideRanges(t *testing.T) {
 		if err := in.Validate(); err != nil {
 			t.Fatalf("case %d: the generator drew an invalid instance: %v", c, err)
 		}
-		ex, err := Exact(context.Background(), in, Options{TimeLimit: limit})
-		if err != nil {
-			t.Fatalf("case %d: %v", c, err)
-		}
-		checkFeasible(t, in, ex)
-		cb, err := runCBC(context.Background(), dir, fmt.Sprintf("case%d", c), in, limit)
-		if err == errNoCBC {
-			t.Skip("cbc is not on PATH (Debian package coinor-cbc); skipping the CBC agreement test")
-		}
-		if err != nil {
-			t.Fatalf("case %d: %v", c, err)
-		}
+		ex, cb := solveWithBoth(t, dir, fmt.Sprintf("case%d", c), in, limit)
 		tol := 1e-9 * math.Max(1, math.Abs(cb.objective))
 		if cb.objective > ex.UpperBound+tol || (cb.optimal && ex.Objective > cb.objective+tol) {
 			t.Fatalf("case %d: inconsistent: exact %v (bound %v), cbc %v (%s)", c, ex.Objective, ex.UpperBound, cb.objective, cb.status)

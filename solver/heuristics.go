@@ -89,7 +89,7 @@ func ffdAssign(m *model, caps [][]int64, supply []int) [][]int {
 // search order: types by value, larger first; counts best bound first, then
 // larger first.
 func perNodeAssign(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables) (x [][]int, explored int64, stopped StopReason) {
-	return fillNodes(ctx, m, caps, supply, deadline, base, false)
+	return fillNodes(ctx, m, caps, supply, deadline, base, false, 0)
 }
 
 // fillEachNode is perNodeAssign for the exact method's heuristics: a node
@@ -102,13 +102,45 @@ func perNodeAssign(ctx context.Context, m *model, caps [][]int64, supply []int, 
 // nodes of 8 capacities): the two per-node fills were 1.0 of the 2.7 s of
 // CPU of large-8.
 func fillEachNode(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables) (x [][]int, explored int64, stopped StopReason) {
-	return fillNodes(ctx, m, caps, supply, deadline, base, true)
+	return fillNodes(ctx, m, caps, supply, deadline, base, true, 0)
 }
 
+// quickFill is fillEachNode with each node's search stopped after
+// fillNodeCap branch-and-bound nodes (stopped is then node_limit): that
+// node keeps the best fill its search found, which need not be optimal,
+// and the nodes after it fill from the supply it left. The exact method's
+// first incumbents come from it (exactAssign); where a node's search
+// finishes within the cap, which is every node of most instances, the
+// fill is fillEachNode's.
+func quickFill(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables) (x [][]int, explored int64, stopped StopReason) {
+	return fillNodes(ctx, m, caps, supply, deadline, base, true, fillNodeCap)
+}
+
+// fillNodeCap caps one node's search in quickFill. On YARN-like instances
+// (10-20 shapes, plenty of tasks) and on large, the search of a node late
+// in the fill, its supply shrunk and the full supply's table bounding it
+// loosely, runs tens of thousands of nodes: the fill was about 40% of
+// yarn-2's CPU time (266 006 nodes, 44 004 on one node) for an incumbent
+// (4805) below the LP's rounding (4810.5). Measured on the suite's seeds
+// 0-9 and 4000-4009, the fill in search order reaches the cap on 6:
+// yarn-2 (266 006 → 167 374 nodes, worth 4805 → 4809), yarn-4003
+// (728 314 → 419 978, 7220 → 7210), yarn-4004 (1 152 040 → 342 543, 6844
+// → 6843), yarn-4005 (219 464 → 164 371, 5656 → 5650), large-8 (127 045 →
+// 175 927, the reuse lost; 33310 → 33286) and large-4002 (51 536 →
+// 48 547, 29039 → 29032); capped at 4096 it changed the fill of 25 and
+// lost value on hetero-3r-8, yarn-5, yarn-4000 and large-8 (33131). Whole solves, A/B in
+// one run, CPU time: yarn-2 204 → 85-93 ms, yarn-4004 297-301 → 140-150
+// ms, large-4002 105-120 → 60-69 ms, large-8 3.35-3.69 → 0.18-0.19 s (its
+// input-order fill, 558 840 nodes, is now skipped; the path after it
+// differs too); yarn-4005 173-177 → 292-312 ms (its worse first
+// incumbent).
+const fillNodeCap = 16384
+
 // fillNodes fills the nodes in order, each optimally with the supply the
-// nodes before it left; with reuse, from an earlier node's optimal fill of
-// the same capacity where it still fits (fillEachNode).
-func fillNodes(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables, reuse bool) (x [][]int, explored int64, stopped StopReason) {
+// nodes before it left (within nodeCap search nodes each, 0: no cap);
+// with reuse, from an earlier node's optimal fill of the same capacity
+// where it still fits (fillEachNode).
+func fillNodes(ctx context.Context, m *model, caps [][]int64, supply []int, deadline time.Time, base *tables, reuse bool, nodeCap int64) (x [][]int, explored int64, stopped StopReason) {
 	s := slices.Clone(supply)
 	x = make([][]int, len(caps))
 	optimal := map[string][]int{} // a proven optimal fill per capacity (reuse)
@@ -125,6 +157,7 @@ func fillNodes(ctx context.Context, m *model, caps [][]int64, supply []int, dead
 		bounds := []*lagBound{{tab: base}, {pi: m.val}}
 		srch := newSearch(ctx, m, one, []bool{false}, s, bounds)
 		srch.deadline = deadline
+		srch.nodeLimit = nodeCap
 		srch.run()
 		explored += srch.explored
 		if srch.stopped != "" {

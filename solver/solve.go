@@ -211,7 +211,7 @@ func permuteRows(rows [][]int, order []int) [][]int {
 //
 // 1. Incumbent: the best of FFD-DP (which ends the solve when it places
 // the whole supply), per-node in input order and per-node in search order
-// (largest nodes first), plus the rounding of the LP and the reduced-cost
+// (largest nodes first; each node's search capped, quickFill), plus the rounding of the LP and the reduced-cost
 // DP's shortest path, improved by large neighbourhood search (lns) unless
 // the bounds already prove it optimal.
 // 2. Bounds: Lagrangian bounds (see lagBound) for π = 0 (sum of single-node
@@ -266,11 +266,20 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 	}
 	base := baseTables(m, sorted, m.supply)
 	// the per-node fill in search order, then in input order unless the
-	// first was costly (see fillSecondNodes); on a tie the input order's
-	// stays the incumbent, as when it ran first
-	xs, ex, stopped := fillEachNode(ctx, m, sorted, m.supply, deadline, base)
+	// first was costly (see fillSecondNodes) or stopped a node's search at
+	// fillNodeCap; on a tie the input order's stays the incumbent, as when
+	// it ran first. The second fill, and a single node's fill (completed,
+	// it is the optimum, which the cheap bound below uses), are not capped:
+	// the second runs only where the first was cheap, and capped it loses
+	// the reuse of a fill wherever a node reaches the cap (large-4001: 180k
+	// → 187k nodes)
+	fill := fillEachNode
+	if len(sorted) > 1 {
+		fill = quickFill
+	}
+	xs, ex, stopped := fill(ctx, m, sorted, m.supply, deadline, base)
 	stats.NodesExplored += ex
-	if len(sorted) > 1 && ex <= fillSecondNodes*int64(len(sorted)) {
+	if len(sorted) > 1 && ex <= fillSecondNodes*int64(len(sorted)) && stopped == "" {
 		xp, ex, _ := fillEachNode(ctx, m, caps, m.supply, deadline, base)
 		stats.NodesExplored += ex
 		tryIncumbent(xp)

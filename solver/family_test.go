@@ -43,22 +43,32 @@ func TestFamiliesValidAndSeeded(t *testing.T) {
 // values without a common unit.
 func TestValueUnit(t *testing.T) {
 	for _, tc := range []struct {
-		vals []float64
+		w    []float64
+		dem  [][]int64
 		unit float64
 	}{
-		{[]float64{4, 6, 10}, 2},
-		{[]float64{1.5, 0.25}, 0.25},
-		{[]float64{3 + 0.1*7, 2 + 0.1*20, 0.1 * 3}, 0.1},
-		{[]float64{1.0 / 3, 2.0 / 3}, 1.0 / 3},
-		{[]float64{math.Pi, 1}, 0},
+		{[]float64{1}, [][]int64{{4}, {6}, {10}}, 2},
+		{[]float64{0.25}, [][]int64{{6}, {1}}, 0.25},
+		{[]float64{1, 0.1}, [][]int64{{3, 7}, {2, 20}, {0, 3}}, 0.1},
+		{[]float64{1.0 / 3}, [][]int64{{1}, {2}}, 1.0 / 3},
+		{[]float64{math.Pi, 1}, [][]int64{{1, 0}, {0, 1}}, 0},
+		{[]float64{1.0 / 1024, 1}, [][]int64{{2048, 1}, {1024, 0}}, 1},
+		// values near 4·10⁹: every float64 there is a multiple of 2⁻²⁰,
+		// and 4000000000.1003 lies within a few ulps of a multiple of
+		// 1/329; the weights say 0.1 and 0.0001
+		{[]float64{0.1, 2, 0.5}, [][]int64{{43474973759, 3, 6}, {41149557193, 3, 2}}, 0.1},
+		{[]float64{0.1, 0.0001}, [][]int64{{40000000001, 3}, {40000000001, 0}, {30000000001, 0}}, 0.0001},
+		// a value of 2⁵³ units or more has no exact unit
+		{[]float64{0.5}, [][]int64{{1 << 40}, {1}}, 0.5},
+		{[]float64{1e6}, [][]int64{{1 << 40}, {1}}, 0},
 	} {
-		num, den := valueUnit(tc.vals, make([]int, len(tc.vals)))
+		num, den := valueUnit(tc.w, tc.dem)
 		got := 0.0
 		if den > 0 {
 			got = num / den
 		}
-		if math.Abs(got-tc.unit) > 1e-12 {
-			t.Errorf("valueUnit(%v) = %v/%v, want %v", tc.vals, num, den, tc.unit)
+		if math.Abs(got-tc.unit) > 1e-12*max(1, tc.unit) {
+			t.Errorf("valueUnit(%v, %v) = %v/%v, want %v", tc.w, tc.dem, num, den, tc.unit)
 		}
 	}
 	// objectives and bounds of a 0.1-weighted instance print as decimals

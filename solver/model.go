@@ -91,7 +91,7 @@ func newModel(in *Instance) *model {
 	m.val = permute(m.val, perm)
 	m.supply = permute(m.supply, perm)
 	m.members = permute(m.members, perm)
-	m.unitNum, m.unitDen = valueUnit(m.val, m.supply)
+	m.unitNum, m.unitDen = valueUnit(m.w, m.dem)
 	if m.unitDen > 0 {
 		m.unit = m.unitNum / m.unitDen
 	}
@@ -136,51 +136,23 @@ func demandKey(d []int64) string {
 	return string(b)
 }
 
-// valueUnit returns the largest g such that every v_i is an integer multiple
-// of g. It first looks for g = G/2^e with integer G, exact in binary
-// floating point (weights 1 or 1/1024 with integer demands). Failing that
-// (a weight of 0.1 is not a binary fraction), it looks for a common
-// denominator D ≤ maxUnitDenominator such that every v_i·D is within
-// unitTolerance (relative) of an integer, and returns g = gcd(v_i·D)/D: the
-// instance's values are then the decimals the user wrote, up to floating
-// point rounding, and the optimum is exact for them. Either unit is kept
-// only where the whole supply's value, Σ_i v_i·s_i, is at most
-// maxValueUnits units (see there). It returns 0 when there is no such g,
-// in which case bounds are not rounded (improvements are then relative,
-// improveTolerance).
-func valueUnit(vals []float64, supply []int) (num, den float64) {
-	if len(vals) == 0 {
-		return 0, 0
-	}
-	fewUnits := func(num, den float64) bool {
-		total := 0.0
-		for i, v := range vals {
-			total += v * den / num * float64(supply[i])
-		}
-		return total <= maxValueUnits
-	}
-	for e := 0; e <= 40; e++ {
-		scale := math.Ldexp(1, e)
-		var g uint64
-		ok := true
-		for _, v := range vals {
-			s := v * scale
-			if s != math.Trunc(s) || s <= 0 || s >= 1<<53 {
-				ok = false
-				break
-			}
-			g = gcd(g, uint64(s))
-		}
-		if ok {
-			if fewUnits(float64(g), scale) {
-				return float64(g), scale
-			}
-			break // a finer binary unit only has more units; try the decimals
-		}
-	}
+// valueUnit returns the largest g = num/den such that every value v_i =
+// Σ_p w_p·R[i,p] is an integer multiple of g, found from the weights, not
+// from the values: each weight is W_p/D exactly for a common denominator
+// D (the smallest power of two that makes w_p an integer, or the
+// denominator of the decimal the user wrote, weightDenominator), so v_i·D
+// = Σ_p W_p·R[i,p] is an integer computed exactly, and g is their gcd over
+// D. Values alone could not tell: near 4·10⁹ every float64 is a multiple
+// of 2⁻²⁰ (their spacing), and a continued fraction of 4000000000.1003
+// finds 1/329 within a few ulps; taking either had made proofs impossible
+// (a rounding slack of thousands of units) or objectives wrong. It returns
+// 0 where a weight has no such denominator (D ≤ maxUnitDenominator) or a
+// value is 2⁵³ units or more, in which case bounds are not rounded
+// (improvements are then relative, improveTolerance).
+func valueUnit(w []float64, dem [][]int64) (num, den float64) {
 	d := uint64(1)
-	for _, v := range vals {
-		q := rationalDenominator(v)
+	for _, wp := range w {
+		q := weightDenominator(wp)
 		if q == 0 {
 			return 0, 0
 		}
@@ -189,43 +161,60 @@ func valueUnit(vals []float64, supply []int) (num, den float64) {
 			return 0, 0
 		}
 	}
-	var g uint64
-	for _, v := range vals {
-		s := math.Round(v * float64(d))
-		if s <= 0 || s >= 1<<50 || math.Abs(v*float64(d)-s) > unitTolerance*s {
+	whole := make([]float64, len(w)) // W_p = w_p·D, integers
+	for p, wp := range w {
+		if whole[p] = math.Round(wp * float64(d)); whole[p] >= 1<<53 {
 			return 0, 0
 		}
-		g = gcd(g, uint64(s))
 	}
-	if !fewUnits(float64(g), float64(d)) {
+	var g uint64
+	for _, a := range dem {
+		units := 0.0 // Σ_p W_p·R[i,p], exact while every term and sum is under 2⁵³
+		for p, r := range a {
+			term := whole[p] * float64(r)
+			if units += term; term >= 1<<53 || units >= 1<<53 {
+				return 0, 0
+			}
+		}
+		if units > 0 {
+			g = gcd(g, uint64(units))
+		}
+	}
+	if g == 0 {
 		return 0, 0
 	}
 	return float64(g), float64(d)
 }
 
-// Limits of the rational value unit (valueUnit).
+// weightDenominator returns the smallest D such that w·D is an integer:
+// a power of two up to 2⁴⁰ where w is a binary fraction (1/1024), else the
+// denominator (≤ 10⁶) of the decimal or simple fraction w approximates
+// within float64 rounding (0.1, 0.000125, 1/3), else 0.
+func weightDenominator(w float64) uint64 {
+	for e := 0; e <= 40; e++ {
+		if s := math.Ldexp(w, e); s == math.Trunc(s) {
+			return 1 << e
+		}
+	}
+	return rationalDenominator(w)
+}
+
+// Limits of the value unit (valueUnit).
 const (
-	// a decimal unit of up to 6 digits (weights such as 0.1 or 0.000125)
-	maxUnitDenominator = 1_000_000
-	// the rounding error of v_i = Σ_p w_p·R[i,p] in float64 is a few
-	// 1e-16 relative; a value further from a multiple of 1/D is not one
-	unitTolerance = 1e-13
-	// maxValueUnits caps the whole supply's value in units (2³⁸ ≈
-	// 2.7·10¹¹). Bounds are rounded down to the unit after a slack of up
-	// to largeSlackUnits + floatTolerance·q units (boundSlack), which must
-	// stay under one unit for the rounding to mean anything: here at most
-	// 0.375. Beyond it the "unit" is no longer one the user wrote: values
-	// near 4·10⁹ are all multiples of 2⁻²⁰ (their float64 spacing), which
-	// the binary search above accepts; with that unit the slack was
-	// thousands of units, the reduced-cost DP's "one unit below the bound"
-	// rounded back up to the bound, and it looped until the time limit
-	// (measured: 66 454 steps in 3 s on a 3-node instance whose optimum,
-	// 8 614 089 446.5, it had found at once). Its decimal unit 0.1 is
-	// within the cap and taken instead.
-	maxValueUnits = 1 << 38
+	// the common denominator of the weights: binary fractions down to
+	// 2⁻⁴⁰, decimals or fractions of up to maxDecimalDenominator, or both
+	maxUnitDenominator = 1 << 40
+	// a decimal of up to 6 digits (weights such as 0.1 or 0.000125), or a
+	// simple fraction (1/3): an irrational weight has convergents of every
+	// size, so a larger denominator would fit π as well as 0.1
+	maxDecimalDenominator = 1_000_000
+	// a weight w is taken for h/q where |w·q − h| ≤ unitTolerance·max(1,
+	// h): the float64 rounding of a decimal weight and of its product is a
+	// few 2⁻⁵³ relative
+	unitTolerance = 2e-15
 )
 
-// rationalDenominator returns the smallest q ≤ maxUnitDenominator such that
+// rationalDenominator returns the smallest q ≤ maxDecimalDenominator such that
 // v·q is within unitTolerance (relative) of an integer, found from the
 // continued fraction of v, or 0.
 func rationalDenominator(v float64) uint64 {
@@ -240,7 +229,7 @@ func rationalDenominator(v float64) uint64 {
 		a := math.Floor(x)
 		h0, h1 = h1, a*h1+h0
 		k0, k1 = k1, a*k1+k0
-		if k1 > maxUnitDenominator {
+		if k1 > maxDecimalDenominator {
 			return 0
 		}
 		if math.Abs(v*k1-h1) <= unitTolerance*math.Max(1, h1) {
@@ -274,15 +263,19 @@ const boundTolerance = 1e-7
 // with one resource of 1.17·10¹¹ (weight 0.1) and the optimum
 // 7 562 220 485.8 reported with the bound 7 562 221 242, optimal false.
 // So the slack is capped at largeSlackUnits units plus floatTolerance
-// relative. floatTolerance still covers every error the bounds carry:
-// the bounds floorBound rounds are Lagrangian values L(π) = Σ_i π_i·s_i +
-// Σ_j max_a (v(a) − π·a), valid at any multipliers π (weak duality), so
-// the LP's own tolerances never enter them; what remains is float64
-// rounding in sums whose terms are each at most L's size (π·a ≤ π·s, v(a)
-// ≤ Σ_i v_i·s_i), a relative error of at most (terms)·2⁻⁵³ ≈ 10⁻¹² for 10⁴
-// terms, on the worst path, and far less in practice. Below 10⁶ units
+// relative. floatTolerance still covers the bounds' errors: the bounds
+// floorBound rounds are relaxation values (Lagrangian values L(π) = Σ_i
+// π_i·s_i + Σ_j max_a (v(a) − π·a), valid at any multipliers π by weak
+// duality; the reduced-cost DP's; a completed single-node fill), never an
+// LP's objective, so the LP's tolerances never enter them; what remains is
+// float64 rounding, (terms)·2⁻⁵³ of the magnitudes summed: about 10⁻¹²
+// relative for 10⁴ terms of L's size (π·a ≤ π·s, v(a) ≤ Σ_i v_i·s_i), and
+// the branch and price's branch terms, which can be larger, stay far under
+// a tenth of a unit at the sizes where a proof can close. Below 10⁶ units
 // the slack is boundTolerance's, as before (canImprove's shortcuts rely
-// on its being under a tenth of a unit there).
+// on its being under a tenth of a unit there). Beyond about 9·10¹¹ units
+// it reaches a whole unit: proofs then stop closing (optimal false, with
+// a valid bound), which float64 arithmetic cannot do better.
 const (
 	largeSlackUnits = 0.1
 	floatTolerance  = 1e-12
@@ -297,15 +290,26 @@ func boundSlack(q float64) float64 {
 }
 
 // improveTolerance is the relative amount by which a value must exceed the
-// incumbent to count as an improvement when values have no common unit.
-const improveTolerance = 1e-9
+// incumbent to count as an improvement when values have no common unit
+// (irrational weights; values beyond 2⁵³) or one finer than the bounds'
+// precision (beyond exactUnits): floatTolerance, about the bounds' own
+// float64 error. It was 10⁻⁹, which near 10¹¹ ignored
+// improvements of a hundred and claimed optima they beat.
+const improveTolerance = floatTolerance
 
 // floorBound rounds an upper bound down to the value unit, when there is one.
+//
+// Beyond exactUnits units it leaves b as it is: a slack of half a unit
+// or more would only raise it (canImprove compares there as without a
+// unit).
 func (m *model) floorBound(b float64) float64 {
 	if m.unit <= 0 || math.IsInf(b, 0) {
 		return b
 	}
 	q := b * m.unitDen / m.unitNum
+	if math.Abs(q) >= exactUnits {
+		return b
+	}
 	return math.Floor(q+boundSlack(q)) * m.unitNum / m.unitDen
 }
 
@@ -333,7 +337,7 @@ func (m *model) wholeBound(b float64) float64 {
 // canImproveWhole is canImprove for a bound b on the value of a whole
 // assignment: it also rules out the values off the value lattice.
 func (m *model) canImproveWhole(b, inc float64) bool {
-	if m.unit > 0 {
+	if m.unit > 0 && math.Abs(b) < exactUnits*m.unit {
 		return m.wholeBound(b) > inc+0.5*m.unit
 	}
 	return m.canImprove(b, inc)
@@ -356,6 +360,13 @@ func (m *model) snap(v float64) float64 {
 // fastPruneUnits units the rounding adds less than 0.1·g, so b ≤ inc gives
 // floorBound(b) ≤ inc + 0.1·g (no improvement), and b ≥ inc + 2g gives
 // floorBound(b) > b − g ≥ inc + g (one); between the two it rounds.
+//
+// Beyond exactUnits units the rounding slack (boundSlack) reaches half a
+// unit: the unit is finer than the bounds' float64 precision, so no bound
+// could ever prove it, and the search, pruning nothing within a unit of
+// the incumbent, would not end. There, as without a unit, an improvement
+// must exceed improveTolerance relative: "optimal" then means within
+// 10⁻¹² of the optimum, the precision of float64 bounds.
 func (m *model) canImprove(b, inc float64) bool {
 	if m.unit > 0 {
 		if math.Abs(b) < fastPruneUnits*m.unit {
@@ -365,10 +376,18 @@ func (m *model) canImprove(b, inc float64) bool {
 				return true
 			}
 		}
-		return m.floorBound(b) > inc+0.5*m.unit
+		if math.Abs(b) < exactUnits*m.unit || math.IsInf(b, 0) {
+			return m.floorBound(b) > inc+0.5*m.unit
+		}
+	}
+	if math.IsInf(inc, -1) { // no incumbent yet (the tolerance would be NaN)
+		return b > inc
 	}
 	return b > inc+improveTolerance*absAtLeast1(inc)
 }
+
+// exactUnits is where boundSlack reaches half a unit: 0.1 + 10⁻¹²·q = 0.5.
+const exactUnits = (0.5 - largeSlackUnits) / floatTolerance
 
 // maxFit returns how many tasks of demand d fit in residual r:
 // min_p ⌊r_p/d_p⌋ over the resources with d_p > 0 (MaxInt64 when d = 0).

@@ -478,6 +478,12 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		if m.unit > 0 {
 			target = math.Max(s.bestVal, m.wholeBound(root-dpStep(m, root-s.bestVal)))
 		}
+		if target >= root {
+			// the rounding slack has reached a unit (values beyond about
+			// 9·10¹¹ units, boundSlack): a step below the bound rounds
+			// back up to it, and the passes of steps would never end
+			return false
+		}
 		track.setPhase("cost-dp")
 		ub, path, ok := costDPWithin(ctx, m, sorted, lb, target, clk, share)
 		if !ok {

@@ -55,6 +55,9 @@ func TestPenaltyScale(t *testing.T) {
 	// OPTD_PENALTY_LBOX=s also prints each Lagrangian's best bound within
 	// its first s seconds (the report's pathwise bounds' box: 20 s per replication).
 	lbox := time.Duration(envInt("OPTD_PENALTY_LBOX", 0)) * time.Second
+	// OPTD_PENALTY_LCHECK=n also prints each Lagrangian's best bound at
+	// its step n (of OPTD_PENALTY_LSTEPS: what more steps add, paired).
+	lcheck := envInt("OPTD_PENALTY_LCHECK", 0)
 	for _, rho := range paths {
 		s, err := sim.LoadScenario(rho)
 		if err != nil {
@@ -119,7 +122,7 @@ func TestPenaltyScale(t *testing.T) {
 				cost[n] = append(cost[n], r.Results[n].MeanCost)
 			}
 			st := time.Now()
-			o, boxed := boxedLagrange(lsteps, lbox)
+			o, boxed := boxedLagrange(lsteps, lbox, lcheck)
 			p0, err := HindsightLagrangianOfRecords(ctx, counted, s.SlotCosts, o)
 			if err != nil {
 				t.Fatal(err)
@@ -135,7 +138,7 @@ func TestPenaltyScale(t *testing.T) {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				st = time.Now()
-				o, boxed := boxedLagrange(lsteps, lbox)
+				o, boxed := boxedLagrange(lsteps, lbox, lcheck)
 				f.pen.Lagrange = o
 				p1, res, err := f.pen.boundLagrangian(ctx, r.Records)
 				if err != nil {
@@ -183,24 +186,38 @@ func TestPenaltyScale(t *testing.T) {
 // boxedLagrange is the Lagrangian's options of steps steps and, with box >
 // 0, a reader of the best bound it had reached within box of its start
 // (per job of n jobs, as ", within 20s 157.3 at step 231", or ", no step
-// within 20s"; "" without a box). The start counts from the call.
-func boxedLagrange(steps int, box time.Duration) (LagrangeOptions, func(n float64) string) {
+// within 20s"; "" without a box and check). The start counts from the
+// call. With check > 0 the reader also gives the best bound at step check
+// (", at step 300 160.5").
+func boxedLagrange(steps int, box time.Duration, check int) (LagrangeOptions, func(n float64) string) {
 	o := LagrangeOptions{Iterations: steps}
-	if box <= 0 {
+	if box <= 0 && check <= 0 {
 		return o, func(float64) string { return "" }
 	}
 	start := time.Now()
 	best, at := math.Inf(-1), 0
+	checked := math.Inf(-1)
 	o.Progress = func(step int, b float64) {
-		if time.Since(start) <= box {
+		if box > 0 && time.Since(start) <= box {
 			best, at = b, step
+		}
+		if step <= check {
+			checked = b
 		}
 	}
 	return o, func(n float64) string {
-		if at == 0 {
-			return fmt.Sprintf(", no step within %v", box)
+		out := ""
+		if check > 0 {
+			out = fmt.Sprintf(", at step %d %.3f", check, checked/n)
 		}
-		return fmt.Sprintf(", within %v %.3f at step %d", box, best/n, at)
+		switch {
+		case box <= 0:
+		case at == 0:
+			out += fmt.Sprintf(", no step within %v", box)
+		default:
+			out += fmt.Sprintf(", within %v %.3f at step %d", box, best/n, at)
+		}
+		return out
 	}
 }
 
@@ -231,6 +248,7 @@ var penaltyVariants = map[string]penaltyVariant{
 	"exact-x2-tied":  {exactFit: true, moreSteps: 2, tied: true},
 	"exact-warm":     {exactFit: true, warmup: 1500},
 	"warm":           {warmup: 1500},
+	"x2":             {moreSteps: 2},
 	"x3":             {moreSteps: 3},
 }
 

@@ -359,6 +359,8 @@ type basisOptions struct {
 	// group, where the queue spends nearly all its time at ρ = 0.6), and
 	// the fit's own step rule (lookaheadFit).
 	lookahead bool
+	// start: θ's starting point (PenaltyFit.Start). Not a feature.
+	start *Penalty
 }
 
 // newPenaltyBasisOf is newPenaltyBasis with the features o chooses.
@@ -1322,6 +1324,14 @@ type PenaltyFit struct {
 	// trace's empirical law (ResampledMarks), not the trace itself; the
 	// bound is then a bound for that model's expected costs only.
 	ResampledMarks bool
+	// Start, if not nil, is where θ starts instead of 0: a penalty
+	// FitPenalty fitted on a scenario of the same features (the same
+	// slots, K and mark groups; e.g. the next lower load), so that the
+	// fit starts closer. Any θ gives a valid bound, and Start's θ was
+	// fitted on training runs of its own, apart from the replications
+	// this penalty is evaluated on, so the bound stays valid; only the
+	// fit's path changes (its step sizes still start afresh).
+	Start *Penalty
 	// grouped forces the classes into groups and the compact features
 	// even with few classes (tests: the at-scale penalty on scenarios
 	// whose MDP can be solved).
@@ -1468,7 +1478,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	}
 	pen, err := fitPenaltyStochastic(ctx, s, opts.Steps, run, opts.grouped, basisOptions{resampled: opts.ResampledMarks, occupancy: true,
 		bigOthers: opts.variant.bigOthers, classesPerDoubling: opts.variant.classesPerDoubling, stepScale: opts.variant.stepScale, tied: opts.variant.tied, fitPerDoubling: opts.variant.fitPerDoubling,
-		exactFit: opts.variant.exactFit, exactFrom: int(opts.variant.exactAfter * float64(opts.Steps))})
+		exactFit: opts.variant.exactFit, exactFrom: int(opts.variant.exactAfter * float64(opts.Steps)), start: opts.Start})
 	if err != nil {
 		return nil, err
 	}
@@ -1620,6 +1630,13 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 	pen := &Penalty{basis: b, cls: cls, w: w, nb: nb, grp: grp}
 	n := nb * b.nGrp2 * b.nFeat
 	pen.theta = make([]float64, n)
+	if st := o.start; st != nil {
+		if st.nb != nb || st.basis.nGrp2 != b.nGrp2 || st.basis.nFeat != b.nFeat || len(st.theta) != n {
+			return nil, modelErr("PenaltyFit.Start", fmt.Sprintf("%d basis functions × %d mark groups × %d features", st.nb, st.basis.nGrp2, st.basis.nFeat),
+				"must have this scenario's shape, %d × %d × %d (a penalty fitted on the same slots, K and marks)", nb, b.nGrp2, b.nFeat)
+		}
+		copy(pen.theta, st.theta)
+	}
 	// The steps' LPs: on the coarse cluster when the classes are grouped.
 	fit := pen
 	if grp != nil {

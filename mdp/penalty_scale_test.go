@@ -78,13 +78,29 @@ func TestPenaltyScale(t *testing.T) {
 			pen  *Penalty
 		}
 		var pens []fitted
+		// OPTD_PENALTY_WARM_FROM: the fits start from θ fitted first on
+		// that scenario (e.g. the next lower load) in
+		// OPTD_PENALTY_WARM_STEPS steps (default 100), PenaltyFit.Start.
+		var start *Penalty
+		if from := os.Getenv("OPTD_PENALTY_WARM_FROM"); from != "" {
+			ws, err := sim.LoadScenario(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := time.Now()
+			wsteps := envInt("OPTD_PENALTY_WARM_STEPS", 100)
+			if start, err = FitPenalty(ctx, ws, PenaltyFit{Steps: wsteps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0)}); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("%s: start θ fitted on %s, %d steps in %v (fit LP %.3f/job)\n", rho, from, wsteps, time.Since(st).Round(time.Second), start.Fit)
+		}
 		for _, name := range variantNames() {
 			v, ok := penaltyVariants[name]
 			if !ok {
 				t.Fatalf("OPTD_PENALTY_VARIANTS: unknown variant %q", name)
 			}
 			st := time.Now()
-			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, variant: v})
+			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, Start: start, variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -80,7 +80,7 @@ func TestPenaltyScale(t *testing.T) {
 		var pens []fitted
 		// OPTD_PENALTY_WARM_FROM: the fits start from θ fitted first on
 		// that scenario (e.g. the next lower load) in
-		// OPTD_PENALTY_WARM_STEPS steps (default 100), PenaltyFit.Start.
+		// OPTD_PENALTY_WARM_STEPS steps (default 100), PenaltyFit.start.
 		var start *Penalty
 		if from := os.Getenv("OPTD_PENALTY_WARM_FROM"); from != "" {
 			ws, err := sim.LoadScenario(from)
@@ -100,7 +100,7 @@ func TestPenaltyScale(t *testing.T) {
 				t.Fatalf("OPTD_PENALTY_VARIANTS: unknown variant %q", name)
 			}
 			st := time.Now()
-			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, Start: start, variant: v})
+			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, start: start, variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,18 +254,20 @@ var penaltyVariants = map[string]penaltyVariant{
 	"fit-grid-8":       {fitPerDoubling: 8},
 	"tied-step-0.3":    {tied: true, stepScale: 3},
 	// The exact fit's (fitExact).
-	"coarse-exact":   {exactFit: true, exactAfter: 1.0 / 3},
-	"exact-step-3":   {exactFit: true, stepScale: 3},
-	"exact-step-0.5": {exactFit: true, stepScale: 0.5},
-	"exact-x2":       {exactFit: true, moreSteps: 2},
-	"exact-x4":       {exactFit: true, moreSteps: 4},
-	"exact-long":     {exactFit: true, longerRuns: 2},
-	"exact-x2-long":  {exactFit: true, moreSteps: 2, longerRuns: 2},
-	"exact-x2-tied":  {exactFit: true, moreSteps: 2, tied: true},
-	"exact-warm":     {exactFit: true, warmup: 1500},
-	"warm":           {warmup: 1500},
-	"x2":             {moreSteps: 2},
-	"x3":             {moreSteps: 3},
+	"coarse-exact":     {exactFit: true, exactAfter: 1.0 / 3},
+	"exact-step-3":     {exactFit: true, stepScale: 3},
+	"exact-step-0.5":   {exactFit: true, stepScale: 0.5},
+	"exact-x2":         {exactFit: true, moreSteps: 2},
+	"exact-x4":         {exactFit: true, moreSteps: 4},
+	"exact-long":       {exactFit: true, longerRuns: 2},
+	"exact-x2-long":    {exactFit: true, moreSteps: 2, longerRuns: 2},
+	"exact-x2-tied":    {exactFit: true, moreSteps: 2, tied: true},
+	"exact-warm":       {exactFit: true, warmup: 1500},
+	"warm":             {warmup: 1500},
+	"x2":               {moreSteps: 2},
+	"avg-last-quarter": {averageFrom: 0.75},
+	"avg-last-tenth":   {averageFrom: 0.9},
+	"x3":               {moreSteps: 3},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestPenaltyFitStart: a fit started from θ fitted at a lower load
-// (PenaltyFit.Start) starts there (its θ differs from the cold fit's on the
+// (PenaltyFit.start) starts there (its θ differs from the cold fit's on the
 // same training runs unless the start is θ = 0, when neither fit was
 // rejected), its bound is not
 // significantly above the exact optimum on generated MDP-solvable
@@ -34,7 +34,7 @@ func TestPenaltyFitStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		warm := fit
-		warm.Start = start
+		warm.start = start
 		got, err := FitPenalty(ctx, s, warm)
 		if err != nil {
 			t.Fatal(err)
@@ -53,10 +53,10 @@ func TestPenaltyFitStart(t *testing.T) {
 		}
 		bad := *start
 		bad.theta = bad.theta[:len(bad.theta)-1]
-		warm.Start = &bad
+		warm.start = &bad
 		var me *ModelError
-		if _, err := FitPenalty(ctx, s, warm); !errors.As(err, &me) || me.Field != "PenaltyFit.Start" {
-			t.Errorf("%s: a start of another shape: error %v, want a ModelError on PenaltyFit.Start", desc, err)
+		if _, err := FitPenalty(ctx, s, warm); !errors.As(err, &me) || me.Field != "PenaltyFit.start" {
+			t.Errorf("%s: a start of another shape: error %v, want a ModelError on PenaltyFit.start", desc, err)
 		}
 	}
 }

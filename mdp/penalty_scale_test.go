@@ -266,7 +266,6 @@ var penaltyVariants = map[string]penaltyVariant{
 	"warm":             {warmup: 1500},
 	"x2":               {moreSteps: 2},
 	"avg-last-quarter": {averageFrom: 0.75},
-	"avg-last-tenth":   {averageFrom: 0.9},
 	"x3":               {moreSteps: 3},
 }
 

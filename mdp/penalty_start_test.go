@@ -10,10 +10,9 @@ import (
 // TestPenaltyFitStart: a fit started from θ fitted at a lower load
 // (PenaltyFit.start) starts there (its θ differs from the cold fit's on the
 // same training runs unless the start is θ = 0, when neither fit was
-// rejected), its bound is not
-// significantly above the exact optimum on generated MDP-solvable
-// scenarios, and a start of another shape is refused with an error naming
-// the field.
+// rejected), its bound is not significantly above the exact optimum on
+// generated MDP-solvable scenarios, and a start of another shape is
+// refused with an error naming the field.
 func TestPenaltyFitStart(t *testing.T) {
 	ctx := context.Background()
 	n := 3

@@ -68,12 +68,14 @@ func penaltyBudget(env *Env) mdp.PenaltyFit {
 // same draws); make penalty-scale's 8 replications of 9000 jobs, other
 // draws, also had 300 steps. 600 steps (variant x2, the same replications)
 // gave 164.39 per job at the bound's 300 Lagrangian steps (168.37, 164.99,
-// 159.82), +0.87 over 300 fit steps, state-threshold's gap 16.1% against
-// 16.7%, for twice the fit's time (48m39s on a machine loaded by other
-// work, about 9 minutes more in this section): not taken, the section
+// 159.82 against 167.36, 163.93, 159.26 with 300: paired +0.88 ± 0.67),
+// state-threshold's gap 16.1% against 16.7%, for twice the fit's time
+// (48m39s on a machine loaded by other work, where 300 steps took 20-26
+// minutes; about 9 minutes more in this section): not taken, the section
 // would take close to an hour and still miss the 15% (about 165.9
 // per job needed). Nor a start from ρ = 0.8's θ (mdp's PenaltyFit.start, 4
-// per job lower) or θ averaged over the fit's last quarter (+0.03).
+// per job lower, −4.2 ± 8.1 paired, lower on all three) or θ averaged
+// over the fit's last quarter (+0.03 ± 0.07).
 func beyondFit(env *Env, k int, rho float64) mdp.PenaltyFit {
 	fit := penaltyBudget(env)
 	if k == 100 && rho >= 0.9 {

@@ -249,6 +249,7 @@ var penaltyVariants = map[string]penaltyVariant{
 	"step-0.3":         {stepScale: 3},
 	"step-0.03":        {stepScale: 0.3},
 	"step-1":           {stepScale: 10},
+	"step-0.2":         {stepScale: 2},
 	"tied":             {tied: true},
 	"fit-grid-4":       {fitPerDoubling: 4},
 	"fit-grid-8":       {fitPerDoubling: 8},

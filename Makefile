@@ -121,8 +121,10 @@ penalty-analog:
 # (about an hour on 2 cores shared with other work; 600 fit steps, the fit
 # at rho = 0.9 about 28 minutes on a loaded machine). OPTD_PENALTY_REPS,
 # _STEPS, _JOBS, _FIT_JOBS, _LSTEPS change the sizes; OPTD_PENALTY_LBOX=20
-# also prints each Lagrangian's bound within its first 20 s (the report's pathwise bounds' box).
-# With 8 or more
+# also prints each Lagrangian's bound within its first 20 s (the report's pathwise bounds' box),
+# OPTD_PENALTY_LCHECK=300 its bound at step 300 (what more _LSTEPS add);
+# OPTD_PENALTY_WARM_FROM=<scenario> starts the fits from θ fitted on that
+# scenario (_WARM_STEPS steps, e.g. the next lower load). With 8 or more
 # replications of a workload scenario it also prints the means controlled
 # by the queue's martingale (narrower intervals, the same expectations).
 # OPTD_PENALTY_VARIANTS=penalized,big-others-finer fits optional features

@@ -66,7 +66,16 @@ func penaltyBudget(env *Env) mdp.PenaltyFit {
 // chosen on the section's own replications, which biases the reported
 // bound upward a little (the better of two valid bounds picked on the
 // same draws); make penalty-scale's 8 replications of 9000 jobs, other
-// draws, also had 300 steps.
+// draws, also had 300 steps. 600 steps (variant x2, the same replications)
+// gave 164.39 per job at the bound's 300 Lagrangian steps (168.37, 164.99,
+// 159.82 against 167.36, 163.93, 159.26 with 300: paired +0.88 ± 0.67),
+// state-threshold's gap 16.1% against 16.7%, for twice the fit's time
+// (48m39s on a machine loaded by other work, where 300 steps took 20-26
+// minutes; about 9 minutes more in this section): not taken, the section
+// would take close to an hour and still miss the 15% (about 165.9
+// per job needed). Nor a start from ρ = 0.8's θ (mdp's PenaltyFit.start, 4
+// per job lower, −4.2 ± 8.1 paired, lower on all three) or θ averaged
+// over the fit's last quarter (+0.03 ± 0.07).
 func beyondFit(env *Env, k int, rho float64) mdp.PenaltyFit {
 	fit := penaltyBudget(env)
 	if k == 100 && rho >= 0.9 {
@@ -85,7 +94,10 @@ func beyondFit(env *Env, k int, rho float64) mdp.PenaltyFit {
 // printed, 163.5, is the unboxed 300 steps' value on the same
 // replications: the 90 s limit is a guard, about 1.6 times that time,
 // and the table's last column gives the steps taken (fewer than 300:
-// the guard stopped it).
+// the guard stopped it). The steps have converged by 300: with the
+// 600-step fit's θ (beyondFit), 600 steps lifted the three replications by
+// 0.08, 0.05 and 0.06 per job (168.37 → 168.44, 164.99 → 165.04,
+// 159.82 → 159.88); what is left is the penalty's.
 func beyondPenaltyLagrange(env *Env) mdp.LagrangeOptions {
 	return mdp.LagrangeOptions{Iterations: Pick(env, 30, 300), TimeLimit: Pick(env, 2*time.Second, 90*time.Second)}
 }

@@ -55,6 +55,9 @@ func TestPenaltyScale(t *testing.T) {
 	// OPTD_PENALTY_LBOX=s also prints each Lagrangian's best bound within
 	// its first s seconds (the report's pathwise bounds' box: 20 s per replication).
 	lbox := time.Duration(envInt("OPTD_PENALTY_LBOX", 0)) * time.Second
+	// OPTD_PENALTY_LCHECK=n also prints each Lagrangian's best bound at
+	// its step n (of OPTD_PENALTY_LSTEPS: what more steps add, paired).
+	lcheck := envInt("OPTD_PENALTY_LCHECK", 0)
 	for _, rho := range paths {
 		s, err := sim.LoadScenario(rho)
 		if err != nil {
@@ -75,13 +78,29 @@ func TestPenaltyScale(t *testing.T) {
 			pen  *Penalty
 		}
 		var pens []fitted
+		// OPTD_PENALTY_WARM_FROM: the fits start from θ fitted first on
+		// that scenario (e.g. the next lower load) in
+		// OPTD_PENALTY_WARM_STEPS steps (default 100), PenaltyFit.start.
+		var start *Penalty
+		if from := os.Getenv("OPTD_PENALTY_WARM_FROM"); from != "" {
+			ws, err := sim.LoadScenario(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := time.Now()
+			wsteps := envInt("OPTD_PENALTY_WARM_STEPS", 100)
+			if start, err = FitPenalty(ctx, ws, PenaltyFit{Steps: wsteps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0)}); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("%s: start θ fitted on %s, %d steps in %v (fit LP %.3f/job)\n", rho, from, wsteps, time.Since(st).Round(time.Second), start.Fit)
+		}
 		for _, name := range variantNames() {
 			v, ok := penaltyVariants[name]
 			if !ok {
 				t.Fatalf("OPTD_PENALTY_VARIANTS: unknown variant %q", name)
 			}
 			st := time.Now()
-			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, variant: v})
+			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, start: start, variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +138,7 @@ func TestPenaltyScale(t *testing.T) {
 				cost[n] = append(cost[n], r.Results[n].MeanCost)
 			}
 			st := time.Now()
-			o, boxed := boxedLagrange(lsteps, lbox)
+			o, boxed := boxedLagrange(lsteps, lbox, lcheck)
 			p0, err := HindsightLagrangianOfRecords(ctx, counted, s.SlotCosts, o)
 			if err != nil {
 				t.Fatal(err)
@@ -135,7 +154,7 @@ func TestPenaltyScale(t *testing.T) {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				st = time.Now()
-				o, boxed := boxedLagrange(lsteps, lbox)
+				o, boxed := boxedLagrange(lsteps, lbox, lcheck)
 				f.pen.Lagrange = o
 				p1, res, err := f.pen.boundLagrangian(ctx, r.Records)
 				if err != nil {
@@ -183,24 +202,38 @@ func TestPenaltyScale(t *testing.T) {
 // boxedLagrange is the Lagrangian's options of steps steps and, with box >
 // 0, a reader of the best bound it had reached within box of its start
 // (per job of n jobs, as ", within 20s 157.3 at step 231", or ", no step
-// within 20s"; "" without a box). The start counts from the call.
-func boxedLagrange(steps int, box time.Duration) (LagrangeOptions, func(n float64) string) {
+// within 20s"; "" without a box and check). The start counts from the
+// call. With check > 0 the reader also gives the best bound at step check
+// (", at step 300 160.5").
+func boxedLagrange(steps int, box time.Duration, check int) (LagrangeOptions, func(n float64) string) {
 	o := LagrangeOptions{Iterations: steps}
-	if box <= 0 {
+	if box <= 0 && check <= 0 {
 		return o, func(float64) string { return "" }
 	}
 	start := time.Now()
 	best, at := math.Inf(-1), 0
+	checked := math.Inf(-1)
 	o.Progress = func(step int, b float64) {
-		if time.Since(start) <= box {
+		if box > 0 && time.Since(start) <= box {
 			best, at = b, step
+		}
+		if step <= check {
+			checked = b
 		}
 	}
 	return o, func(n float64) string {
-		if at == 0 {
-			return fmt.Sprintf(", no step within %v", box)
+		out := ""
+		if check > 0 {
+			out = fmt.Sprintf(", at step %d %.3f", check, checked/n)
 		}
-		return fmt.Sprintf(", within %v %.3f at step %d", box, best/n, at)
+		switch {
+		case box <= 0:
+		case at == 0:
+			out += fmt.Sprintf(", no step within %v", box)
+		default:
+			out += fmt.Sprintf(", within %v %.3f at step %d", box, best/n, at)
+		}
+		return out
 	}
 }
 
@@ -216,22 +249,25 @@ var penaltyVariants = map[string]penaltyVariant{
 	"step-0.3":         {stepScale: 3},
 	"step-0.03":        {stepScale: 0.3},
 	"step-1":           {stepScale: 10},
+	"step-0.2":         {stepScale: 2},
 	"tied":             {tied: true},
 	"fit-grid-4":       {fitPerDoubling: 4},
 	"fit-grid-8":       {fitPerDoubling: 8},
 	"tied-step-0.3":    {tied: true, stepScale: 3},
 	// The exact fit's (fitExact).
-	"coarse-exact":   {exactFit: true, exactAfter: 1.0 / 3},
-	"exact-step-3":   {exactFit: true, stepScale: 3},
-	"exact-step-0.5": {exactFit: true, stepScale: 0.5},
-	"exact-x2":       {exactFit: true, moreSteps: 2},
-	"exact-x4":       {exactFit: true, moreSteps: 4},
-	"exact-long":     {exactFit: true, longerRuns: 2},
-	"exact-x2-long":  {exactFit: true, moreSteps: 2, longerRuns: 2},
-	"exact-x2-tied":  {exactFit: true, moreSteps: 2, tied: true},
-	"exact-warm":     {exactFit: true, warmup: 1500},
-	"warm":           {warmup: 1500},
-	"x3":             {moreSteps: 3},
+	"coarse-exact":     {exactFit: true, exactAfter: 1.0 / 3},
+	"exact-step-3":     {exactFit: true, stepScale: 3},
+	"exact-step-0.5":   {exactFit: true, stepScale: 0.5},
+	"exact-x2":         {exactFit: true, moreSteps: 2},
+	"exact-x4":         {exactFit: true, moreSteps: 4},
+	"exact-long":       {exactFit: true, longerRuns: 2},
+	"exact-x2-long":    {exactFit: true, moreSteps: 2, longerRuns: 2},
+	"exact-x2-tied":    {exactFit: true, moreSteps: 2, tied: true},
+	"exact-warm":       {exactFit: true, warmup: 1500},
+	"warm":             {warmup: 1500},
+	"x2":               {moreSteps: 2},
+	"avg-last-quarter": {averageFrom: 0.75},
+	"x3":               {moreSteps: 3},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

@@ -93,10 +93,11 @@ func beyondFit(env *Env, k int, rho float64) mdp.PenaltyFit {
 // of 50,000 jobs on average (2 cores at load 3-5), and the bound it
 // printed, 163.5, is the unboxed 300 steps' value on the same
 // replications: the 90 s limit is a guard, about 1.6 times that time,
-// and the table's last column gives the steps taken (fewer than 300:
+// and the last column of the table this section writes gives the steps
+// taken (fewer than 300:
 // the guard stopped it). The steps have converged by 300: with the
 // 600-step fit's θ (beyondFit), 600 steps lifted the three replications by
-// 0.08, 0.05 and 0.06 per job (168.37 → 168.44, 164.99 → 165.04,
+// 0.07, 0.05 and 0.06 per job (168.37 → 168.44, 164.99 → 165.04,
 // 159.82 → 159.88); what is left is the penalty's.
 func beyondPenaltyLagrange(env *Env) mdp.LagrangeOptions {
 	return mdp.LagrangeOptions{Iterations: Pick(env, 30, 300), TimeLimit: Pick(env, 2*time.Second, 90*time.Second)}

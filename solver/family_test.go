@@ -61,6 +61,9 @@ func TestValueUnit(t *testing.T) {
 		// a value of 2⁵³ units or more has no exact unit
 		{[]float64{0.5}, [][]int64{{1 << 40}, {1}}, 0.5},
 		{[]float64{1e6}, [][]int64{{1 << 40}, {1}}, 0},
+		// a tiny weight is no zero: its part of every value counts
+		{[]float64{1, 1.9e-15}, [][]int64{{2, 80724868897}, {1, 375961896818}}, 0},
+		{[]float64{1, 1e-300}, [][]int64{{2, 1}, {1, 3}}, 0},
 	} {
 		num, den := valueUnit(tc.w, tc.dem)
 		got := 0.0

@@ -163,7 +163,7 @@ func valueUnit(w []float64, dem [][]int64) (num, den float64) {
 	}
 	whole := make([]float64, len(w)) // W_p = w_p·D, integers
 	for p, wp := range w {
-		if whole[p] = math.Round(wp * float64(d)); whole[p] >= 1<<53 {
+		if whole[p] = math.Round(wp * float64(d)); whole[p] < 1 || whole[p] >= 1<<53 {
 			return 0, 0
 		}
 	}
@@ -232,7 +232,10 @@ func rationalDenominator(v float64) uint64 {
 		if k1 > maxDecimalDenominator {
 			return 0
 		}
-		if math.Abs(v*k1-h1) <= unitTolerance*math.Max(1, h1) {
+		// h1 ≥ 1: a positive v is never 0/k (a weight of 10⁻¹⁵ was taken
+		// for 0/1 by the absolute test max(1, h1) made of it, and its
+		// part of every value rounded away)
+		if h1 >= 1 && math.Abs(v*k1-h1) <= unitTolerance*h1 {
 			return uint64(k1)
 		}
 		f := x - a
@@ -293,7 +296,8 @@ func boundSlack(q float64) float64 {
 // incumbent to count as an improvement when values have no common unit
 // (irrational weights; values beyond 2⁵³) or one finer than the bounds'
 // precision (beyond exactUnits): floatTolerance, about the bounds' own
-// float64 error. It was 10⁻⁹, which near 10¹¹ ignored
+// float64 error (relative to max(1, |inc|): 10⁻¹² absolute below a value
+// of 1). It was 10⁻⁹, which near 10¹¹ ignored
 // improvements of a hundred and claimed optima they beat.
 const improveTolerance = floatTolerance
 
@@ -366,7 +370,8 @@ func (m *model) snap(v float64) float64 {
 // could ever prove it, and the search, pruning nothing within a unit of
 // the incumbent, would not end. There, as without a unit, an improvement
 // must exceed improveTolerance relative: "optimal" then means within
-// 10⁻¹² of the optimum, the precision of float64 bounds.
+// 10⁻¹² of the optimum (relative; absolute below 1), the precision of
+// float64 bounds.
 func (m *model) canImprove(b, inc float64) bool {
 	if m.unit > 0 {
 		if math.Abs(b) < fastPruneUnits*m.unit {

@@ -208,9 +208,9 @@ const (
 	// simple fraction (1/3): an irrational weight has convergents of every
 	// size, so a larger denominator would fit π as well as 0.1
 	maxDecimalDenominator = 1_000_000
-	// a weight w is taken for h/q where |w·q − h| ≤ unitTolerance·max(1,
-	// h): the float64 rounding of a decimal weight and of its product is a
-	// few 2⁻⁵³ relative
+	// a weight w is taken for h/q (h ≥ 1) where |w·q − h| ≤
+	// unitTolerance·h: the float64 rounding of a decimal weight and of its
+	// product is a few 2⁻⁵³ relative
 	unitTolerance = 2e-15
 )
 
@@ -276,9 +276,10 @@ const boundTolerance = 1e-7
 // the branch and price's branch terms, which can be larger, stay far under
 // a tenth of a unit at the sizes where a proof can close. Below 10⁶ units
 // the slack is boundTolerance's, as before (canImprove's shortcuts rely
-// on its being under a tenth of a unit there). Beyond about 9·10¹¹ units
-// it reaches a whole unit: proofs then stop closing (optimal false, with
-// a valid bound), which float64 arithmetic cannot do better.
+// on its being under a tenth of a unit there). At exactUnits (4·10¹¹
+// units) it reaches half a unit, where float64 bounds can no longer tell
+// a unit apart: beyond it floorBound leaves bounds unrounded and
+// canImprove compares within floatTolerance relative.
 const (
 	largeSlackUnits = 0.1
 	floatTolerance  = 1e-12

@@ -211,9 +211,10 @@ func permuteRows(rows [][]int, order []int) [][]int {
 //
 // 1. Incumbent: the best of FFD-DP (which ends the solve when it places
 // the whole supply), per-node in input order and per-node in search order
-// (largest nodes first; each node's search capped, quickFill), plus the rounding of the LP and the reduced-cost
-// DP's shortest path, improved by large neighbourhood search (lns) unless
-// the bounds already prove it optimal.
+// (largest nodes first; each node's search capped, quickFill), plus the
+// rounding of the LP and the reduced-cost DP's shortest path, improved by
+// large neighbourhood search (lns) unless the bounds already prove it
+// optimal.
 // 2. Bounds: Lagrangian bounds (see lagBound) for π = 0 (sum of single-node
 // knapsack DPs), π = v (total value of the supply) and, unless
 // Options.NoLP or those two (or, on one node, its completed fill) already
@@ -479,9 +480,10 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 			target = math.Max(s.bestVal, m.wholeBound(root-dpStep(m, root-s.bestVal)))
 		}
 		if target >= root {
-			// the rounding slack has reached a unit (values beyond about
-			// 9·10¹¹ units, boundSlack): a step below the bound rounds
-			// back up to it, and the passes of steps would never end
+			// a guard: a step below the bound that rounded back up to it
+			// (a rounding slack of a unit; boundSlack keeps it under half
+			// a unit up to exactUnits and rounds nothing beyond) could
+			// never lower it, and the passes of steps would not end
 			return false
 		}
 		track.setPhase("cost-dp")

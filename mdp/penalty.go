@@ -1350,12 +1350,12 @@ type PenaltyFit struct {
 
 // penaltyVariant is a change of FitPenalty's features or of its fit, for
 // comparisons (make penalty-scale's OPTD_PENALTY_VARIANTS, make
-// penalty-analog). None is FitPenalty's default: on the Fig. 9 setting at
-// ρ = 0.9 (K = 100) twice the steps (moreSteps) lift the bound for twice
-// the fit's time, and warmed-up training runs (warmup) by +0.67 per job at
-// the same time but within their CI (±1.96), measured on the report's own
-// replications and not yet on fresh ones; see the fields. The big-others terms and the
-// finer grid together, θ fitted in 300 steps, 8 replications of 9000 jobs:
+// penalty-analog). None is FitPenalty's default: on the Fig. 9 setting
+// at ρ = 0.9 (K = 100) twice the steps (moreSteps) lift the bound for
+// twice the fit's time, and warmed-up training runs (warmup) by +0.67 per
+// job at the same time but within their CI (±1.96), measured on the
+// report's own replications and not yet on fresh ones; see the fields.
+// The big-others terms and the finer grid together, θ fitted in 300 steps, 8 replications of 9000 jobs:
 // 160.17 ± 11.40 per job against 160.52 ± 12.79 without (paired −0.34 ±
 // 1.93); with 150 steps each alone lowered it (big-others −5.2 and −7.7
 // per job, the finer grid −3.1 and −5.1 on two replications). The fit's

@@ -163,7 +163,7 @@ func valueUnit(w []float64, dem [][]int64) (num, den float64) {
 	}
 	whole := make([]float64, len(w)) // W_p = w_p·D, integers
 	for p, wp := range w {
-		if whole[p] = math.Round(wp * float64(d)); whole[p] < 1 || whole[p] >= 1<<53 {
+		if whole[p] = math.Round(wp * float64(d)); whole[p] >= 1<<53 {
 			return 0, 0
 		}
 	}
@@ -308,14 +308,19 @@ const improveTolerance = floatTolerance
 // or more would only raise it (canImprove compares there as without a
 // unit).
 func (m *model) floorBound(b float64) float64 {
-	if m.unit <= 0 || math.IsInf(b, 0) {
+	if !m.roundsToUnit(b) || math.IsInf(b, 0) {
 		return b
 	}
 	q := b * m.unitDen / m.unitNum
-	if math.Abs(q) >= exactUnits {
-		return b
-	}
 	return math.Floor(q+boundSlack(q)) * m.unitNum / m.unitDen
+}
+
+// roundsToUnit reports whether a bound b is compared in value units
+// (floorBound rounds it, canImprove and canImproveWhole compare to half a
+// unit): there is a unit and |b| is under exactUnits units (or infinite,
+// which every comparison decides alike).
+func (m *model) roundsToUnit(b float64) bool {
+	return m.unit > 0 && (math.Abs(b) < exactUnits*m.unit || math.IsInf(b, 0))
 }
 
 // absAtLeast1 is max(1, |x|) (math.Max is an assembly call, and the
@@ -342,7 +347,7 @@ func (m *model) wholeBound(b float64) float64 {
 // canImproveWhole is canImprove for a bound b on the value of a whole
 // assignment: it also rules out the values off the value lattice.
 func (m *model) canImproveWhole(b, inc float64) bool {
-	if m.unit > 0 && math.Abs(b) < exactUnits*m.unit {
+	if m.roundsToUnit(b) {
 		return m.wholeBound(b) > inc+0.5*m.unit
 	}
 	return m.canImprove(b, inc)
@@ -374,7 +379,7 @@ func (m *model) snap(v float64) float64 {
 // 10⁻¹² of the optimum (relative; absolute below 1), the precision of
 // float64 bounds.
 func (m *model) canImprove(b, inc float64) bool {
-	if m.unit > 0 {
+	if m.roundsToUnit(b) {
 		if math.Abs(b) < fastPruneUnits*m.unit {
 			if d := b - inc; d <= 0 {
 				return false
@@ -382,9 +387,7 @@ func (m *model) canImprove(b, inc float64) bool {
 				return true
 			}
 		}
-		if math.Abs(b) < exactUnits*m.unit || math.IsInf(b, 0) {
-			return m.floorBound(b) > inc+0.5*m.unit
-		}
+		return m.floorBound(b) > inc+0.5*m.unit
 	}
 	if math.IsInf(inc, -1) { // no incumbent yet (the tolerance would be NaN)
 		return b > inc

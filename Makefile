@@ -124,7 +124,8 @@ penalty-analog:
 # also prints each Lagrangian's bound within its first 20 s (the report's pathwise bounds' box),
 # OPTD_PENALTY_LCHECK=300 its bound at step 300 (what more _LSTEPS add);
 # OPTD_PENALTY_WARM_FROM=<scenario> starts the fits from θ fitted on that
-# scenario (_WARM_STEPS steps, e.g. the next lower load). With 8 or more
+# scenario (_WARM_STEPS steps, e.g. the next lower load:
+# search/testdata/fig9-rho0.8.json before fig9-rho0.9.json). With 8 or more
 # replications of a workload scenario it also prints the means controlled
 # by the queue's martingale (narrower intervals, the same expectations).
 # OPTD_PENALTY_VARIANTS=penalized,big-others-finer fits optional features

@@ -58,6 +58,10 @@ func TestValueUnit(t *testing.T) {
 		// 1/329; the weights say 0.1 and 0.0001
 		{[]float64{0.1, 2, 0.5}, [][]int64{{43474973759, 3, 6}, {41149557193, 3, 2}}, 0.1},
 		{[]float64{0.1, 0.0001}, [][]int64{{40000000001, 3}, {40000000001, 0}, {30000000001, 0}}, 0.0001},
+		// a decimal weight of 4096 or more is a binary fraction too
+		// (4096.1 a multiple of 2⁻⁴⁰): its decimal denominator is smaller
+		{[]float64{4096.1, 0.1}, [][]int64{{1, 3}, {2, 0}, {0, 1}}, 0.1},
+		{[]float64{4096.5, 0.1}, [][]int64{{2, 5}, {1, 1}}, 0.1},
 		// a value of 2⁵³ units or more has no exact unit
 		{[]float64{0.5}, [][]int64{{1 << 40}, {1}}, 0.5},
 		{[]float64{1e6}, [][]int64{{1 << 40}, {1}}, 0},

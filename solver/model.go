@@ -187,16 +187,25 @@ func valueUnit(w []float64, dem [][]int64) (num, den float64) {
 }
 
 // weightDenominator returns the smallest D such that w·D is an integer:
-// a power of two up to 2⁴⁰ where w is a binary fraction (1/1024), else the
-// denominator (≤ 10⁶) of the decimal or simple fraction w approximates
-// within float64 rounding (0.1, 0.000125, 1/3), else 0.
+// the smaller of a power of two up to 2⁴⁰ where w is a binary fraction
+// (1/1024) and the denominator (≤ 10⁶) of the decimal or simple fraction w
+// approximates within float64 rounding (0.1, 0.000125, 1/3), else 0. Both
+// are tried because a decimal weight of 4096 or more is also a binary
+// fraction: the float64 4096.1 is an exact multiple of 2⁻⁴⁰, and taken for
+// one its denominator beside a weight of 0.1 (10·2⁴⁰) exceeded
+// maxUnitDenominator, leaving the instance without a unit, where 4096.1 =
+// 40961/10 gives the unit 0.1.
 func weightDenominator(w float64) uint64 {
+	decimal := rationalDenominator(w)
 	for e := 0; e <= 40; e++ {
 		if s := math.Ldexp(w, e); s == math.Trunc(s) {
+			if decimal != 0 && decimal < 1<<e {
+				return decimal
+			}
 			return 1 << e
 		}
 	}
-	return rationalDenominator(w)
+	return decimal
 }
 
 // Limits of the value unit (valueUnit).

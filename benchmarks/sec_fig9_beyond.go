@@ -89,10 +89,10 @@ func beyondFit(env *Env, k int, rho float64) mdp.PenaltyFit {
 // box. With that box the report's penalized bound at K = 100, ρ = 0.9 was
 // 157.8 per job on a loaded machine, where the same fit's 300 steps
 // reach 160.53 on the same replications (the box had stopped it early).
-// In the report's run at ρ = 0.9 the 300 steps took 55 s per replication
-// of 50,000 jobs on average (2 cores at load 3-5), and the bound it
-// printed, 163.5, is the unboxed 300 steps' value on the same
-// replications: the 90 s limit is a guard, about 1.6 times that time,
+// In the report's runs at ρ = 0.9 the 300 steps took 27-55 s per
+// replication of 50,000 jobs on average (2 cores at load 2-5), and the
+// bound printed, 163.5, is the unboxed 300 steps' value on the same
+// replications: the 90 s limit is a guard, about 1.6 times the slowest,
 // and the last column of the table this section writes gives the steps
 // taken (fewer than 300:
 // the guard stopped it). The steps have converged by 300: with the

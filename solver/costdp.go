@@ -129,6 +129,9 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	if b == nil || b.tab == nil || b.pi == nil {
 		return 0, nil, visits, false
 	}
+	// the work clock gets the DP's operations before each look at ctx, so
+	// that a budget they spend stops it at the same point in every run
+	clk := workClockOf(ctx)
 	L := lagValue(b, nodes, m.supply)
 	eps := boundTolerance * math.Max(1, math.Abs(L))
 	budget := L - inc + eps
@@ -177,8 +180,10 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			if visits++; maxVisits > 0 && visits > maxVisits {
 				return false
 			}
-			if visits&1023 == 0 && ctx.Err() != nil {
-				return false
+			if visits&1023 == 0 {
+				if clk.add(workDP, 1024); ctx.Err() != nil {
+					return false
+				}
 			}
 			dec := f.pack(a)
 			loss := math.Max(0, top-val)
@@ -264,6 +269,9 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				h[r] = best
 			}
 			future[j][q] = h
+			if j < len(nodes) {
+				clk.add(workDP, int64(len(h))*int64(len(byCount[q])))
+			}
 		}
 	}
 	// pairs of tracked types get the same bound over both remaining
@@ -321,6 +329,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			}
 			ca, cb := counts[pr.a], counts[pr.b]
 			na, nb := slices.Max(ca)+1, slices.Max(cb)+1
+			clk.add(workDP, int64(na*nb+len(pats[j])))
 			dense = slices.Grow(dense[:0], na*nb)[:na*nb]
 			for e := range dense {
 				dense[e] = math.Inf(1)
@@ -371,9 +380,15 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
 			na := m.supply[f.types[pr.a]] + 1
 			h := make([]float64, na*pr.nb)
+			row := int64(pr.nb) // operations per row of the table
+			if j < len(nodes) {
+				row *= int64(1 + len(byPair[group[j]][k]))
+			}
 			for ra := 0; ra < na; ra++ {
-				if ra&63 == 63 && ctx.Err() != nil {
-					return 0, nil, visits, false // one pair's table may be millions of operations
+				if ra&63 == 63 {
+					if clk.add(workDP, 64*row); ctx.Err() != nil {
+						return 0, nil, visits, false // one pair's table may be millions of operations
+					}
 				}
 				for rb := 0; rb < pr.nb; rb++ {
 					at := ra*pr.nb + rb
@@ -440,7 +455,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		work := 0 // transitions since the last look at ctx
 		for s, st := range curKeys {
 			if work += len(pats[j]); work >= 1<<14 {
-				if ctx.Err() != nil {
+				if clk.add(workDP, int64(work)); ctx.Err() != nil {
 					return 0, nil, visits, false
 				}
 				work = 0

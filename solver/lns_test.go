@@ -104,7 +104,8 @@ func TestLNSRepairsPerNode(t *testing.T) {
 // whole supply, and goes on from it.
 func TestLNSPausesAndGoesOn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 11))
-	clk := newWorkClock(time.Time{})
+	clk := newWorkClock(0)
+	ctx := withWorkClock(context.Background(), clk)
 	defer clk.stop()
 	pauses := 0
 	for c := 0; c < 100; c++ {
@@ -119,7 +120,7 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 			}
 			v0 := l.val
 			l.pauseAt = v0 + objTol
-			l.run(context.Background(), opt)
+			l.run(ctx, opt)
 			if l.val < v0-objTol || l.val > opt+objTol {
 				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
 			}
@@ -162,7 +163,7 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 	}
 }
 
-// TestLNSIdlePause: with a work clock that advances at every reading, a
+// TestLNSIdlePause: with a work clock (which its sub-searches advance), a
 // search that has improved and then worked longer without improving than
 // the whole solve had until that improvement pauses, idle, keeping its
 // value; run again it goes on (its neighbourhood size and stall count
@@ -174,8 +175,8 @@ func TestLNSIdlePause(t *testing.T) {
 		in := smallInstance(rng)
 		opt := exhaustive(in)
 		l, _, _ := ffdLNS(in, uint64(c))
-		work := time.Duration(0)
-		l.clk = &workClock{read: func() time.Duration { work += time.Millisecond; return work }}
+		l.clk = newWorkClock(0)
+		ctx := withWorkClock(context.Background(), l.clk)
 		for run := 0; ; run++ {
 			if run == 1000 {
 				t.Fatalf("case %d: still pausing after %d runs", c, run)
@@ -184,7 +185,7 @@ func TestLNSIdlePause(t *testing.T) {
 			// A target above the optimum: the search runs to its stall
 			// limit, where idleness is judged, instead of stopping at the
 			// optimum.
-			l.run(context.Background(), opt+1e9)
+			l.run(ctx, opt+1e9)
 			if l.val < v0-objTol || l.val > opt+objTol {
 				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
 			}

@@ -230,8 +230,16 @@ func permuteRows(rows [][]int, order []int) [][]int {
 func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, track *tracker) ([][]int, float64, Stats) {
 	var stats Stats
 	deadline, _ := ctx.Deadline()
-	clk := newWorkClock(deadline) // the phases' budgets are spent on CPU time
+	// the budgets are shares of the time limit's worth of work, a
+	// deterministic count; only a caller's own deadline without a time
+	// limit (the context's) is read from the wall clock
+	limit := opts.TimeLimit - timeLimitSlack(opts.TimeLimit)
+	if opts.TimeLimit <= 0 && !deadline.IsZero() {
+		limit = max(time.Until(deadline), time.Nanosecond)
+	}
+	clk := newWorkClock(limit) // the phases' budgets are spent on counted work
 	defer clk.stop()
+	ctx = withWorkClock(ctx, clk)
 	order, sorted, same := sortNodes(m, caps)
 	track.setPhase("heuristics")
 	bestX := ffdAssign(m, caps, m.supply)
@@ -266,6 +274,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		}
 	}
 	base := baseTables(m, sorted, m.supply)
+	addTableWork(ctx, base)
 	// the per-node fill in search order, then in input order unless the
 	// first was costly (see fillSecondNodes) or stopped a node's search at
 	// fillNodeCap; on a tie the input order's stays the incumbent, as when

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +29,8 @@ import (
 // checks the two against each other (CBC's objective within optd's bound,
 // equal proven optima) and prints where optd's incumbent is below CBC's
 // (the target: never, wherever a solver stops at its limit);
-// OPTD_SUITE_TRACE=1
+// OPTD_SUITE_WORK=1 prints each solve's counts of the work clock (the
+// calibration of workCost); OPTD_SUITE_TRACE=1
 // prints the phases (with their start times) of every solve that answers
 // after its time limit. It checks every
 // result (feasible, bound at or above the objective, an optimum closes the
@@ -84,6 +86,18 @@ func TestExactOnWholeSuite(t *testing.T) {
 	varySeed := os.Getenv("OPTD_SUITE_VARY_SEED") != ""
 	trace := os.Getenv("OPTD_SUITE_TRACE") != "" // print the phases of the solves that answer late
 	withCBC := os.Getenv("OPTD_SUITE_CBC") != ""
+	var (
+		workMu sync.Mutex
+		work   string // OPTD_SUITE_WORK=1: each solve's counts of the work clock (calibration of workCost)
+	)
+	if os.Getenv("OPTD_SUITE_WORK") != "" {
+		workDone = func(counts [numWorkKinds]int64, done time.Duration) {
+			workMu.Lock()
+			defer workMu.Unlock()
+			work = fmt.Sprintf(" work %v counts %v", done, counts)
+		}
+		defer func() { workDone = nil }()
+	}
 	cbcDir := t.TempDir()
 	cbcProven, cbcBetter := 0, 0
 	var all []float64
@@ -114,6 +128,9 @@ func TestExactOnWholeSuite(t *testing.T) {
 						}
 					}
 				}
+				workMu.Lock()
+				work = "" // a solve stopped at its limit reports its work later, if at all
+				workMu.Unlock()
 				r, err := Exact(context.Background(), in, opts)
 				cpu := cpuTime() - cpu0
 				if err != nil {
@@ -138,8 +155,10 @@ func TestExactOnWholeSuite(t *testing.T) {
 						}
 					}
 				}
-				fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q%s\n",
-					f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped, runLabel(runs, run, opts.Seed))
+				workMu.Lock()
+				fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q%s%s\n",
+					f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped, runLabel(runs, run, opts.Seed), work)
+				workMu.Unlock()
 				if withCBC {
 					name := fmt.Sprintf("%s-%d", f.Name, seed)
 					cb, err := runCBC(context.Background(), cbcDir, name, in, limit)

@@ -23,8 +23,8 @@ import (
 // instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"), each solved
 // OPTD_SUITE_RUNS times (default 1; with OPTD_SUITE_VARY_SEED=1 run r
 // uses Options.Seed r, the streams of the LNS and the dives, else every
-// run the same seed: the path still differs where a phase's CPU-time share
-// ends at another point), with how many of its runs proved it; OPTD_SUITE_CBC=1 runs
+// run the same seed, and the same path unless the time limit binds: the
+// budgets count operations, see workClock), with how many of its runs proved it; OPTD_SUITE_CBC=1 runs
 // `cbc -threads 1` with the same limit on each instance after optd and
 // checks the two against each other (CBC's objective within optd's bound,
 // equal proven optima) and prints where optd's incumbent is below CBC's

@@ -124,6 +124,10 @@ const (
 	costDPRetryTime   = 20 * time.Millisecond
 )
 
+// enumCheckSteps is how many steps enumeratePatterns takes between two
+// looks at the work clock and ctx.
+const enumCheckSteps = 1024
+
 // costDPTracked is costDPBound with the types of extra tracked too.
 func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64, extra []int, maxVisits int) (ub float64, path [][]int, visits int, ok bool) {
 	if b == nil || b.tab == nil || b.pi == nil {
@@ -176,14 +180,12 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		at := map[pstate]int{}
 		top := b.rootTerm(c)
 		mx = make([]int, len(f.types))
-		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, func(a []int, val float64) bool {
+		// every enumeration step is work (the best completions are most of
+		// it where few types are tracked, and the patterns visited few)
+		going := func() bool { clk.add(workDP, enumCheckSteps); return ctx.Err() == nil }
+		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, going, func(a []int, val float64) bool {
 			if visits++; maxVisits > 0 && visits > maxVisits {
 				return false
-			}
-			if visits&1023 == 0 {
-				if clk.add(workDP, 1024); ctx.Err() != nil {
-					return false
-				}
 			}
 			dec := f.pack(a)
 			loss := math.Max(0, top-val)
@@ -736,8 +738,20 @@ func (t *stateTable) collect(keys []pstate, loss []float64, withBack bool) ([]ps
 // the suite: where few types are tracked (large, yarn: 5-9 distinct
 // projections), the full enumeration visited 0.3-1.2 million patterns
 // per node class and the DP's first step ran out of its time share.
-func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, tail int, visit func(a []int, val float64) bool) bool {
+//
+// going, unless nil, is called every enumCheckSteps steps (calls of the
+// recursion, completions included); the enumeration stops, returning
+// false, when it returns false.
+func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, tail int, going func() bool, visit func(a []int, val float64) bool) bool {
 	n := len(m.dem)
+	steps, stopped := 0, false
+	step := func() bool { // false: stop
+		if steps++; steps == enumCheckSteps {
+			steps = 0
+			stopped = stopped || (going != nil && !going())
+		}
+		return !stopped
+	}
 	a := make([]int, n)
 	best := make([]int, n)
 	r := slices.Clone(c)
@@ -747,6 +761,9 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 	var bestVal float64
 	var complete func(i int, val float64)
 	complete = func(i int, val float64) {
+		if !step() {
+			return
+		}
 		if i == n {
 			if val > bestVal {
 				bestVal = val
@@ -778,12 +795,18 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 	}
 	var rec func(i int, val float64) bool
 	rec = func(i int, val float64) bool {
+		if !step() {
+			return false
+		}
 		if val+tab.value(i, r) < minVal-eps {
 			return true
 		}
 		if i == tail && tail < n {
 			bestVal = math.Inf(-1)
 			complete(i, 0)
+			if stopped {
+				return false
+			}
 			if math.IsInf(bestVal, -1) || val+bestVal < minVal-eps {
 				return true
 			}

@@ -454,14 +454,17 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			return 0, nil, visits, false
 		}
 		next.reset()
-		work := 0 // transitions since the last look at ctx
+		// operations since the last look at ctx: a transition, and the
+		// bounds exceeds reads (one per pair and per tracked type)
+		work, bounded := 0, 1+len(pairs)+len(f.types)
 		for s, st := range curKeys {
-			if work += len(pats[j]); work >= 1<<14 {
+			if work >= 1<<14 {
 				if clk.add(workDP, int64(work)); ctx.Err() != nil {
 					return 0, nil, visits, false
 				}
 				work = 0
 			}
+			work += len(pats[j])
 			loss := curLoss[s]
 			for k, p := range pats[j] {
 				l := loss + p.loss
@@ -472,7 +475,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				if !nst.covers(f.guards) {
 					continue // over a supply
 				}
-				if exceeds(nst, j+1, budget-l) {
+				if work += bounded; exceeds(nst, j+1, budget-l) {
 					continue
 				}
 				if !next.relax(nst, l, uint64(s)<<32|uint64(k)) {
@@ -480,6 +483,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				}
 			}
 		}
+		clk.add(workDP, int64(work))
 		if trace != nil && traced+len(next.used) > costDPMaxTrace {
 			trace = nil
 		}

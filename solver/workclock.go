@@ -78,24 +78,25 @@ const (
 // measured on (2 cores, amd64): every solve's counts and CPU time were
 // recorded (OPTD_SUITE_WORK=1 with make ita-suite, seeds 0-9, 10 s limit)
 // and the costs fitted by least squares of the relative error with
-// non-negative coefficients, CPU ≈ Σ_k cost_k·count_k, over the 41 solves
-// of more than 20 ms that the time limit did not stop (fitted 89, 10, 60,
-// 15, 25; rounded). Checked on a second run with these costs, counted work
-// over CPU time, median over a family's solves of more than 20 ms:
-// hetero-3r 1.20, yarn 1.18, large 0.83, many-resources 1.06, huge-small
-// 0.99 (0.56-1.93 for single instances); 0.2-0.4 on live-cluster and
-// tiny-types, whose solves of tens of milliseconds are mostly set-up the
-// clock does not count (validation, sorting, the greedy) and end before
-// a budget matters. The costs convert counts into the durations the
-// budgets are written in; the path depends on their being fixed, not
-// exact: on a machine twice as fast a 10 s limit still buys the same
-// work, proven in about half the wall clock.
+// non-negative coefficients, CPU ≈ Σ_k cost_k·count_k, over the 42 solves
+// of more than 20 ms that the time limit did not stop (fitted 116, 8.0,
+// 63, 10, 8.2; rounded). Checked on a second run with these costs,
+// counted work over CPU time, median over a family's solves of more than
+// 20 ms: hetero-3r 0.99, yarn 1.08, large 0.95, many-resources 1.18,
+// huge-small 1.00 (0.71-1.57 for single instances; yarn-7, stopped at
+// 10 s, 1.10); 0.4-0.5 on live-cluster and tiny-types, whose solves of
+// tens of milliseconds are mostly set-up the clock does not count
+// (validation, sorting, the greedy) and end before a budget matters. The
+// costs convert counts into the durations the budgets are written in;
+// the path depends on their being fixed, not exact: on a machine twice as
+// fast a 10 s limit buys the same work, proven in about half the wall
+// clock.
 var workCost = [numWorkKinds]float64{
-	workNode:   90,
-	workLookup: 10,
+	workNode:   115,
+	workLookup: 8,
 	workLP:     60,
-	workCell:   15,
-	workDP:     25,
+	workCell:   10,
+	workDP:     8,
 }
 
 // workDone, where tests set it, receives each solve's counts and work at

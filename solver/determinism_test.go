@@ -21,7 +21,8 @@ import (
 // robustness suite that go through the phases the clock budgets (LNS, DP
 // steps, dives, branch and price, integer master) and small random ones,
 // with no time limit (the budgets' caps) and with a long one (shares of
-// its work). A solve the time limit stopped (a machine slower than any
+// its work); in -short mode and under the race detector one suite
+// instance. A solve the time limit stopped (a machine slower than any
 // seen) is not compared: that is where the path may differ.
 func TestSameSeedSamePathUnderLoad(t *testing.T) {
 	type job struct {
@@ -30,7 +31,7 @@ func TestSameSeedSamePathUnderLoad(t *testing.T) {
 	}
 	var jobs []job
 	suite := map[string]bool{"hetero-3r-2": true, "many-resources-1": true, "yarn-0": true, "huge-small-1": true}
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		suite = map[string]bool{"hetero-3r-2": true}
 	}
 	for _, f := range Families() {

@@ -180,9 +180,10 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		at := map[pstate]int{}
 		top := b.rootTerm(c)
 		mx = make([]int, len(f.types))
-		// every enumeration step is work (the best completions are most of
-		// it where few types are tracked, and the patterns visited few)
-		going := func() bool { clk.add(workDP, enumCheckSteps); return ctx.Err() == nil }
+		// every enumeration step is work, a read of each view of the
+		// tables (the best completions are most of it where few types are
+		// tracked, and the patterns visited few)
+		going := func() bool { clk.add(workDP, enumCheckSteps*int64(len(b.tab.views))); return ctx.Err() == nil }
 		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, going, func(a []int, val float64) bool {
 			if visits++; maxVisits > 0 && visits > maxVisits {
 				return false
@@ -419,14 +420,16 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	// nodes j.. with remaining supply st exceeds allow: the one- and
 	// two-type bounds, or the sum of the slack costs of what the nodes
 	// left cannot hold at all.
+	reads := 0 // the bounds exceeds has read (work for the clock)
 	exceeds := func(st pstate, j int, allow float64) bool {
 		for k, pr := range pairs {
-			if future2[j][k][f.get(st, pr.a)*pr.nb+f.get(st, pr.b)] > allow {
+			if reads++; future2[j][k][f.get(st, pr.a)*pr.nb+f.get(st, pr.b)] > allow {
 				return true
 			}
 		}
 		sum := 0.0
 		for q, i := range f.types {
+			reads++
 			rem := f.get(st, q)
 			if future[j][q][rem] > allow {
 				return true
@@ -454,15 +457,15 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			return 0, nil, visits, false
 		}
 		next.reset()
-		// operations since the last look at ctx: a transition, and the
-		// bounds exceeds reads (one per pair and per tracked type)
-		work, bounded := 0, 1+len(pairs)+len(f.types)
+		// operations since the last look at ctx: the transitions, and the
+		// bounds exceeds read
+		work := 0
 		for s, st := range curKeys {
-			if work >= 1<<14 {
-				if clk.add(workDP, int64(work)); ctx.Err() != nil {
+			if work+reads >= 1<<14 {
+				if clk.add(workDP, int64(work+reads)); ctx.Err() != nil {
 					return 0, nil, visits, false
 				}
-				work = 0
+				work, reads = 0, 0
 			}
 			work += len(pats[j])
 			loss := curLoss[s]
@@ -475,7 +478,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				if !nst.covers(f.guards) {
 					continue // over a supply
 				}
-				if work += bounded; exceeds(nst, j+1, budget-l) {
+				if exceeds(nst, j+1, budget-l) {
 					continue
 				}
 				if !next.relax(nst, l, uint64(s)<<32|uint64(k)) {
@@ -483,7 +486,8 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				}
 			}
 		}
-		clk.add(workDP, int64(work))
+		clk.add(workDP, int64(work+reads))
+		reads = 0
 		if trace != nil && traced+len(next.used) > costDPMaxTrace {
 			trace = nil
 		}

@@ -117,7 +117,7 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 // state can multiply the prefixes to enumerate and the states (measured
 // on large and yarn: the first run visited 8-59 patterns in a
 // millisecond and proved its target, the re-run ran out of the step's
-// time share, 0.6 s of a 10 s limit, in the enumeration or in the layers).
+// work share, 0.6 s of a 10 s limit, in the enumeration or in the layers).
 const (
 	costDPRetries     = 3
 	costDPRetryVisits = 16
@@ -183,7 +183,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		// every enumeration step is work, a read of each view of the
 		// tables (the best completions are most of it where few types are
 		// tracked, and the patterns visited few)
-		going := func() bool { clk.add(workDP, enumCheckSteps*int64(len(b.tab.views))); return ctx.Err() == nil }
+		going := func(steps int) bool { clk.add(workDP, int64(steps)*int64(len(b.tab.views))); return ctx.Err() == nil }
 		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, going, func(a []int, val float64) bool {
 			if visits++; maxVisits > 0 && visits > maxVisits {
 				return false
@@ -410,6 +410,10 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 					h[at] = best
 				}
 			}
+			// the rows after the last multiple of 64 (a table of fewer
+			// than 64 rows, most of them on hetero-3r and many-resources,
+			// counted nothing)
+			clk.add(workDP, int64(na%64)*row)
 			future2[j][k] = h
 		}
 		if ctx.Err() != nil {
@@ -745,18 +749,21 @@ func (t *stateTable) collect(keys []pstate, loss []float64, withBack bool) ([]ps
 // by branch and bound with the same tables), not every one. Measured on
 // the suite: where few types are tracked (large, yarn: 5-9 distinct
 // projections), the full enumeration visited 0.3-1.2 million patterns
-// per node class and the DP's first step ran out of its time share.
+// per node class and the DP's first step ran out of its work share.
 //
-// going, unless nil, is called every enumCheckSteps steps (calls of the
-// recursion, completions included); the enumeration stops, returning
-// false, when it returns false.
-func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, tail int, going func() bool, visit func(a []int, val float64) bool) bool {
+// going, unless nil, is called with the steps taken (calls of the
+// recursion, completions included) every enumCheckSteps steps and once
+// more with the rest when the enumeration ends, so that a work clock
+// counts every step (a call of fewer than enumCheckSteps steps counted
+// none, and many-resources-1's DP 64% of its steps too few); the
+// enumeration stops, returning false, when it returns false.
+func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, tail int, going func(steps int) bool, visit func(a []int, val float64) bool) bool {
 	n := len(m.dem)
 	steps, stopped := 0, false
 	step := func() bool { // false: stop
 		if steps++; steps == enumCheckSteps {
 			steps = 0
-			stopped = stopped || (going != nil && !going())
+			stopped = stopped || (going != nil && !going(enumCheckSteps))
 		}
 		return !stopped
 	}
@@ -846,5 +853,9 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 		a[i] = 0
 		return ok
 	}
-	return rec(0, 0)
+	ok := rec(0, 0)
+	if going != nil && steps > 0 {
+		going(steps) // the rest's work; the result stands
+	}
+	return ok
 }

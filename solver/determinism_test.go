@@ -55,9 +55,8 @@ func TestSameSeedSamePathUnderLoad(t *testing.T) {
 	}
 	solve := func(in *Instance, opts Options) outcome {
 		var o outcome
-		workDone = func(counts [numWorkKinds]int64, _ time.Duration) { o.counts = counts }
-		defer func() { workDone = nil }()
-		r, err := Exact(context.Background(), in, opts)
+		ctx := withWorkReport(context.Background(), func(counts [numWorkKinds]int64, _ time.Duration) { o.counts = counts })
+		r, err := Exact(ctx, in, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,18 +86,7 @@ func TestExactOnWholeSuite(t *testing.T) {
 	varySeed := os.Getenv("OPTD_SUITE_VARY_SEED") != ""
 	trace := os.Getenv("OPTD_SUITE_TRACE") != "" // print the phases of the solves that answer late
 	withCBC := os.Getenv("OPTD_SUITE_CBC") != ""
-	var (
-		workMu sync.Mutex
-		work   string // OPTD_SUITE_WORK=1: each solve's counts of the work clock (calibration of workCost)
-	)
-	if os.Getenv("OPTD_SUITE_WORK") != "" {
-		workDone = func(counts [numWorkKinds]int64, done time.Duration) {
-			workMu.Lock()
-			defer workMu.Unlock()
-			work = fmt.Sprintf(" work %v counts %v", done, counts)
-		}
-		defer func() { workDone = nil }()
-	}
+	showWork := os.Getenv("OPTD_SUITE_WORK") != "" // each solve's counts of the work clock (calibration of workCost)
 	cbcDir := t.TempDir()
 	cbcProven, cbcBetter := 0, 0
 	var all []float64
@@ -128,10 +117,19 @@ func TestExactOnWholeSuite(t *testing.T) {
 						}
 					}
 				}
-				workMu.Lock()
-				work = "" // a solve stopped at its limit reports its work later, if at all
-				workMu.Unlock()
-				r, err := Exact(context.Background(), in, opts)
+				ctx := context.Background()
+				var (
+					workMu sync.Mutex
+					work   string // a solve stopped at its limit reports its work later, if at all
+				)
+				if showWork {
+					ctx = withWorkReport(ctx, func(counts [numWorkKinds]int64, done time.Duration) {
+						workMu.Lock()
+						defer workMu.Unlock()
+						work = fmt.Sprintf(" work %v counts %v", done, counts)
+					})
+				}
+				r, err := Exact(ctx, in, opts)
 				cpu := cpuTime() - cpu0
 				if err != nil {
 					t.Fatal(err)

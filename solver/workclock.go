@@ -50,6 +50,7 @@ type workClock struct {
 	counts [numWorkKinds]int64
 	end    time.Duration // the work at which the time limit is spent; 0: no limit
 
+	report  workReport    // a test's hook, or nil
 	budgets []*workBudget // pending budgets
 	next    float64       // the smallest end of a pending budget (+Inf: none)
 }
@@ -100,9 +101,20 @@ var workCost = [numWorkKinds]float64{
 	workDP:     9,
 }
 
-// workDone, where tests set it, receives each solve's counts and work at
-// the end of the solve (calibration of workCost).
-var workDone func(counts [numWorkKinds]int64, work time.Duration)
+// workReport, where a test puts one in the solve's context
+// (withWorkReport), receives the solve's counts and work at its end
+// (calibration of workCost). A context value, not a package variable: a
+// solve abandoned at its time limit ends later, in its own goroutine, and
+// reports to its own caller's hook, never to the next solve's.
+type workReport func(counts [numWorkKinds]int64, work time.Duration)
+
+// workReportKey is the context key of a test's workReport.
+type workReportKey struct{}
+
+// withWorkReport returns ctx asking the exact solve to report its work to fn.
+func withWorkReport(ctx context.Context, fn workReport) context.Context {
+	return context.WithValue(ctx, workReportKey{}, fn)
+}
 
 // newWorkClock starts a clock for a solve with the time limit limit (0:
 // none): the limit's worth of work is limit in calibrated nanoseconds.
@@ -183,8 +195,8 @@ func (c *workClock) within(ctx context.Context, d time.Duration) (context.Contex
 
 // stop ends the clock's solve (and reports its counts where a test asks).
 func (c *workClock) stop() {
-	if workDone != nil {
-		workDone(c.counts, c.now())
+	if c.report != nil {
+		c.report(c.counts, c.now())
 	}
 }
 

@@ -35,8 +35,7 @@ func lnsFrom(in *Instance, seed uint64, stalled bool) (*lns, float64) {
 // TestLNSFeasibleAndNeverWorse: on small random instances the search keeps
 // every node within capacity and every type within supply, never loses
 // value and never exceeds the exhaustive optimum, also stalled (the
-// neighbourhoods drawn by the LP duals' loss, truncated sub-searches
-// searched again).
+// neighbourhoods drawn by the LP duals' loss).
 func TestLNSFeasibleAndNeverWorse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	withDuals := 0 // stalled cases whose draw used the LP duals

@@ -50,8 +50,9 @@ ita-suite-fresh:
 
 # Instances of the suite (ITA_ONLY, names such as yarn-7) solved ITA_RUNS
 # times each with the solver's random streams varied (Options.Seed 0 to
-# ITA_RUNS-1), 10 s limit: in how many runs each is proven. One run says
-# little where the path depends on where a CPU-time share ends.
+# ITA_RUNS-1), 10 s limit: in how many runs each is proven. One seed says
+# little: the path is the same at a seed, but whether a seed's path finds the
+# optimum in time is luck where the LNS may settle below it.
 ITA_ONLY ?= yarn-7,many-resources-5
 ITA_RUNS ?= 10
 ita-repeat:

@@ -110,6 +110,11 @@ type search struct {
 	explored int64
 
 	ctx       context.Context
+	clk       *workClock // the solve's work clock (from ctx), or nil
+	views     int64      // table views a bound reads (Σ over the bounds)
+	reads     int64      // bound evaluations and decisions, each reading every view
+	counted   int64      // explored already added to clk
+	readsSeen int64      // reads already added to clk
 	deadline  time.Time
 	nodeLimit int64
 	stopped   StopReason
@@ -143,7 +148,13 @@ func newSearch(ctx context.Context, m *model, nodes [][]int64, same []bool, supp
 	}
 	n := len(m.dem)
 	s := &search{m: m, nodes: nodes, same: same, supply: slices.Clone(supply), bounds: bounds,
-		total: len(nodes) * n, ctx: ctx, gapOpen: math.Inf(-1)}
+		total: len(nodes) * n, ctx: ctx, clk: workClockOf(ctx), gapOpen: math.Inf(-1)}
+	for _, lb := range bounds {
+		s.views++ // the prices' terms
+		if lb.tab != nil {
+			s.views += int64(len(lb.tab.views))
+		}
+	}
 	s.resid = make([][]int64, len(nodes))
 	s.x = make([][]int, len(nodes))
 	s.best = make([][]int, len(nodes))
@@ -216,7 +227,20 @@ func (s *search) run() float64 {
 	if s.total == 0 {
 		return math.Inf(-1)
 	}
-	return s.dfs(0, 0)
+	open := s.dfs(0, 0)
+	s.addWork()
+	return open
+}
+
+// addWork adds the nodes and table reads since the last call to the
+// solve's work clock, which may cancel ctx (a budget spent).
+func (s *search) addWork() {
+	if s.clk == nil {
+		return
+	}
+	s.clk.add(workNode, s.explored-s.counted)
+	s.clk.add(workLookup, (s.reads-s.readsSeen)*s.views)
+	s.counted, s.readsSeen = s.explored, s.reads
 }
 
 // step returns the node and type of decision k.
@@ -237,6 +261,7 @@ func (s *search) stop() bool {
 	if s.explored&stopCheckMask != 0 {
 		return false
 	}
+	s.addWork() // before ctx: a budget it spends stops the search here
 	now := time.Now()
 	switch {
 	case s.ctx.Err() != nil:
@@ -272,6 +297,7 @@ func (s *search) nodeTerm(b, j, t int, r []int64, part float64) float64 {
 // recomputed for each (two table lookups per bound and count where one
 // suffices; on many-resources a lookup reads 21 grids).
 func (s *search) bound(j, t, c int, val float64) float64 {
+	s.reads++
 	r := s.resid[j]
 	d := s.m.dem[t]
 	gain := val + float64(c)*s.m.val[t]
@@ -293,6 +319,7 @@ func (s *search) bound(j, t, c int, val float64) float64 {
 
 // decide sets x[j][t] = c and updates every incremental quantity.
 func (s *search) decide(j, t, c int) {
+	s.reads++
 	dc := decision{j: j, t: t, c: c, eq: s.eq[j]}
 	r := s.resid[j]
 	for b, lb := range s.bounds {

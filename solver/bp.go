@@ -350,6 +350,7 @@ func (bp *branchPrice) evaluate(nd *bpNode) []*bpNode {
 			}
 		}
 		tab := tablesOn(bp.grids, m.dem, umax, bp.counts)
+		addTableWork(bp.ctx, tab)
 		added := false
 		for c, cl := range bp.classes {
 			a, top := bp.price(u[c], tab, room[c], lo[c], rest[c])
@@ -480,7 +481,7 @@ func (bp *branchPrice) master(cols []int, branches []aggBranch) (*lp.Solution, e
 			p.AddCol(-bp.penalty, 0, math.Inf(1), []int{n + len(bp.classes) + b}, []float64{1})
 		}
 	}
-	return lp.Solve(bp.ctx, p, lp.Options{})
+	return solveLP(bp.ctx, p)
 }
 
 // pack turns integral aggregates X into an assignment (sorted node order):

@@ -86,6 +86,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 			u[i] = m.val[i] - pi[i]
 		}
 		tab := tablesOn(pricingGrids(base), m.dem, u, counts)
+		addTableWork(ctx, tab)
 		L := 0.0
 		for i := range pi {
 			L += pi[i] * float64(m.supply[i])
@@ -174,6 +175,7 @@ func lpBound(ctx context.Context, m *model, sorted [][]int64, incumbent [][]int,
 			u[i] = m.val[i] - bestPi[i]
 		}
 		bestTab = tablesOn(all, m.dem, u, counts)
+		addTableWork(ctx, bestTab)
 	}
 	return &lagBound{pi: bestPi, tab: bestTab, tops: bestTops}, st, nil
 }
@@ -278,7 +280,7 @@ func solveMaster(ctx context.Context, m *model, supply, count []int, pool *colum
 		rows, vals := masterEntries(len(supply), col)
 		p.AddCol(m.patternValue(col.a), 0, math.Inf(1), rows, vals)
 	}
-	return lp.Solve(ctx, p, lp.Options{})
+	return solveLP(ctx, p)
 }
 
 // masterRows returns the pattern master without columns: the supply rows

@@ -117,18 +117,25 @@ func costDPBound(ctx context.Context, m *model, nodes [][]int64, b *lagBound, in
 // state can multiply the prefixes to enumerate and the states (measured
 // on large and yarn: the first run visited 8-59 patterns in a
 // millisecond and proved its target, the re-run ran out of the step's
-// time share, 0.6 s of a 10 s limit, in the enumeration or in the layers).
+// work share, 0.6 s of a 10 s limit, in the enumeration or in the layers).
 const (
 	costDPRetries     = 3
 	costDPRetryVisits = 16
 	costDPRetryTime   = 20 * time.Millisecond
 )
 
+// enumCheckSteps is how many steps enumeratePatterns takes between two
+// looks at the work clock and ctx.
+const enumCheckSteps = 1024
+
 // costDPTracked is costDPBound with the types of extra tracked too.
 func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, inc float64, extra []int, maxVisits int) (ub float64, path [][]int, visits int, ok bool) {
 	if b == nil || b.tab == nil || b.pi == nil {
 		return 0, nil, visits, false
 	}
+	// the work clock gets the DP's operations before each look at ctx, so
+	// that a budget they spend stops it at the same point in every run
+	clk := workClockOf(ctx)
 	L := lagValue(b, nodes, m.supply)
 	eps := boundTolerance * math.Max(1, math.Abs(L))
 	budget := L - inc + eps
@@ -173,11 +180,12 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 		at := map[pstate]int{}
 		top := b.rootTerm(c)
 		mx = make([]int, len(f.types))
-		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, func(a []int, val float64) bool {
+		// every enumeration step is work, a read of each view of the
+		// tables (the best completions are most of it where few types are
+		// tracked, and the patterns visited few)
+		going := func(steps int) bool { clk.add(workDP, int64(steps)*int64(len(b.tab.views))); return ctx.Err() == nil }
+		ok := enumeratePatterns(m, u, b.tab, c, top-budget, tail, going, func(a []int, val float64) bool {
 			if visits++; maxVisits > 0 && visits > maxVisits {
-				return false
-			}
-			if visits&1023 == 0 && ctx.Err() != nil {
 				return false
 			}
 			dec := f.pack(a)
@@ -264,6 +272,9 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				h[r] = best
 			}
 			future[j][q] = h
+			if j < len(nodes) {
+				clk.add(workDP, int64(len(h))*int64(len(byCount[q])))
+			}
 		}
 	}
 	// pairs of tracked types get the same bound over both remaining
@@ -321,6 +332,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			}
 			ca, cb := counts[pr.a], counts[pr.b]
 			na, nb := slices.Max(ca)+1, slices.Max(cb)+1
+			clk.add(workDP, int64(na*nb+len(pats[j])))
 			dense = slices.Grow(dense[:0], na*nb)[:na*nb]
 			for e := range dense {
 				dense[e] = math.Inf(1)
@@ -371,9 +383,15 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			pa, pb := b.pi[f.types[pr.a]], b.pi[f.types[pr.b]]
 			na := m.supply[f.types[pr.a]] + 1
 			h := make([]float64, na*pr.nb)
+			row := int64(pr.nb) // operations per row of the table
+			if j < len(nodes) {
+				row *= int64(1 + len(byPair[group[j]][k]))
+			}
 			for ra := 0; ra < na; ra++ {
-				if ra&63 == 63 && ctx.Err() != nil {
-					return 0, nil, visits, false // one pair's table may be millions of operations
+				if ra&63 == 63 {
+					if clk.add(workDP, 64*row); ctx.Err() != nil {
+						return 0, nil, visits, false // one pair's table may be millions of operations
+					}
 				}
 				for rb := 0; rb < pr.nb; rb++ {
 					at := ra*pr.nb + rb
@@ -392,6 +410,10 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 					h[at] = best
 				}
 			}
+			// the rows after the last multiple of 64 (a table of fewer
+			// than 64 rows, most of them on hetero-3r and many-resources,
+			// counted nothing)
+			clk.add(workDP, int64(na%64)*row)
 			future2[j][k] = h
 		}
 		if ctx.Err() != nil {
@@ -402,14 +424,16 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	// nodes j.. with remaining supply st exceeds allow: the one- and
 	// two-type bounds, or the sum of the slack costs of what the nodes
 	// left cannot hold at all.
+	reads := 0 // the bounds exceeds has read (work for the clock)
 	exceeds := func(st pstate, j int, allow float64) bool {
 		for k, pr := range pairs {
-			if future2[j][k][f.get(st, pr.a)*pr.nb+f.get(st, pr.b)] > allow {
+			if reads++; future2[j][k][f.get(st, pr.a)*pr.nb+f.get(st, pr.b)] > allow {
 				return true
 			}
 		}
 		sum := 0.0
 		for q, i := range f.types {
+			reads++
 			rem := f.get(st, q)
 			if future[j][q][rem] > allow {
 				return true
@@ -437,14 +461,17 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			return 0, nil, visits, false
 		}
 		next.reset()
-		work := 0 // transitions since the last look at ctx
+		// operations since the last look at ctx: the transitions, and the
+		// bounds exceeds read
+		work := 0
 		for s, st := range curKeys {
-			if work += len(pats[j]); work >= 1<<14 {
-				if ctx.Err() != nil {
+			if work+reads >= 1<<14 {
+				if clk.add(workDP, int64(work+reads)); ctx.Err() != nil {
 					return 0, nil, visits, false
 				}
-				work = 0
+				work, reads = 0, 0
 			}
+			work += len(pats[j])
 			loss := curLoss[s]
 			for k, p := range pats[j] {
 				l := loss + p.loss
@@ -463,6 +490,8 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				}
 			}
 		}
+		clk.add(workDP, int64(work+reads))
+		reads = 0
 		if trace != nil && traced+len(next.used) > costDPMaxTrace {
 			trace = nil
 		}
@@ -720,9 +749,24 @@ func (t *stateTable) collect(keys []pstate, loss []float64, withBack bool) ([]ps
 // by branch and bound with the same tables), not every one. Measured on
 // the suite: where few types are tracked (large, yarn: 5-9 distinct
 // projections), the full enumeration visited 0.3-1.2 million patterns
-// per node class and the DP's first step ran out of its time share.
-func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, tail int, visit func(a []int, val float64) bool) bool {
+// per node class and the DP's first step ran out of its work share.
+//
+// going, unless nil, is called with the steps taken (calls of the
+// recursion, completions included) every enumCheckSteps steps and once
+// more with the rest when the enumeration ends, so that a work clock
+// counts every step (a call of fewer than enumCheckSteps steps counted
+// none, and many-resources-1's DP 64% of its steps too few); the
+// enumeration stops, returning false, when it returns false.
+func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal float64, tail int, going func(steps int) bool, visit func(a []int, val float64) bool) bool {
 	n := len(m.dem)
+	steps, stopped := 0, false
+	step := func() bool { // false: stop
+		if steps++; steps == enumCheckSteps {
+			steps = 0
+			stopped = stopped || (going != nil && !going(enumCheckSteps))
+		}
+		return !stopped
+	}
 	a := make([]int, n)
 	best := make([]int, n)
 	r := slices.Clone(c)
@@ -732,6 +776,9 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 	var bestVal float64
 	var complete func(i int, val float64)
 	complete = func(i int, val float64) {
+		if !step() {
+			return
+		}
 		if i == n {
 			if val > bestVal {
 				bestVal = val
@@ -763,12 +810,18 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 	}
 	var rec func(i int, val float64) bool
 	rec = func(i int, val float64) bool {
+		if !step() {
+			return false
+		}
 		if val+tab.value(i, r) < minVal-eps {
 			return true
 		}
 		if i == tail && tail < n {
 			bestVal = math.Inf(-1)
 			complete(i, 0)
+			if stopped {
+				return false
+			}
 			if math.IsInf(bestVal, -1) || val+bestVal < minVal-eps {
 				return true
 			}
@@ -800,5 +853,9 @@ func enumeratePatterns(m *model, u []float64, tab *tables, c []int64, minVal flo
 		a[i] = 0
 		return ok
 	}
-	return rec(0, 0)
+	ok := rec(0, 0)
+	if going != nil && steps > 0 {
+		going(steps) // the rest's work; the result stands
+	}
+	return ok
 }

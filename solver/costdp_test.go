@@ -148,7 +148,7 @@ func TestEnumeratePatternsTailKeepsTheLeastLoss(t *testing.T) {
 		minVal := tab.value(0, c) - float64(rng.IntN(3))*m.val[0]
 		best := func(tail int) map[string]float64 {
 			out := map[string]float64{}
-			enumeratePatterns(m, u, tab, c, minVal, tail, func(a []int, val float64) bool {
+			enumeratePatterns(m, u, tab, c, minVal, tail, nil, func(a []int, val float64) bool {
 				if !fitsPattern(m, a, c) || math.Abs(dot(u, a)-val) > 1e-9*math.Max(1, math.Abs(val)) {
 					t.Fatalf("visited pattern %v (value %v) on %v: infeasible or its value is %v", a, val, c, dot(u, a))
 				}

@@ -42,9 +42,11 @@
 //     places entirely, or that the cheap bounds prove, skip the LP. A
 //     time limit returns the incumbent with its proven bound and
 //     Optimal = false, at the limit even if a phase has not yet noticed it
-//     (answerBy). The phases' budgets are shares of the work left, the
-//     process's CPU time (workclock.go), so that a loaded machine does not
-//     change the path; the time limit itself is wall clock.
+//     (answerBy). The phases' budgets are shares of the work left, a
+//     deterministic count of operations (workclock.go), so that the same
+//     instance, time limit and Options.Seed take the same path under any
+//     load; the time limit itself is wall clock (and a caller's context
+//     ending sooner sizes the shares by the wall clock left).
 //   - per-node: the paper's Algorithm 1 as intended — node 1 filled with an
 //     optimal single-node knapsack, then node 2 with what is left, etc.
 //     (see perNodeAssign for why Algorithm 1 as printed is not exact).

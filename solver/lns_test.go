@@ -22,9 +22,11 @@ func ffdLNS(in *Instance, seed uint64) (l *lns, x [][]int, root float64) {
 }
 
 // lnsFrom runs the large neighbourhood search on in from the FFD-DP
-// assignment and returns the search and its starting value.
-func lnsFrom(in *Instance, seed uint64) (*lns, float64) {
+// assignment (stalled: as after its first idle pause, drawing by the LP
+// duals' loss) and returns the search and its starting value.
+func lnsFrom(in *Instance, seed uint64, stalled bool) (*lns, float64) {
 	l, _, root := ffdLNS(in, seed)
+	l.stalled = stalled
 	start := l.val
 	l.run(context.Background(), root)
 	return l, start
@@ -32,13 +34,19 @@ func lnsFrom(in *Instance, seed uint64) (*lns, float64) {
 
 // TestLNSFeasibleAndNeverWorse: on small random instances the search keeps
 // every node within capacity and every type within supply, never loses
-// value and never exceeds the exhaustive optimum.
+// value and never exceeds the exhaustive optimum, also stalled (the
+// neighbourhoods drawn by the LP duals' loss).
 func TestLNSFeasibleAndNeverWorse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
-	for c := 0; c < 200; c++ {
+	withDuals := 0 // stalled cases whose draw used the LP duals
+	for c := 0; c < 400; c++ {
 		in := smallInstance(rng)
 		opt := exhaustive(in)
-		l, start := lnsFrom(in, uint64(c))
+		stalled := c%2 == 1
+		l, start := lnsFrom(in, uint64(c), stalled)
+		if stalled && lpBoundOf(l.bounds) != nil {
+			withDuals++
+		}
 		if l.val < start-objTol || l.val > opt+objTol {
 			t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, start, opt)
 		}
@@ -66,6 +74,9 @@ func TestLNSFeasibleAndNeverWorse(t *testing.T) {
 				t.Fatalf("case %d: type %d used %d, free %d, supply %d", c, i, u, l.free[i], l.m.supply[i])
 			}
 		}
+	}
+	if withDuals == 0 {
+		t.Fatal("no stalled case had the LP duals to draw by")
 	}
 }
 
@@ -104,7 +115,8 @@ func TestLNSRepairsPerNode(t *testing.T) {
 // whole supply, and goes on from it.
 func TestLNSPausesAndGoesOn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 11))
-	clk := newWorkClock(time.Time{})
+	clk := newWorkClock(0)
+	ctx := withWorkClock(context.Background(), clk)
 	defer clk.stop()
 	pauses := 0
 	for c := 0; c < 100; c++ {
@@ -119,7 +131,7 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 			}
 			v0 := l.val
 			l.pauseAt = v0 + objTol
-			l.run(context.Background(), opt)
+			l.run(ctx, opt)
 			if l.val < v0-objTol || l.val > opt+objTol {
 				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
 			}
@@ -162,7 +174,7 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 	}
 }
 
-// TestLNSIdlePause: with a work clock that advances at every reading, a
+// TestLNSIdlePause: with a work clock (which its sub-searches advance), a
 // search that has improved and then worked longer without improving than
 // the whole solve had until that improvement pauses, idle, keeping its
 // value; run again it goes on (its neighbourhood size and stall count
@@ -174,8 +186,8 @@ func TestLNSIdlePause(t *testing.T) {
 		in := smallInstance(rng)
 		opt := exhaustive(in)
 		l, _, _ := ffdLNS(in, uint64(c))
-		work := time.Duration(0)
-		l.clk = &workClock{read: func() time.Duration { work += time.Millisecond; return work }}
+		l.clk = newWorkClock(0)
+		ctx := withWorkClock(context.Background(), l.clk)
 		for run := 0; ; run++ {
 			if run == 1000 {
 				t.Fatalf("case %d: still pausing after %d runs", c, run)
@@ -184,7 +196,7 @@ func TestLNSIdlePause(t *testing.T) {
 			// A target above the optimum: the search runs to its stall
 			// limit, where idleness is judged, instead of stopping at the
 			// optimum.
-			l.run(context.Background(), opt+1e9)
+			l.run(ctx, opt+1e9)
 			if l.val < v0-objTol || l.val > opt+objTol {
 				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
 			}

@@ -95,6 +95,7 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 		for nodes < nodeLimit && ctx.Err() == nil {
 			nodes++
 			sol, err := model.Solve(ctx, lp.Options{})
+			addLPWork(ctx, model.NumRows(), model.NumCols(), sol)
 			if err != nil || !m.canImprove(sol.Objective, bestVal) {
 				break // infeasible (or stopped), or it cannot beat the incumbent
 			}

@@ -29,6 +29,7 @@ func Solve(ctx context.Context, in *Instance, method Method, opts Options) (*Res
 		return nil, invalid("time_limit", opts.TimeLimit, "must be ≥ 0 (0: no limit)")
 	}
 	start := time.Now()
+	budget := workBudgetOf(ctx, opts.TimeLimit)
 	if opts.TimeLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, start.Add(opts.TimeLimit-timeLimitSlack(opts.TimeLimit)))
@@ -50,9 +51,11 @@ func Solve(ctx context.Context, in *Instance, method Method, opts Options) (*Res
 		}
 	case method == MethodExact && opts.TimeLimit > 0:
 		x, ub, stats = answerBy(ctx, start.Add(opts.TimeLimit-timeLimitSlack(opts.TimeLimit)), track,
-			func(ctx context.Context) ([][]int, float64, Stats) { return exactAssign(ctx, m, caps, opts, track) })
+			func(ctx context.Context) ([][]int, float64, Stats) {
+				return exactAssign(ctx, m, caps, opts, budget, track)
+			})
 	case method == MethodExact:
-		x, ub, stats = exactAssign(ctx, m, caps, opts, track)
+		x, ub, stats = exactAssign(ctx, m, caps, opts, budget, track)
 	case method == MethodPerNode:
 		base := baseTables(m, caps, m.supply)
 		deadline, _ := ctx.Deadline()
@@ -133,6 +136,21 @@ func answerBy(ctx context.Context, answer time.Time, track *tracker, solve func(
 // answer within the limit.
 func timeLimitSlack(limit time.Duration) time.Duration {
 	return min(limit/200, 50*time.Millisecond)
+}
+
+// workBudgetOf returns the work the exact method's phases share (see
+// workClock; 0: no limit): the time limit's worth of work, a
+// deterministic count, unless the caller's context ends sooner (the
+// server's RPC deadline below the request's limit, or a deadline without
+// a limit), whose wall-clock time left it then is, at the price of the
+// path's determinism: phases sized for the longer limit left large-1
+// unproven at a 1 s deadline where a 1 s limit proves it.
+func workBudgetOf(ctx context.Context, limit time.Duration) time.Duration {
+	budget := limit - timeLimitSlack(limit)
+	if d, ok := ctx.Deadline(); ok && (limit <= 0 || time.Until(d) < budget) {
+		budget = max(time.Until(d), time.Nanosecond)
+	}
+	return budget
 }
 
 // Exact, PerNode and FFDDP are Solve with a fixed method.
@@ -227,11 +245,13 @@ func permuteRows(rows [][]int, order []int) [][]int {
 //
 // Every phase checks ctx, whose deadline is the time limit; track reports
 // progress and holds the incumbent and the best proven bound.
-func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, track *tracker) ([][]int, float64, Stats) {
+func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, budget time.Duration, track *tracker) ([][]int, float64, Stats) {
 	var stats Stats
 	deadline, _ := ctx.Deadline()
-	clk := newWorkClock(deadline) // the phases' budgets are spent on CPU time
+	clk := newWorkClock(budget) // the phases' budgets are spent on counted work
+	clk.report, _ = ctx.Value(workReportKey{}).(workReport)
 	defer clk.stop()
+	ctx = withWorkClock(ctx, clk)
 	order, sorted, same := sortNodes(m, caps)
 	track.setPhase("heuristics")
 	bestX := ffdAssign(m, caps, m.supply)
@@ -266,6 +286,7 @@ func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, tr
 		}
 	}
 	base := baseTables(m, sorted, m.supply)
+	addTableWork(ctx, base)
 	// the per-node fill in search order, then in input order unless the
 	// first was costly (see fillSecondNodes) or stopped a node's search at
 	// fillNodeCap; on a tie the input order's stays the incumbent, as when
@@ -455,7 +476,7 @@ func stopReason(ctx context.Context) StopReason {
 // rounded LP bound is the optimum it is often the optimum itself, which
 // neither the per-node fills nor local exchanges reliably find
 // (hetero-3r). A first pass of DP steps, where the gap exceeds a couple
-// of units (dpFirstGap), gets a small share of the time
+// of units (dpFirstGap), gets a small share of the work
 // (dpFirstShare): the steps are cheap while the bound is near the LP
 // value (small budgets, a few patterns per node), and a DP that cannot
 // finish then must not delay the LNS, which closes most gaps in
@@ -728,7 +749,7 @@ func lpBoundOf(bounds []*lagBound) *lagBound {
 
 // dive runs the dives from..to−1 of the price-and-dive heuristic
 // (diveAssign; dive 0 deterministic, the others randomised) from the
-// incumbent of s and the LP's columns, with at most share of the time
+// incumbent of s and the LP's columns, with at most share of the work
 // left, until one reaches the bound root, and installs what they find.
 func dive(ctx context.Context, m *model, sorted [][]int64, s *search, bounds []*lagBound, columns *columnPool, root float64, seed uint64, from, to int, share float64, clk *workClock, stats *Stats, track *tracker) {
 	ctx, cancel := shareContext(ctx, clk, share, 0)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,13 +23,14 @@ import (
 // instances (OPTD_SUITE_ONLY="hetero-3r-2,yarn-0"), each solved
 // OPTD_SUITE_RUNS times (default 1; with OPTD_SUITE_VARY_SEED=1 run r
 // uses Options.Seed r, the streams of the LNS and the dives, else every
-// run the same seed: the path still differs where a phase's CPU-time share
-// ends at another point), with how many of its runs proved it; OPTD_SUITE_CBC=1 runs
+// run the same seed, and the same path unless the time limit binds: the
+// budgets count operations, see workClock), with how many of its runs proved it; OPTD_SUITE_CBC=1 runs
 // `cbc -threads 1` with the same limit on each instance after optd and
 // checks the two against each other (CBC's objective within optd's bound,
 // equal proven optima) and prints where optd's incumbent is below CBC's
 // (the issue's target: never, wherever a solver stops at its limit);
-// OPTD_SUITE_TRACE=1
+// OPTD_SUITE_WORK=1 prints each solve's counts of the work clock (the
+// calibration of workCost); OPTD_SUITE_TRACE=1
 // prints the phases (with their start times) of every solve that answers
 // after its time limit. It checks every
 // result (feasible, bound at or above the objective, an optimum closes the
@@ -84,6 +86,7 @@ func TestExactOnWholeSuite(t *testing.T) {
 	varySeed := os.Getenv("OPTD_SUITE_VARY_SEED") != ""
 	trace := os.Getenv("OPTD_SUITE_TRACE") != "" // print the phases of the solves that answer late
 	withCBC := os.Getenv("OPTD_SUITE_CBC") != ""
+	showWork := os.Getenv("OPTD_SUITE_WORK") != "" // each solve's counts of the work clock (calibration of workCost)
 	cbcDir := t.TempDir()
 	cbcProven, cbcBetter := 0, 0
 	var all []float64
@@ -114,7 +117,19 @@ func TestExactOnWholeSuite(t *testing.T) {
 						}
 					}
 				}
-				r, err := Exact(context.Background(), in, opts)
+				ctx := context.Background()
+				var (
+					workMu sync.Mutex
+					work   string // a solve stopped at its limit reports its work later, if at all
+				)
+				if showWork {
+					ctx = withWorkReport(ctx, func(counts [numWorkKinds]int64, done time.Duration) {
+						workMu.Lock()
+						defer workMu.Unlock()
+						work = fmt.Sprintf(" work %v counts %v", done, counts)
+					})
+				}
+				r, err := Exact(ctx, in, opts)
 				cpu := cpuTime() - cpu0
 				if err != nil {
 					t.Fatal(err)
@@ -138,8 +153,10 @@ func TestExactOnWholeSuite(t *testing.T) {
 						}
 					}
 				}
-				fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q%s\n",
-					f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped, runLabel(runs, run, opts.Seed))
+				workMu.Lock()
+				fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q%s%s\n",
+					f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped, runLabel(runs, run, opts.Seed), work)
+				workMu.Unlock()
 				if withCBC {
 					name := fmt.Sprintf("%s-%d", f.Name, seed)
 					cb, err := runCBC(context.Background(), cbcDir, name, in, limit)

@@ -57,7 +57,7 @@ func withSurrogate(ctx context.Context, m *model, c []int64) (sm *model, caps []
 		}
 		p.AddCol(m.val[i], 0, float64(m.supply[i]), rows, vals)
 	}
-	sol, err := lp.Solve(ctx, p, lp.Options{})
+	sol, err := solveLP(ctx, p)
 	if err != nil {
 		return nil, nil, false
 	}

@@ -1,0 +1,115 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestSameSeedSamePathUnderLoad: the exact method's path depends on the
+// instance and Options.Seed only (the work clock counts operations, see
+// workClock), not on the load: each instance is solved once alone and
+// once beside goroutines that burn every CPU and force garbage
+// collections, and the two answers must agree in everything but time:
+// the assignment, objective, bound, optimality, node and LP-solve counts,
+// and the work clock's counts of every kind. Instances: a few of the
+// robustness suite that go through the phases the clock budgets (LNS, DP
+// steps, dives, branch and price, integer master) and small random ones,
+// with no time limit (the budgets' caps) and with a long one (shares of
+// its work); in -short mode and under the race detector one suite
+// instance. A solve the time limit stopped (a machine slower than any
+// seen) is not compared: that is where the path may differ.
+func TestSameSeedSamePathUnderLoad(t *testing.T) {
+	type job struct {
+		name string
+		in   *Instance
+	}
+	var jobs []job
+	suite := map[string]bool{"hetero-3r-2": true, "many-resources-1": true, "yarn-0": true, "huge-small-1": true}
+	if testing.Short() || raceEnabled {
+		suite = map[string]bool{"hetero-3r-2": true}
+	}
+	for _, f := range Families() {
+		for seed := range uint64(FamilySeeds) {
+			if name := fmt.Sprintf("%s-%d", f.Name, seed); suite[name] {
+				jobs = append(jobs, job{name, f.Instance(seed)})
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(21, 4))
+	for i := range 6 {
+		in, err := RandomInstance(rng, RandomSpec{Nodes: 6 + 2*i, Types: 5 + i, Resources: 2 + i%2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, job{fmt.Sprintf("random-%d", i), in})
+	}
+	type outcome struct {
+		res    *Result
+		counts [numWorkKinds]int64
+	}
+	solve := func(in *Instance, opts Options) outcome {
+		var o outcome
+		ctx := withWorkReport(context.Background(), func(counts [numWorkKinds]int64, _ time.Duration) { o.counts = counts })
+		r, err := Exact(ctx, in, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.res = r
+		return o
+	}
+	loaded := func(in *Instance, opts Options) outcome {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range runtime.GOMAXPROCS(0) + 1 {
+			wg.Go(func() {
+				var junk [][]byte
+				for x := uint64(g); ; x = x*6364136223846793005 + 1 {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					junk = append(junk, make([]byte, 1<<10+x%(1<<12)))
+					if len(junk) > 1<<10 {
+						junk = junk[:0]
+						runtime.GC()
+					}
+				}
+			})
+		}
+		defer wg.Wait()
+		defer close(stop)
+		return solve(in, opts)
+	}
+	compared := 0
+	for _, j := range jobs {
+		for _, limit := range []time.Duration{0, 10 * time.Minute} {
+			opts := Options{TimeLimit: limit, Seed: 3}
+			a := solve(j.in, opts)
+			b := loaded(j.in, opts)
+			if a.res.Stats.Stopped == StopTimeLimit || b.res.Stats.Stopped == StopTimeLimit {
+				t.Logf("%s, limit %v: stopped by the time limit, not compared", j.name, limit)
+				continue
+			}
+			compared++
+			if a.counts != b.counts || a.res.Stats != b.res.Stats || a.res.Objective != b.res.Objective ||
+				a.res.UpperBound != b.res.UpperBound || a.res.Optimal != b.res.Optimal || !reflect.DeepEqual(a.res.Assignment, b.res.Assignment) {
+				t.Errorf("%s, limit %v: alone %v (bound %v, optimal %v, %+v, work %v), loaded %v (bound %v, optimal %v, %+v, work %v)",
+					j.name, limit, a.res.Objective, a.res.UpperBound, a.res.Optimal, a.res.Stats, a.counts,
+					b.res.Objective, b.res.UpperBound, b.res.Optimal, b.res.Stats, b.counts)
+			}
+			if a.counts == ([numWorkKinds]int64{}) {
+				t.Errorf("%s, limit %v: no work counted", j.name, limit)
+			}
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no solve compared: every one stopped at its time limit")
+	}
+}

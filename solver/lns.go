@@ -82,6 +82,11 @@ type lns struct {
 	hood     int  // the neighbourhood size reached (0: not started)
 	stalled  bool // idle once: neighbourhoods drawn by the LP duals' loss
 	stall    int  // iterations since the last improvement
+
+	// each node's single-node bound under π = 0 and under the LP duals,
+	// read once (tops): they depend on the node's capacity and the fixed
+	// bounds only, and each is a lookup in every view of the tables
+	top0, topPi []float64
 }
 
 func newLNS(m *model, nodes [][]int64, supply []int, bounds []*lagBound, x [][]int, rng *rand.Rand) *lns {
@@ -168,9 +173,10 @@ func (l *lns) pick(size int) []int {
 	loss, total := l.piLoss()
 	byLoss := loss != nil // every node drawn by loss
 	if !byLoss {
+		top := l.tops(&l.top0, func(c []int64) float64 { return l.bounds[0].term(0, c) })
 		loss = make([]float64, len(l.nodes))
-		for j, c := range l.nodes {
-			loss[j] = l.bounds[0].term(0, c) - l.m.patternValue(l.x[j]) + 1
+		for j := range l.nodes {
+			loss[j] = top[j] - l.m.patternValue(l.x[j]) + 1
 			total += loss[j]
 		}
 	}
@@ -209,14 +215,15 @@ func (l *lns) piLoss() ([]float64, float64) {
 	if !l.stalled || lb == nil {
 		return nil, 0
 	}
+	top := l.tops(&l.topPi, lb.rootTerm)
 	loss := make([]float64, len(l.nodes))
 	total := 0.0
-	for j, c := range l.nodes {
+	for j := range l.nodes {
 		red := 0.0
 		for t, k := range l.x[j] {
 			red += float64(k) * (l.m.val[t] - lb.pi[t])
 		}
-		loss[j] = max(0, lb.rootTerm(c)-red)
+		loss[j] = max(0, top[j]-red)
 		total += loss[j]
 	}
 	mean := total / float64(len(loss))
@@ -227,6 +234,18 @@ func (l *lns) piLoss() ([]float64, float64) {
 		loss[j] += mean
 	}
 	return loss, total + mean*float64(len(loss))
+}
+
+// tops returns *cache, filled on first use with bound(c) for each node's
+// capacity c.
+func (l *lns) tops(cache *[]float64, bound func(c []int64) float64) []float64 {
+	if *cache == nil {
+		*cache = make([]float64, len(l.nodes))
+		for j, c := range l.nodes {
+			(*cache)[j] = bound(c)
+		}
+	}
+	return *cache
 }
 
 // step re-optimises the nodes in set and reports whether the value grew.

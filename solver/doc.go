@@ -45,8 +45,11 @@
 //     (answerBy). The phases' budgets are shares of the work left, a
 //     deterministic count of operations (workclock.go), so that the same
 //     instance, time limit and Options.Seed take the same path under any
-//     load; the time limit itself is wall clock (and a caller's context
-//     ending sooner sizes the shares by the wall clock left).
+//     load on one build (CPU architecture and Clp version: Go fuses
+//     multiply-adds on arm64 and with GOAMD64=v3, not at amd64's default
+//     level); the time limit itself is wall
+//     clock (and a caller's context ending sooner sizes the shares by the
+//     wall clock left).
 //   - per-node: the paper's Algorithm 1 as intended — node 1 filled with an
 //     optimal single-node knapsack, then node 2 with what is left, etc.
 //     (see perNodeAssign for why Algorithm 1 as printed is not exact).

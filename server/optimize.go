@@ -102,7 +102,9 @@ func (s *OptimizeService) ComputeThresholds(ctx context.Context, req *optdv1.Com
 // SolveInitialAssignment implements optd.v1.OptimizeService (HaSTE's ITA).
 // The time limit is min(time_limit_ms, limits.max_solve_time, the call's
 // deadline); on it the best solution found and its bound come back with
-// optimal = false.
+// optimal = false. work_limit_ms (solver.Options.WorkLimit) stops the exact
+// method at a count of work instead, the same answer on any load; the time
+// limit stays the hard stop.
 func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv1.SolveInitialAssignmentRequest) (*optdv1.SolveInitialAssignmentResponse, error) {
 	var in *solver.Instance
 	text, err := inputJSON("instance", req.GetInstance(), "instance_json", req.GetInstanceJson())
@@ -129,6 +131,9 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 	if req.GetTimeLimitMs() < 0 {
 		return nil, invalid("time_limit_ms", req.GetTimeLimitMs(), "must be ≥ 0 (0: limits.max_solve_time)")
 	}
+	if req.GetWorkLimitMs() < 0 || req.GetWorkLimitMs() > maxWorkLimitMS {
+		return nil, invalid("work_limit_ms", req.GetWorkLimitMs(), "must be in [0, %d] (0: none)", maxWorkLimitMS)
+	}
 	if g := req.GetGap(); math.IsNaN(g) || g < 0 || g >= 1 {
 		return nil, invalid("gap", g, "the relative tolerance must be in [0, 1)")
 	}
@@ -137,7 +142,8 @@ func (s *OptimizeService) SolveInitialAssignment(ctx context.Context, req *optdv
 		limit = t
 	}
 	start := time.Now()
-	res, err := solver.Solve(ctx, in, method, solver.Options{TimeLimit: limit, Gap: req.GetGap()})
+	res, err := solver.Solve(ctx, in, method, solver.Options{TimeLimit: limit, Gap: req.GetGap(),
+		WorkLimit: time.Duration(req.GetWorkLimitMs()) * time.Millisecond, Seed: req.GetSeed()})
 	s.metrics.solverTime("ita-"+string(method), start)
 	if err != nil {
 		return nil, err
@@ -354,3 +360,8 @@ func rejectFileRefs(field string, data []byte) error {
 	}
 	return walk(field, v)
 }
+
+// maxWorkLimitMS is the largest work_limit_ms: a day of work. Beyond it
+// the limit means nothing (limits.max_solve_time ends the solve long
+// before), and milliseconds as a time.Duration overflow past 2⁶³ ns.
+const maxWorkLimitMS = 24 * 60 * 60 * 1000

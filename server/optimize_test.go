@@ -2,10 +2,12 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -92,6 +94,30 @@ func TestOptimizeService(t *testing.T) {
 		}
 		if r.GetUpperBound()-r.GetObjective() > 0.01*r.GetUpperBound() || (!r.GetOptimal() && r.GetStopped() != "gap") {
 			t.Errorf("gap 0.01: objective %v bound %v optimal %v stopped %q", r.GetObjective(), r.GetUpperBound(), r.GetOptimal(), r.GetStopped())
+		}
+		// a work limit that stops it partway: the same answer as the
+		// library's with the same limit and seed, in every call
+		fam, _ = solver.FamilyInstance("hetero-3r", 3)
+		data, _ = json.Marshal(fam)
+		lib, err := solver.Solve(ctx, fam, solver.MethodExact, solver.Options{WorkLimit: 20 * time.Millisecond, Seed: 5, TimeLimit: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			r, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{InstanceJson: string(data), WorkLimitMs: 20, Seed: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := r.GetResult().GetStats()
+			if r.GetStopped() != "work_limit" || r.GetObjective() != lib.Objective || r.GetUpperBound() != lib.UpperBound ||
+				st.GetWorkMs() != lib.Stats.WorkMS || st.GetNodesExplored() != lib.Stats.NodesExplored {
+				t.Errorf("work limit 20 ms: stopped %q objective %v bound %v work %v nodes %v, the library's %q %v %v %v %v", r.GetStopped(), r.GetObjective(),
+					r.GetUpperBound(), st.GetWorkMs(), st.GetNodesExplored(), lib.Stats.Stopped, lib.Objective, lib.UpperBound, lib.Stats.WorkMS, lib.Stats.NodesExplored)
+			}
+		}
+		for _, w := range []int64{-1, maxWorkLimitMS + 1} {
+			_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, WorkLimitMs: w})
+			wantCode(t, err, codes.InvalidArgument, fmt.Sprintf("work_limit_ms = %d", w))
 		}
 		_, err = ts.optimize.SolveInitialAssignment(ctx, &optdv1.SolveInitialAssignmentRequest{Builtin: name, Gap: 1.5})
 		wantCode(t, err, codes.InvalidArgument, "gap")

@@ -265,10 +265,7 @@ func (s *search) stop() bool {
 	now := time.Now()
 	switch {
 	case s.ctx.Err() != nil:
-		s.stopped = StopCanceled
-		if s.ctx.Err() == context.DeadlineExceeded {
-			s.stopped = StopTimeLimit
-		}
+		s.stopped = stopReason(s.ctx)
 	case !s.deadline.IsZero() && now.After(s.deadline):
 		s.stopped = StopTimeLimit
 	case s.nodeLimit > 0 && s.explored >= s.nodeLimit:

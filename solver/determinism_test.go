@@ -87,17 +87,29 @@ func TestSameSeedSamePathUnderLoad(t *testing.T) {
 		defer close(stop)
 		return solve(in, opts)
 	}
-	compared := 0
+	compared, byWork := 0, 0
 	for _, j := range jobs {
-		for _, limit := range []time.Duration{0, 10 * time.Minute} {
-			opts := Options{TimeLimit: limit, Seed: 3}
+		// no limit, a long time limit, and a work limit that stops the
+		// suite's instances partway (Options.WorkLimit: the answer at it
+		// is as deterministic as a finished solve's)
+		for _, opts := range []Options{{Seed: 3}, {TimeLimit: 10 * time.Minute, Seed: 3}, {WorkLimit: 5 * time.Millisecond, Seed: 3}} {
+			limit := fmt.Sprintf("time limit %v, work limit %v", opts.TimeLimit, opts.WorkLimit)
 			a := solve(j.in, opts)
 			b := loaded(j.in, opts)
 			if a.res.Stats.Stopped == StopTimeLimit || b.res.Stats.Stopped == StopTimeLimit {
-				t.Logf("%s, limit %v: stopped by the time limit, not compared", j.name, limit)
+				t.Logf("%s, %s: stopped by the time limit, not compared", j.name, limit)
 				continue
 			}
 			compared++
+			if a.res.Stats.Stopped == StopWorkLimit {
+				byWork++
+				if w := time.Duration(a.res.Stats.WorkMS * 1e6); w < opts.WorkLimit {
+					t.Errorf("%s, %s: stopped by the work limit after %v of work", j.name, limit, w)
+				}
+			}
+			if opts.WorkLimit > 0 {
+				t.Logf("%s, %s: stopped %q, work %.3f ms, objective %v, bound %v", j.name, limit, a.res.Stats.Stopped, a.res.Stats.WorkMS, a.res.Objective, a.res.UpperBound)
+			}
 			if a.counts != b.counts || a.res.Stats != b.res.Stats || a.res.Objective != b.res.Objective ||
 				a.res.UpperBound != b.res.UpperBound || a.res.Optimal != b.res.Optimal || !reflect.DeepEqual(a.res.Assignment, b.res.Assignment) {
 				t.Errorf("%s, limit %v: alone %v (bound %v, optimal %v, %+v, work %v), loaded %v (bound %v, optimal %v, %+v, work %v)",
@@ -111,5 +123,8 @@ func TestSameSeedSamePathUnderLoad(t *testing.T) {
 	}
 	if compared == 0 {
 		t.Fatal("no solve compared: every one stopped at its time limit")
+	}
+	if byWork == 0 {
+		t.Error("no solve stopped at its work limit: the limit's determinism was not tested")
 	}
 }

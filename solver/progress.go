@@ -24,6 +24,7 @@ type tracker struct {
 	bound    float64
 	gap      float64
 	lastSeen float64 // the incumbent of the last report
+	clk      *workClock // the exact solve's, read in its goroutine only (addNodes)
 
 	// pub is what the solve has found so far, readable by another
 	// goroutine (answerBy): the solving goroutine publishes every better
@@ -31,18 +32,26 @@ type tracker struct {
 	pub published
 }
 
-// published is the incumbent (input node order), its value, the best
-// proven bound and the nodes and LP solves of the finished phases, under
-// mu; closed stops the progress reports once the answer has been given.
+// published is what an answer given before the solve returns holds
+// (answerBy), under mu; closed stops the progress reports once it has
+// been given.
 type published struct {
-	mu       sync.Mutex
-	order    []int // search node j is input node order[j]
+	mu    sync.Mutex
+	order []int // search node j is input node order[j]
+	answer
+	closed bool
+}
+
+// answer is the incumbent (input node order), its value, the best proven
+// bound, and the nodes, LP solves and work (Stats.WorkMS) of the finished
+// phases.
+type answer struct {
 	x        [][]int
 	val      float64
 	bound    float64
 	nodes    int64
 	lpSolves int
-	closed   bool
+	workMS   float64
 }
 
 // defaultProgressInterval is the interval of progress reports when
@@ -83,12 +92,16 @@ func (t *tracker) proven(b float64) {
 	}
 }
 
-// addNodes adds the nodes of a finished phase.
+// addNodes adds the nodes of a finished phase (and publishes the work so
+// far).
 func (t *tracker) addNodes(n int64) {
 	t.nodes += n
 	t.live = 0
 	t.pub.mu.Lock()
 	t.pub.nodes = t.nodes
+	if t.clk != nil {
+		t.pub.workMS = t.clk.ms()
+	}
 	t.pub.mu.Unlock()
 }
 
@@ -119,14 +132,13 @@ func (t *tracker) publish(x [][]int, val float64, sorted bool) {
 	t.pub.x, t.pub.val = cp, val
 }
 
-// take closes the tracker (no progress report after it) and returns the
-// best published assignment, its value, the best proven bound, the nodes
-// explored and the LP solves.
-func (t *tracker) take() ([][]int, float64, float64, int64, int) {
+// take closes the tracker (no progress report after it) and returns what
+// was published.
+func (t *tracker) take() answer {
 	t.pub.mu.Lock()
 	defer t.pub.mu.Unlock()
 	t.pub.closed = true
-	return t.pub.x, t.pub.val, t.pub.bound, t.pub.nodes, t.pub.lpSolves
+	return t.pub.answer
 }
 
 // tick reports progress when the interval has passed, the incumbent has

@@ -46,6 +46,8 @@ const (
 	StopTimeLimit StopReason = "time_limit"
 	StopCanceled  StopReason = "canceled"
 	StopNodeLimit StopReason = "node_limit"
+	// StopWorkLimit: the exact method spent Options.WorkLimit.
+	StopWorkLimit StopReason = "work_limit"
 	// StopGap: the incumbent is within Options.Gap of the proven bound.
 	StopGap StopReason = "gap"
 )
@@ -93,6 +95,18 @@ type Options struct {
 	// Seed seeds the exact method's large neighbourhood search (the same
 	// seed gives the same result; the zero value is a valid seed).
 	Seed uint64
+	// WorkLimit stops the exact method after this much counted work (0: no
+	// limit): work is a deterministic count of operations (search nodes,
+	// table reads, simplex iterations, DP steps), each at a fixed cost in
+	// nanoseconds (about the CPU time it takes on the machine the costs
+	// were fitted on), like CPLEX's deterministic time limit and Gurobi's
+	// WorkLimit. Where it is the limit that stops the solve (rather than
+	// TimeLimit, which stays the wall-clock hard stop), the result is the
+	// same in every run of one build whatever the machine's load:
+	// Stats.Stopped is then "work_limit". With a WorkLimit the phases'
+	// budgets are shares of it, not of TimeLimit's worth of work. Ignored
+	// by per-node and ffd-dp.
+	WorkLimit time.Duration
 }
 
 // Assignment is one entry of the solution: Count tasks of Task on Node.
@@ -138,6 +152,11 @@ type Stats struct {
 	LPSolves int `json:"lp_solves"`
 	// Stopped says why the method stopped early, empty when it finished.
 	Stopped StopReason `json:"stopped,omitempty"`
+	// WorkMS is the exact method's counted work in milliseconds (see
+	// Options.WorkLimit): the same in every run of one build where no
+	// wall-clock limit stopped it; 0 for per-node and ffd-dp. At a time
+	// limit it is the work of the phases that had finished.
+	WorkMS float64 `json:"work_ms"`
 }
 
 // Result is the outcome of any of the three methods (docs/formats.md#ita-instance).

@@ -28,8 +28,14 @@ func Solve(ctx context.Context, in *Instance, method Method, opts Options) (*Res
 	if opts.TimeLimit < 0 {
 		return nil, invalid("time_limit", opts.TimeLimit, "must be ≥ 0 (0: no limit)")
 	}
+	if opts.WorkLimit < 0 {
+		return nil, invalid("work_limit", opts.WorkLimit, "must be ≥ 0 (0: no limit)")
+	}
 	start := time.Now()
 	budget := workBudgetOf(ctx, opts.TimeLimit)
+	if opts.WorkLimit > 0 { // the shares of the work limit, whatever the wall clock
+		budget = opts.WorkLimit
+	}
 	if opts.TimeLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, start.Add(opts.TimeLimit-timeLimitSlack(opts.TimeLimit)))
@@ -118,13 +124,13 @@ func answerBy(ctx context.Context, answer time.Time, track *tracker, solve func(
 		return o.x, o.ub, o.stats
 	default:
 	}
-	x, val, bound, nodes, lpSolves := track.take()
-	if x == nil { // nothing published yet: the first greedy is microseconds away
+	a := track.take()
+	if a.x == nil { // nothing published yet: the first greedy is microseconds away
 		o := <-done
 		return o.x, o.ub, o.stats
 	}
-	bound = math.Min(bound, track.m.floorBound(track.m.patternValue(track.m.supply))) // π = v
-	return x, math.Max(val, bound), Stats{NodesExplored: nodes, LPSolves: lpSolves, Stopped: StopTimeLimit}
+	bound := math.Min(a.bound, track.m.floorBound(track.m.patternValue(track.m.supply))) // π = v
+	return a.x, math.Max(a.val, bound), Stats{NodesExplored: a.nodes, LPSolves: a.lpSolves, Stopped: StopTimeLimit, WorkMS: a.workMS}
 }
 
 // timeLimitSlack is how long before the time limit the phases stop: 0.5%
@@ -243,15 +249,30 @@ func permuteRows(rows [][]int, order []int) [][]int {
 // 3. Depth-first branch and bound (search), which stops as soon as no open
 // subtree can beat the incumbent by one value unit (or by the gap).
 //
-// Every phase checks ctx, whose deadline is the time limit; track reports
-// progress and holds the incumbent and the best proven bound.
+// Every phase checks ctx, whose deadline is the time limit and which ends
+// at Options.WorkLimit's work; track reports progress and holds the
+// incumbent and the best proven bound. The phases' budgets are shares of
+// budget's worth of counted work (workClock).
 func exactAssign(ctx context.Context, m *model, caps [][]int64, opts Options, budget time.Duration, track *tracker) ([][]int, float64, Stats) {
-	var stats Stats
-	deadline, _ := ctx.Deadline()
-	clk := newWorkClock(budget) // the phases' budgets are spent on counted work
+	clk := newWorkClock(budget)
 	clk.report, _ = ctx.Value(workReportKey{}).(workReport)
 	defer clk.stop()
 	ctx = withWorkClock(ctx, clk)
+	if opts.WorkLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = clk.withinCause(ctx, opts.WorkLimit, errWorkLimit)
+		defer cancel()
+	}
+	track.clk = clk
+	x, val, stats := exactPhases(ctx, m, caps, opts, clk, track)
+	stats.WorkMS = clk.ms()
+	return x, val, stats
+}
+
+// exactPhases runs exactAssign's phases on the work clock clk.
+func exactPhases(ctx context.Context, m *model, caps [][]int64, opts Options, clk *workClock, track *tracker) ([][]int, float64, Stats) {
+	var stats Stats
+	deadline, _ := ctx.Deadline()
 	order, sorted, same := sortNodes(m, caps)
 	track.setPhase("heuristics")
 	bestX := ffdAssign(m, caps, m.supply)
@@ -460,9 +481,13 @@ const (
 // search; tests and ablations switch it off.
 var useBranchAndPrice = true
 
-// stopReason says why ctx ended.
+// stopReason says why ctx ended: the work limit (its cause, also in the
+// contexts below it), the time limit (a deadline), or a cancellation.
 func stopReason(ctx context.Context) StopReason {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case errors.Is(context.Cause(ctx), errWorkLimit):
+		return StopWorkLimit
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return StopTimeLimit
 	}
 	return StopCanceled

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"time"
@@ -61,6 +62,11 @@ type workBudget struct {
 	end    float64
 	cancel context.CancelFunc
 }
+
+// errWorkLimit is the cause (context.Cause) of a solve's context ending at
+// Options.WorkLimit, which stopReason tells from a phase's own budget and
+// from the caller's cancellation.
+var errWorkLimit = errors.New("the work limit is spent")
 
 // workKind is a kind of operation the work clock counts.
 type workKind int
@@ -174,10 +180,17 @@ func (c *workClock) share(share float64, limit time.Duration) time.Duration {
 // within returns ctx ending after d more of work (at once if d ≤ 0); a
 // nil clock (tests of single phases) times it by the wall clock.
 func (c *workClock) within(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return c.withinCause(ctx, d, nil)
+}
+
+// withinCause is within, the context ending with cause (nil:
+// context.Canceled).
+func (c *workClock) withinCause(ctx context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
 	if c == nil {
-		return context.WithTimeout(ctx, d)
+		return context.WithTimeoutCause(ctx, d, cause)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(cause) }
 	if d <= 0 {
 		cancel()
 		return ctx, cancel
@@ -192,6 +205,9 @@ func (c *workClock) within(ctx context.Context, d time.Duration) (context.Contex
 		cancel()
 	}
 }
+
+// ms is the work so far in milliseconds (Stats.WorkMS).
+func (c *workClock) ms() float64 { return c.done / 1e6 }
 
 // stop ends the clock's solve (and reports its counts where a test asks).
 func (c *workClock) stop() {

@@ -28,7 +28,13 @@ type Config struct {
 	Instance  string
 	Method    string
 	TimeLimit time.Duration
-	NoLP      bool
+	// WorkLimit is the exact method's limit of counted work
+	// (solver.Options.WorkLimit); given without --time-limit it replaces
+	// the default time limit.
+	WorkLimit time.Duration
+	// Seed seeds the exact method's random streams (solver.Options.Seed).
+	Seed uint64
+	NoLP bool
 	// Gap is the relative optimality tolerance of the exact method.
 	Gap float64
 	// Progress is the progress mode on stderr (cli.ProgressModes: a bar
@@ -67,7 +73,7 @@ func NewCommand(_ *cli.Env) *cobra.Command {
 	cfg := Default()
 	var randomSet bool
 	cmd := &cobra.Command{
-		Use:   "ita --instance FILE|NAME [--method exact|per-node|ffd-dp] [--time-limit 10s] [--gap 0]",
+		Use:   "ita --instance FILE|NAME [--method exact|per-node|ffd-dp] [--time-limit 10s | --work-limit 2s] [--gap 0] [--seed 0]",
 		Short: "Initial task assignment: the multi-resource knapsack over all nodes",
 		Long: `Choose how many tasks of each type to start on each node so that no node's
 capacity is exceeded in any resource and the total value Σ w_p·demand_p is maximal.
@@ -88,6 +94,13 @@ relative gap and nodes, as MIP solvers print; plain, bar or none force one);
 the result's upper_bound is the best proven bound. --gap stops once
 (bound − incumbent) ≤ gap·bound.
 
+The exact method is deterministic: the same instance, limits and --seed give
+the same answer in every run of one build, unless the wall-clock --time-limit
+is what stops it. --work-limit stops it instead after that much counted work
+(search nodes, simplex iterations, DP steps at fixed costs, about CPU time on
+the machine they were fitted on; stats.work_ms reports it), the same under any
+load; given alone it replaces the default time limit.
+
 --instance is a JSON file (format: ` + "`optd schema ita-instance`, a starter: `optd example ita-instance`" + `) or a built-in name: ` + strings.Join(solver.BuiltinNames(), ", ") + `.
 --random SEED draws a random instance instead (see --nodes, --types, ...), or
 with --family NAME the instance of that seed from one family of the
@@ -97,6 +110,9 @@ robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			randomSet = cmd.Flags().Changed("random")
+			if cmd.Flags().Changed("work-limit") && !cmd.Flags().Changed("time-limit") {
+				cfg.TimeLimit = 0 // the work limit alone, as asked
+			}
 			return run(cmd, cfg, randomSet)
 		},
 	}
@@ -104,6 +120,8 @@ robustness suite: ` + strings.Join(solver.FamilyNames(), ", ") + `.`,
 	f.StringVar(&cfg.Instance, "instance", cfg.Instance, "instance JSON file or built-in name ("+strings.Join(solver.BuiltinNames(), ", ")+")")
 	f.StringVar(&cfg.Method, "method", cfg.Method, "exact, per-node or ffd-dp")
 	f.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "stop the search after this long (0: no limit)")
+	f.DurationVar(&cfg.WorkLimit, "work-limit", cfg.WorkLimit, "exact: stop after this much counted work, the same on any load (0: no limit; alone it replaces the default --time-limit)")
+	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "exact: seed of the neighbourhood search and dives (the same seed, the same answer)")
 	f.BoolVar(&cfg.NoLP, "no-lp", cfg.NoLP, "exact: do not use the LP (column generation) bound")
 	f.Float64Var(&cfg.Gap, "gap", cfg.Gap, "exact: relative optimality tolerance in [0, 1) (0: prove the optimum)")
 	cli.AddProgressFlag(f, &cfg.Progress)
@@ -133,6 +151,9 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 	}
 	if cfg.TimeLimit < 0 {
 		return fmt.Errorf("%w: --time-limit %v is negative", ErrUsage, cfg.TimeLimit)
+	}
+	if cfg.WorkLimit < 0 {
+		return fmt.Errorf("%w: --work-limit %v is negative", ErrUsage, cfg.WorkLimit)
 	}
 	if math.IsNaN(cfg.Gap) || cfg.Gap < 0 || cfg.Gap >= 1 {
 		return fmt.Errorf("%w: --gap %v: the relative tolerance must be in [0, 1)", ErrUsage, cfg.Gap)
@@ -171,7 +192,7 @@ func run(cmd *cobra.Command, cfg Config, random bool) error {
 			return err
 		}
 	}
-	opts := solver.Options{TimeLimit: cfg.TimeLimit, NoLP: cfg.NoLP, Gap: cfg.Gap}
+	opts := solver.Options{TimeLimit: cfg.TimeLimit, WorkLimit: cfg.WorkLimit, Seed: cfg.Seed, NoLP: cfg.NoLP, Gap: cfg.Gap}
 	if method == solver.MethodExact {
 		stop := reportProgress(cmd.ErrOrStderr(), mode, cfg, &opts)
 		defer stop()

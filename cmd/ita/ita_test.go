@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -146,6 +147,33 @@ func TestGapAndFamily(t *testing.T) {
 	}
 }
 
+// TestWorkLimit: --work-limit stops the exact method at a count of work,
+// with the same answer in every run (the same beside CPU-burning
+// goroutines is solver's TestSameSeedSamePathUnderLoad).
+func TestWorkLimit(t *testing.T) {
+	args := []string{"--family", "hetero-3r", "--random", "3", "--work-limit", "20ms", "--seed", "5", "--progress", "none"}
+	var first map[string]any
+	for run := range 2 {
+		out, _, err := execute(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := withoutElapsed(t, out)
+		stats, _ := got["stats"].(map[string]any)
+		if stats["stopped"] != "work_limit" {
+			t.Fatalf("stats %v: want stopped by the work limit", stats)
+		}
+		if w, _ := stats["work_ms"].(float64); w < 20 {
+			t.Errorf("work_ms %v below the limit of 20 ms", w)
+		}
+		if run == 0 {
+			first = got
+		} else if !reflect.DeepEqual(got, first) {
+			t.Errorf("second run %v, first %v", got, first)
+		}
+	}
+}
+
 // TestProgressModes: --progress takes the mode of the other verbs; plain
 // (and auto off a terminal) prints MIP-style lines, bar draws a bar,
 // none nothing; the former numeric form still works with a deprecation
@@ -203,6 +231,7 @@ func TestErrors(t *testing.T) {
 		{"unknown field", []string{"--instance", filepath.Join("testdata", "unknown_field.json")}, []string{"unknown_field.json", `nodes[0].gpus: unknown field`}},
 		{"both sources", []string{"--instance", "haste-table2", "--random", "1"}, []string{"exclude"}},
 		{"negative limit", []string{"--instance", "haste-table2", "--time-limit", "-1s"}, []string{"--time-limit"}},
+		{"negative work limit", []string{"--instance", "haste-table2", "--work-limit", "-1s"}, []string{"--work-limit", "negative"}},
 		{"gap too large", []string{"--instance", "haste-table2", "--gap", "1"}, []string{"--gap", "[0, 1)"}},
 		{"negative gap", []string{"--instance", "haste-table2", "--gap", "-0.1"}, []string{"--gap"}},
 		{"negative progress", []string{"--instance", "haste-table2", "--progress", "-1s"}, []string{"--progress", "negative", "plain"}},

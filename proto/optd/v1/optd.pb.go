@@ -3054,7 +3054,17 @@ type SolveInitialAssignmentRequest struct {
 	// gap is the exact method's relative optimality tolerance in [0, 1)
 	// (`optd ita --gap`): it stops once (bound − objective) ≤ gap·bound.
 	// 0 (the default) proves the optimum.
-	Gap           float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
+	Gap float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
+	// work_limit_ms stops the exact method after this much counted work (0:
+	// none; `optd ita --work-limit`): search nodes, simplex iterations and DP
+	// steps at fixed costs, about CPU milliseconds. Stopped there, the answer
+	// is the same in every call whatever the server's load; the time limit
+	// (time_limit_ms, limits.max_solve_time, the call's deadline) stays the
+	// hard stop.
+	WorkLimitMs int64 `protobuf:"varint,7,opt,name=work_limit_ms,json=workLimitMs,proto3" json:"work_limit_ms,omitempty"`
+	// seed seeds the exact method's neighbourhood search and dives (`optd ita
+	// --seed`): the same seed, the same answer.
+	Seed          uint64 `protobuf:"varint,8,opt,name=seed,proto3" json:"seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3128,6 +3138,20 @@ func (x *SolveInitialAssignmentRequest) GetTimeLimitMs() int64 {
 func (x *SolveInitialAssignmentRequest) GetGap() float64 {
 	if x != nil {
 		return x.Gap
+	}
+	return 0
+}
+
+func (x *SolveInitialAssignmentRequest) GetWorkLimitMs() int64 {
+	if x != nil {
+		return x.WorkLimitMs
+	}
+	return 0
+}
+
+func (x *SolveInitialAssignmentRequest) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
 	}
 	return 0
 }
@@ -5702,9 +5726,13 @@ type ItaStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodesExplored int64                  `protobuf:"varint,1,opt,name=nodes_explored,json=nodesExplored,proto3" json:"nodes_explored,omitempty"`
 	LpSolves      int32                  `protobuf:"varint,2,opt,name=lp_solves,json=lpSolves,proto3" json:"lp_solves,omitempty"`
-	// stopped is "time_limit", "canceled" or "gap" when the solve ended
-	// early, empty when it finished.
-	Stopped       string `protobuf:"bytes,3,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	// stopped is "time_limit", "work_limit", "canceled", "node_limit" or
+	// "gap" when the solve ended early, empty when it finished.
+	Stopped string `protobuf:"bytes,3,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	// work_ms is the exact method's counted work (work_limit_ms), the same
+	// in every call where no wall-clock limit stopped it; 0 for the
+	// heuristics.
+	WorkMs        float64 `protobuf:"fixed64,4,opt,name=work_ms,json=workMs,proto3" json:"work_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5758,6 +5786,13 @@ func (x *ItaStats) GetStopped() string {
 		return x.Stopped
 	}
 	return ""
+}
+
+func (x *ItaStats) GetWorkMs() float64 {
+	if x != nil {
+		return x.WorkMs
+	}
+	return 0
 }
 
 // PolicyFigure is a policy's mean cost per job over the replications and
@@ -7853,14 +7888,16 @@ const file_optd_proto_rawDesc = "" +
 	"\x15expected_optimal_cost\x18\x06 \x01(\x01H\x00R\x13expectedOptimalCost\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"elapsed_ms\x18\a \x01(\x01R\telapsedMsB\x18\n" +
-	"\x16_expected_optimal_cost\"\xe2\x01\n" +
+	"\x16_expected_optimal_cost\"\x9a\x02\n" +
 	"\x1dSolveInitialAssignmentRequest\x120\n" +
 	"\binstance\x18\x06 \x01(\v2\x14.optd.v1.ItaInstanceR\binstance\x12'\n" +
 	"\rinstance_json\x18\x01 \x01(\tB\x02\x18\x01R\finstanceJson\x12\x18\n" +
 	"\abuiltin\x18\x02 \x01(\tR\abuiltin\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\"\n" +
 	"\rtime_limit_ms\x18\x04 \x01(\x03R\vtimeLimitMs\x12\x10\n" +
-	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\x95\x02\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\x12\"\n" +
+	"\rwork_limit_ms\x18\a \x01(\x03R\vworkLimitMs\x12\x12\n" +
+	"\x04seed\x18\b \x01(\x04R\x04seed\"\x95\x02\n" +
 	"\x1eSolveInitialAssignmentResponse\x12\x1c\n" +
 	"\tobjective\x18\x01 \x01(\x01R\tobjective\x12\x18\n" +
 	"\aoptimal\x18\x02 \x01(\bR\aoptimal\x12*\n" +
@@ -8147,11 +8184,12 @@ const file_optd_proto_rawDesc = "" +
 	"\x12ItaNodeUtilization\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04used\x18\x02 \x03(\x03R\x04used\x12\x1a\n" +
-	"\bfraction\x18\x03 \x03(\x01R\bfraction\"h\n" +
+	"\bfraction\x18\x03 \x03(\x01R\bfraction\"\x81\x01\n" +
 	"\bItaStats\x12%\n" +
 	"\x0enodes_explored\x18\x01 \x01(\x03R\rnodesExplored\x12\x1b\n" +
 	"\tlp_solves\x18\x02 \x01(\x05R\blpSolves\x12\x18\n" +
-	"\astopped\x18\x03 \x01(\tR\astopped\"M\n" +
+	"\astopped\x18\x03 \x01(\tR\astopped\x12\x17\n" +
+	"\awork_ms\x18\x04 \x01(\x01R\x06workMs\"M\n" +
 	"\fPolicyFigure\x12\x1b\n" +
 	"\tmean_cost\x18\x01 \x01(\x01R\bmeanCost\x12\x17\n" +
 	"\x04ci95\x18\x02 \x01(\x01H\x00R\x04ci95\x88\x01\x01B\a\n" +

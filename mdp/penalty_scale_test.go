@@ -268,6 +268,7 @@ var penaltyVariants = map[string]penaltyVariant{
 	"x2":               {moreSteps: 2},
 	"avg-last-quarter": {averageFrom: 0.75},
 	"x3":               {moreSteps: 3},
+	"x4":               {moreSteps: 4},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

@@ -618,7 +618,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		pooled = len(columns.cols)
 		track.setPhase("master-ip")
 		ipCtx, cancel := shareContext(ctx, clk, pnbShare, pnbCap)
-		x, val, nodes := masterIP(ipCtx, m, sorted, columns, s.bestVal, root, pnbNodes, pnbStall)
+		x, val, nodes := masterIP(ipCtx, m, sorted, columns, s.best, s.bestVal, root, pnbNodes, pnbStall)
 		cancel()
 		stats.NodesExplored += int64(nodes)
 		stats.LPSolves += nodes // one LP solve per subtree

@@ -24,17 +24,24 @@ import (
 // find: on hetero-3r-4000, 275 columns of 47 rows after the heuristics
 // had stopped at 2923.7-2925.1, CBC's optimum of the master was 2927.6
 // against the LP bound 2928 (Sadykov et al. 2019 call this the restricted
-// master heuristic). Its columns are the pool's and the incumbent's
-// patterns: the pool holds what the LPs priced, the incumbent what the
-// large neighbourhood search built node by node, often patterns that no
-// LP priced, and the master can recombine the two (its optimum is never
-// below the incumbent's value). Measured on hetero-3r-4000 (seed 0, 10 s
-// limit): the pool alone, 270 columns, its 1019 subtrees found nothing
-// above the incumbent 2924.9, the search over them needed 2802 to reach
-// 2927.6; with the incumbent's patterns added, 2927.6 at the 277th subtree
+// master heuristic). improveAndProve runs it first with the incumbent's
+// patterns added and, where that finds nothing, over the pool alone: the
+// pool holds what the LPs priced, the incumbent what the large
+// neighbourhood search built node by node, often patterns that no LP
+// priced, and the master can recombine the two (its optimum is never
+// below the incumbent's value). Measured on hetero-3r-4000 (Options.Seed
+// 0, 10 s limit): over the pool alone, 270 columns, 1019 subtrees found
+// nothing above the incumbent 2924.9 (the search needed 2802 to reach
+// 2927.6); with the incumbent's patterns, 2927.6 at the 277th subtree
 // (CBC stopped at 2925.4 on the compact model, HiGHS at 2927.3 after 120
-// s). masterIP solves it with the project's own
-// LP-based branch and bound: best first with plunging, each subtree's LP
+// s); hetero-3r-5004 3761.3 → 3761.4, the optimum. The pool's master
+// stays as the fallback: the extra columns change the LP's path, and
+// alone they lost the optimum 2383 that the pool's master finds on
+// many-resources-5 with Options.Seed 1, 3 and 7 (make ita-repeat: 11 → 8
+// of 12 proven); where neither finds anything the second costs up to
+// pnbStall more subtrees (0.1-0.25 s of CPU on the suite's and the fresh
+// seeds' instances still open after the first LNS round). masterIP
+// solves it with the project's own LP-based branch and bound: best first with plunging, each subtree's LP
 // re-solved from the last basis (lp.Model), branching on the column of
 // largest fractional part (y ≥ ⌈y⌉ first: a dive that fixes patterns;
 // y ≤ ⌊y⌋ waits in the queue), pruned where the LP rounded down to the value unit cannot

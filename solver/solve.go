@@ -619,6 +619,13 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		track.setPhase("master-ip")
 		ipCtx, cancel := shareContext(ctx, clk, pnbShare, pnbCap)
 		x, val, nodes := masterIP(ipCtx, m, sorted, columns, s.best, s.bestVal, root, pnbNodes, pnbStall)
+		if x == nil && ipCtx.Err() == nil {
+			// nothing with the incumbent's patterns (masterIP): again over
+			// the pool alone, within the same share
+			var more int
+			x, val, more = masterIP(ipCtx, m, sorted, columns, nil, s.bestVal, root, pnbNodes, pnbStall)
+			nodes += more
+		}
 		cancel()
 		stats.NodesExplored += int64(nodes)
 		stats.LPSolves += nodes // one LP solve per subtree

@@ -38,10 +38,14 @@ import (
 // stays as the fallback: the extra columns change the LP's path, and
 // alone they lost the optimum 2383 that the pool's master finds on
 // many-resources-5 with Options.Seed 1, 3 and 7 (make ita-repeat: 11 → 8
-// of 12 proven); where neither finds anything the second costs up to
-// pnbStall more subtrees (0.1-0.25 s of CPU on the suite's and the fresh
-// seeds' instances still open after the first LNS round). masterIP
-// solves it with the project's own LP-based branch and bound: best first with plunging, each subtree's LP
+// of 12 proven). Where the pool already holds every pattern of the
+// incumbent the master runs once, over the pool, as before (run twice
+// there, the same search cost 0.15-0.25 s more on hetero-3r-5,
+// hetero-3r-4009 and live-cluster-4006); where it does not and neither
+// run finds anything, the second costs up to pnbStall more subtrees
+// (many-resources-5004 and -5005: 1000 more, within 1/8 of the work
+// left as before). masterIP solves it with the project's own LP-based
+// branch and bound: best first with plunging, each subtree's LP
 // re-solved from the last basis (lp.Model), branching on the column of
 // largest fractional part (y ≥ ⌈y⌉ first: a dive that fixes patterns;
 // y ≤ ⌊y⌋ waits in the queue), pruned where the LP rounded down to the value unit cannot

@@ -618,8 +618,12 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		pooled = len(columns.cols)
 		track.setPhase("master-ip")
 		ipCtx, cancel := shareContext(ctx, clk, pnbShare, pnbCap)
-		x, val, nodes := masterIP(ipCtx, m, sorted, columns, s.best, s.bestVal, root, pnbNodes, pnbStall)
-		if x == nil && ipCtx.Err() == nil {
+		inc := s.best // its patterns join the pool's (masterIP), unless all are there
+		if len(withPatternsOf(sorted, columns, inc)) == len(columns.cols) {
+			inc = nil
+		}
+		x, val, nodes := masterIP(ipCtx, m, sorted, columns, inc, s.bestVal, root, pnbNodes, pnbStall)
+		if x == nil && inc != nil && ipCtx.Err() == nil {
 			// nothing with the incumbent's patterns (masterIP): again over
 			// the pool alone, within the same share
 			var more int

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// cbcResult is what CBC reported for one instance.
+// cbcResult is what CBC (or HiGHS: runHiGHS) reported for one instance.
 type cbcResult struct {
 	status    string  // first words of the solution file, e.g. "Optimal"
 	optimal   bool    // CBC proved optimality
@@ -54,19 +54,11 @@ func runCBC(ctx context.Context, dir, name string, in *Instance, limit time.Dura
 	if err != nil {
 		return r, errNoCBC
 	}
-	lpPath := filepath.Join(dir, name+".lp")
-	solPath := filepath.Join(dir, name+".sol")
-	f, err := os.Create(lpPath)
+	lpPath, err := writeLPFile(dir, name, in)
 	if err != nil {
 		return r, err
 	}
-	if err := WriteLP(f, in); err != nil {
-		f.Close()
-		return r, err
-	}
-	if err := f.Close(); err != nil {
-		return r, err
-	}
+	solPath := filepath.Join(dir, name+".sol")
 	args := []string{lpPath, "-threads", "1"}
 	if limit > 0 {
 		args = append(args, "-sec", strconv.FormatFloat(limit.Seconds(), 'f', 3, 64))
@@ -106,6 +98,20 @@ func runCBC(ctx context.Context, dir, name string, in *Instance, limit time.Dura
 		r.objective += float64(int64(v+0.5)) * in.Value(i)
 	}
 	return r, sc.Err()
+}
+
+// writeLPFile writes in (WriteLP) to dir/name.lp and returns the path.
+func writeLPFile(dir, name string, in *Instance) (string, error) {
+	lpPath := filepath.Join(dir, name+".lp")
+	f, err := os.Create(lpPath)
+	if err != nil {
+		return "", err
+	}
+	if err := WriteLP(f, in); err != nil {
+		f.Close()
+		return "", err
+	}
+	return lpPath, f.Close()
 }
 
 func lastLines(s string, n int) string {

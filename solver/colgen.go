@@ -242,7 +242,7 @@ func newColumnPool() *columnPool { return &columnPool{seen: map[string]bool{}} }
 // add adds pattern a of class c unless it is empty or already there, and
 // reports whether it did.
 func (p *columnPool) add(c int, a []int) bool {
-	key := strconv.Itoa(c) + ":" + patternKey(a)
+	key := columnKey(c, a)
 	if p.seen[key] || slices.Max(a) == 0 {
 		return false
 	}
@@ -250,6 +250,9 @@ func (p *columnPool) add(c int, a []int) bool {
 	p.cols = append(p.cols, patternColumn{c, slices.Clone(a)})
 	return true
 }
+
+// columnKey is the key of pattern a of class c in columnPool.seen.
+func columnKey(c int, a []int) string { return strconv.Itoa(c) + ":" + patternKey(a) }
 
 // classOfNodes returns the class (classesOf) of each sorted node.
 func classOfNodes(sorted [][]int64) []int {

@@ -24,8 +24,28 @@ import (
 // find: on hetero-3r-4000, 275 columns of 47 rows after the heuristics
 // had stopped at 2923.7-2925.1, CBC's optimum of the master was 2927.6
 // against the LP bound 2928 (Sadykov et al. 2019 call this the restricted
-// master heuristic). masterIP solves it with the project's own
-// LP-based branch and bound: best first with plunging, each subtree's LP
+// master heuristic). improveAndProve runs it first with the incumbent's
+// patterns added and, where that finds nothing, over the pool alone: the
+// pool holds what the LPs priced, the incumbent what the large
+// neighbourhood search built node by node, often patterns that no LP
+// priced, and the master can recombine the two (its optimum is never
+// below the incumbent's value). Measured on hetero-3r-4000 (Options.Seed
+// 0, 10 s limit): over the pool alone, 270 columns, 1019 subtrees found
+// nothing above the incumbent 2924.9 (the search needed 2802 to reach
+// 2927.6); with the incumbent's patterns, 2927.6 at the 277th subtree
+// (CBC stopped at 2925.4 on the compact model, HiGHS at 2927.3 after 120
+// s); hetero-3r-5004 3761.3 → 3761.4, the optimum. The pool's master
+// stays as the fallback: the extra columns change the LP's path, and
+// alone they lost the optimum 2383 that the pool's master finds on
+// many-resources-5 with Options.Seed 1, 3 and 7 (make ita-repeat: 11 → 8
+// of 12 proven). Where the pool already holds every pattern of the
+// incumbent the master runs once, over the pool, as before (run twice
+// there, the same search cost 0.15-0.25 s more on hetero-3r-5,
+// hetero-3r-4009 and live-cluster-4006); where it does not and neither
+// run finds anything, the second costs up to pnbStall more subtrees
+// (many-resources-5004 and -5005: 1000 more, within 1/8 of the work
+// left as before). masterIP solves it with the project's own LP-based
+// branch and bound: best first with plunging, each subtree's LP
 // re-solved from the last basis (lp.Model), branching on the column of
 // largest fractional part (y ≥ ⌈y⌉ first: a dive that fixes patterns;
 // y ≤ ⌊y⌋ waits in the queue), pruned where the LP rounded down to the value unit cannot
@@ -43,17 +63,19 @@ const (
 	pnbStall = 1000
 )
 
-// masterIP solves the integer master over the columns of pool (sorted
-// node order, the classes of classesOf) until it has evaluated nodeLimit
+// masterIP solves the integer master over the columns of pool and the
+// patterns of inc, an assignment worth incVal (sorted node order, the
+// classes of classesOf; nil: the pool's columns alone, and incVal only
+// the value to beat), until it has evaluated nodeLimit
 // subtrees (or stall plus twice those that found its last incumbent), its
 // incumbent reaches bound, or ctx ends, and returns the best assignment it found that is
 // worth more than incVal (nil if none), its value, and the subtrees it
 // evaluated (one LP solve each). Nodes left without a pattern, and room that the
 // patterns leave, are topped up greedily (repairPath).
-func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, incVal, bound float64, nodeLimit, stall int) (_ [][]int, _ float64, nodes int) {
+func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, inc [][]int, incVal, bound float64, nodeLimit, stall int) (_ [][]int, _ float64, nodes int) {
 	classes := classesOf(sorted)
 	n := len(m.dem)
-	cols := pool.cols
+	cols := withPatternsOf(sorted, pool, inc)
 	p := masterRows(m.supply, classCounts(classes))
 	upper := make([]float64, len(cols))
 	for k, col := range cols {
@@ -122,6 +144,26 @@ func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool,
 		}
 	}
 	return best, bestVal, nodes
+}
+
+// withPatternsOf returns the columns of pool followed by the patterns of
+// the assignment x (sorted node order; nil: none) that pool lacks, each
+// once with its node's class. pool itself is left as it is.
+func withPatternsOf(sorted [][]int64, pool *columnPool, x [][]int) []patternColumn {
+	if x == nil {
+		return pool.cols
+	}
+	cols := slices.Clip(pool.cols)
+	seen := map[string]bool{}
+	for j, c := range classOfNodes(sorted) {
+		key := columnKey(c, x[j])
+		if slices.Max(x[j]) == 0 || pool.seen[key] || seen[key] {
+			continue
+		}
+		seen[key] = true
+		cols = append(cols, patternColumn{c, slices.Clone(x[j])})
+	}
+	return cols
 }
 
 // pnbFix is one branching bound of masterIP: y_col ≤ at (upper) or ≥ at.

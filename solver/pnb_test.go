@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -15,7 +16,10 @@ import (
 // search (small instances) or the exact method (medium ones, proven)
 // finds (where it ends within its node limit); over the root LP's columns alone (the pool the solver gives it)
 // every assignment it returns fits the nodes and the supply, is worth
-// what it says and never more than the optimum.
+// what it says and never more than the optimum; given an incumbent (the
+// FFD greedy's), over no column or the root LP's, its patterns are among
+// the master's columns (checkWithPatterns) and what it returns also beats
+// the incumbent.
 func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 	cases := 60
 	if testing.Short() {
@@ -23,7 +27,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 	}
 	const fullNodes = 50000
 	rng := rand.New(rand.NewPCG(15, 5))
-	full, rootRuns, reachedRoot := 0, 0, 0
+	full, rootRuns, reachedRoot, incRuns := 0, 0, 0, 0
 	for c := range cases {
 		in, opt, ok := optimumCase(t, rng, c, 3)
 		if !ok {
@@ -42,7 +46,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 			}
 		}
 		if pool, ok := everyPattern(m, sorted, 400); ok {
-			x, val, nodes := masterIP(context.Background(), m, sorted, pool, math.Inf(-1), math.Inf(1), fullNodes, math.MaxInt)
+			x, val, nodes := masterIP(context.Background(), m, sorted, pool, nil, math.Inf(-1), math.Inf(1), fullNodes, math.MaxInt)
 			what := fmt.Sprintf("case %d: the integer master over all %d patterns", c, len(pool.cols))
 			if x == nil {
 				t.Fatalf("%s found nothing (optimum %v)", what, opt)
@@ -65,7 +69,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 		if st.columns == nil {
 			continue
 		}
-		x, val, _ := masterIP(context.Background(), m, sorted, st.columns, math.Inf(-1), math.Inf(1), pnbNodes, pnbStall)
+		x, val, _ := masterIP(context.Background(), m, sorted, st.columns, nil, math.Inf(-1), math.Inf(1), pnbNodes, pnbStall)
 		if x != nil {
 			rootRuns++
 			check(fmt.Sprintf("case %d: the integer master over the root LP's columns", c), x, val)
@@ -73,11 +77,53 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 				reachedRoot++
 			}
 		}
+		// with an incumbent (the FFD greedy's) its patterns join the
+		// columns: what the master returns beats it, or nothing
+		inc := ffdAssign(m, sorted, m.supply)
+		incVal := assignmentValue(m, inc)
+		for _, pool := range []*columnPool{newColumnPool(), st.columns} {
+			what := fmt.Sprintf("case %d: the integer master over %d columns and the incumbent's patterns", c, len(pool.cols))
+			checkWithPatterns(t, what, sorted, pool, inc)
+			x, val, _ := masterIP(context.Background(), m, sorted, pool, inc, incVal, math.Inf(1), pnbNodes, pnbStall)
+			if x == nil {
+				continue
+			}
+			check(what, x, val)
+			if val <= incVal {
+				t.Fatalf("%s returned %v, not above the incumbent %v", what, val, incVal)
+			}
+			incRuns++
+		}
 	}
 	if full < cases/4 || rootRuns < cases/4 {
 		t.Fatalf("%d runs over every pattern, %d over the root LP's columns", full, rootRuns)
 	}
-	t.Logf("%d runs over every pattern reached the optimum; %d of %d over the root LP's columns did", full, reachedRoot, rootRuns)
+	t.Logf("%d runs over every pattern reached the optimum; %d of %d over the root LP's columns did; %d with an incumbent's patterns beat it", full, reachedRoot, rootRuns, incRuns)
+}
+
+// checkWithPatterns checks withPatternsOf(sorted, pool, x): pool's
+// columns first and unchanged, then distinct columns not in pool, and
+// every node's non-empty pattern among them with its node's class.
+func checkWithPatterns(t *testing.T, what string, sorted [][]int64, pool *columnPool, x [][]int) {
+	t.Helper()
+	n := len(pool.cols)
+	cols := withPatternsOf(sorted, pool, x)
+	if len(pool.cols) != n || len(cols) < n {
+		t.Fatalf("%s: the pool's %d columns became %d, the master's %d", what, n, len(pool.cols), len(cols))
+	}
+	at := map[string]int{}
+	for k, col := range cols {
+		key := columnKey(col.class, col.a)
+		if _, dup := at[key]; dup || (k >= n && pool.seen[key]) || (k < n && !slices.Equal(col.a, pool.cols[k].a)) {
+			t.Fatalf("%s: column %d (class %d, %v) repeated or changed", what, k, col.class, col.a)
+		}
+		at[key] = k
+	}
+	for j, c := range classOfNodes(sorted) {
+		if _, ok := at[columnKey(c, x[j])]; !ok && slices.Max(x[j]) > 0 {
+			t.Fatalf("%s: node %d's pattern %v (class %d) is not a column", what, j, x[j], c)
+		}
+	}
 }
 
 // everyPattern returns a pool of every feasible non-empty pattern (a ≤

@@ -643,7 +643,18 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		pooled = len(columns.cols)
 		track.setPhase("master-ip")
 		ipCtx, cancel := shareContext(ctx, clk, pnbShare, pnbCap)
-		x, val, nodes := masterIP(ipCtx, m, sorted, columns, s.bestVal, root, pnbNodes, pnbStall)
+		inc := s.best // its patterns join the pool's (masterIP), unless all are there
+		if len(withPatternsOf(sorted, columns, inc)) == len(columns.cols) {
+			inc = nil
+		}
+		x, val, nodes := masterIP(ipCtx, m, sorted, columns, inc, s.bestVal, root, pnbNodes, pnbStall)
+		if x == nil && inc != nil && ipCtx.Err() == nil {
+			// nothing with the incumbent's patterns (masterIP): again over
+			// the pool alone, within the same share
+			var more int
+			x, val, more = masterIP(ipCtx, m, sorted, columns, nil, s.bestVal, root, pnbNodes, pnbStall)
+			nodes += more
+		}
 		cancel()
 		stats.NodesExplored += int64(nodes)
 		stats.LPSolves += nodes // one LP solve per subtree

@@ -29,6 +29,8 @@ import (
 // checks the two against each other (CBC's objective within optd's bound,
 // equal proven optima) and prints where optd's incumbent is below CBC's
 // (the target: never, wherever a solver stops at its limit);
+// OPTD_SUITE_HIGHS=1 does the same with HiGHS (the highs npm package that
+// scripts/setup.sh --bench installs, one thread), after CBC where both run;
 // OPTD_SUITE_WORK=1 prints each solve's counts of the work clock (the
 // calibration of workCost); OPTD_SUITE_TRACE=1
 // prints the phases (with their start times) of every solve that answers
@@ -85,10 +87,21 @@ func TestExactOnWholeSuite(t *testing.T) {
 	}
 	varySeed := os.Getenv("OPTD_SUITE_VARY_SEED") != ""
 	trace := os.Getenv("OPTD_SUITE_TRACE") != "" // print the phases of the solves that answer late
-	withCBC := os.Getenv("OPTD_SUITE_CBC") != ""
+	// the MIP peers run after optd on each instance with the same limit
+	type peer struct {
+		name           string
+		run            func(context.Context, string, string, *Instance, time.Duration) (cbcResult, error)
+		proven, better int
+	}
+	var peers []*peer
+	if os.Getenv("OPTD_SUITE_CBC") != "" {
+		peers = append(peers, &peer{name: "cbc", run: runCBC})
+	}
+	if os.Getenv("OPTD_SUITE_HIGHS") != "" {
+		peers = append(peers, &peer{name: "highs", run: runHiGHS})
+	}
 	showWork := os.Getenv("OPTD_SUITE_WORK") != "" // each solve's counts of the work clock (calibration of workCost)
-	cbcDir := t.TempDir()
-	cbcProven, cbcBetter := 0, 0
+	peerDir := t.TempDir()
 	var all []float64
 	proven, within1, overrun := 0, 0, 0.0
 	for _, f := range Families() {
@@ -157,25 +170,25 @@ func TestExactOnWholeSuite(t *testing.T) {
 				fmt.Printf("%-16s %d optimal=%-5v %9.1f ms (CPU %7.1f ms) objective %v bound %v nodes %d LP solves %d stopped %q%s%s\n",
 					f.Name, seed, r.Optimal, r.ElapsedMS, float64(cpu.Microseconds())/1000, r.Objective, r.UpperBound, r.Stats.NodesExplored, r.Stats.LPSolves, r.Stats.Stopped, runLabel(runs, run, opts.Seed), work)
 				workMu.Unlock()
-				if withCBC {
+				for _, pe := range peers {
 					name := fmt.Sprintf("%s-%d", f.Name, seed)
-					cb, err := runCBC(context.Background(), cbcDir, name, in, limit)
+					cb, err := pe.run(context.Background(), peerDir, name, in, limit)
 					if err != nil {
-						t.Fatalf("%s: %v", name, err)
+						t.Fatalf("%s: %s: %v", name, pe.name, err)
 					}
 					if cb.objective > r.UpperBound+objTol*max(1, r.UpperBound) || (cb.optimal && r.Objective > cb.objective+objTol*max(1, cb.objective)) ||
 						(cb.optimal && r.Optimal && math.Abs(cb.objective-r.Objective) > objTol*max(1, r.Objective)) {
-						t.Fatalf("%s: optd %v (bound %v, optimal %v), cbc %v (%s)", name, r.Objective, r.UpperBound, r.Optimal, cb.objective, cb.status)
+						t.Fatalf("%s: optd %v (bound %v, optimal %v), %s %v (%s)", name, r.Objective, r.UpperBound, r.Optimal, pe.name, cb.objective, cb.status)
 					}
 					worse := ""
 					if cb.objective > r.Objective+objTol*max(1, r.Objective) {
-						worse = "  << optd's incumbent below CBC's"
-						cbcBetter++
+						worse = "  << optd's incumbent below " + pe.name + "'s"
+						pe.better++
 					}
 					if cb.optimal {
-						cbcProven++
+						pe.proven++
 					}
-					fmt.Printf("%-16s %d cbc    optimal=%-5v %9.1f ms objective %v%s\n", f.Name, seed, cb.optimal, float64(cb.elapsed.Microseconds())/1000, cb.objective, worse)
+					fmt.Printf("%-16s %d %-6s optimal=%-5v %9.1f ms objective %v%s\n", f.Name, seed, pe.name, cb.optimal, float64(cb.elapsed.Microseconds())/1000, cb.objective, worse)
 				}
 			}
 			if runs > 1 {
@@ -196,8 +209,8 @@ func TestExactOnWholeSuite(t *testing.T) {
 	slices.Sort(all)
 	fmt.Printf("== suite: proven %d of %d (%d within 1 s) with the limit %v; median %.1f ms, max %.1f ms; largest overrun of the limit %.2f%%\n",
 		proven, len(all), within1, limit, all[len(all)/2], all[len(all)-1], 100*overrun)
-	if withCBC {
-		fmt.Printf("== cbc: proven %d of %d; optd's incumbent below CBC's on %d\n", cbcProven, len(all), cbcBetter)
+	for _, pe := range peers {
+		fmt.Printf("== %s: proven %d of %d; optd's incumbent below %s's on %d\n", pe.name, pe.proven, len(all), pe.name, pe.better)
 	}
 }
 

@@ -23,7 +23,7 @@ type tracker struct {
 	inc      float64
 	bound    float64
 	gap      float64
-	lastSeen float64 // the incumbent of the last report
+	lastSeen float64    // the incumbent of the last report
 	clk      *workClock // the exact solve's, read in its goroutine only (addNodes)
 
 	// pub is what the solve has found so far, readable by another

@@ -63,19 +63,17 @@ const (
 	pnbStall = 1000
 )
 
-// masterIP solves the integer master over the columns of pool and the
-// patterns of inc, an assignment worth incVal (sorted node order, the
-// classes of classesOf; nil: the pool's columns alone, and incVal only
-// the value to beat), until it has evaluated nodeLimit
+// masterIP solves the integer master over the columns cols (a pool's,
+// with withPatternsOf an incumbent's patterns too; sorted node order, the
+// classes of classesOf), incVal the value to beat, until it has evaluated nodeLimit
 // subtrees (or stall plus twice those that found its last incumbent), its
 // incumbent reaches bound, or ctx ends, and returns the best assignment it found that is
 // worth more than incVal (nil if none), its value, and the subtrees it
 // evaluated (one LP solve each). Nodes left without a pattern, and room that the
 // patterns leave, are topped up greedily (repairPath).
-func masterIP(ctx context.Context, m *model, sorted [][]int64, pool *columnPool, inc [][]int, incVal, bound float64, nodeLimit, stall int) (_ [][]int, _ float64, nodes int) {
+func masterIP(ctx context.Context, m *model, sorted [][]int64, cols []patternColumn, incVal, bound float64, nodeLimit, stall int) (_ [][]int, _ float64, nodes int) {
 	classes := classesOf(sorted)
 	n := len(m.dem)
-	cols := withPatternsOf(sorted, pool, inc)
 	p := masterRows(m.supply, classCounts(classes))
 	upper := make([]float64, len(cols))
 	for k, col := range cols {

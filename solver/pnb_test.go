@@ -46,7 +46,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 			}
 		}
 		if pool, ok := everyPattern(m, sorted, 400); ok {
-			x, val, nodes := masterIP(context.Background(), m, sorted, pool, nil, math.Inf(-1), math.Inf(1), fullNodes, math.MaxInt)
+			x, val, nodes := masterIP(context.Background(), m, sorted, pool.cols, math.Inf(-1), math.Inf(1), fullNodes, math.MaxInt)
 			what := fmt.Sprintf("case %d: the integer master over all %d patterns", c, len(pool.cols))
 			if x == nil {
 				t.Fatalf("%s found nothing (optimum %v)", what, opt)
@@ -69,7 +69,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 		if st.columns == nil {
 			continue
 		}
-		x, val, _ := masterIP(context.Background(), m, sorted, st.columns, nil, math.Inf(-1), math.Inf(1), pnbNodes, pnbStall)
+		x, val, _ := masterIP(context.Background(), m, sorted, st.columns.cols, math.Inf(-1), math.Inf(1), pnbNodes, pnbStall)
 		if x != nil {
 			rootRuns++
 			check(fmt.Sprintf("case %d: the integer master over the root LP's columns", c), x, val)
@@ -84,7 +84,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 		for _, pool := range []*columnPool{newColumnPool(), st.columns} {
 			what := fmt.Sprintf("case %d: the integer master over %d columns and the incumbent's patterns", c, len(pool.cols))
 			checkWithPatterns(t, what, sorted, pool, inc)
-			x, val, _ := masterIP(context.Background(), m, sorted, pool, inc, incVal, math.Inf(1), pnbNodes, pnbStall)
+			x, val, _ := masterIP(context.Background(), m, sorted, withPatternsOf(sorted, pool, inc), incVal, math.Inf(1), pnbNodes, pnbStall)
 			if x == nil {
 				continue
 			}

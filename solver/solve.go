@@ -643,16 +643,14 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		pooled = len(columns.cols)
 		track.setPhase("master-ip")
 		ipCtx, cancel := shareContext(ctx, clk, pnbShare, pnbCap)
-		inc := s.best // its patterns join the pool's (masterIP), unless all are there
-		if len(withPatternsOf(sorted, columns, inc)) == len(columns.cols) {
-			inc = nil
-		}
-		x, val, nodes := masterIP(ipCtx, m, sorted, columns, inc, s.bestVal, root, pnbNodes, pnbStall)
-		if x == nil && inc != nil && ipCtx.Err() == nil {
-			// nothing with the incumbent's patterns (masterIP): again over
-			// the pool alone, within the same share
+		// the incumbent's patterns join the pool's (pnb.go), where they add any
+		cols := withPatternsOf(sorted, columns, s.best)
+		x, val, nodes := masterIP(ipCtx, m, sorted, cols, s.bestVal, root, pnbNodes, pnbStall)
+		if x == nil && len(cols) > len(columns.cols) && ipCtx.Err() == nil {
+			// nothing with the incumbent's patterns: again over the pool
+			// alone, within the same share
 			var more int
-			x, val, more = masterIP(ipCtx, m, sorted, columns, nil, s.bestVal, root, pnbNodes, pnbStall)
+			x, val, more = masterIP(ipCtx, m, sorted, columns.cols, s.bestVal, root, pnbNodes, pnbStall)
 			nodes += more
 		}
 		cancel()

@@ -79,6 +79,18 @@ const (
 	// 3 s limit, while the two it proved (identical-9, live-cluster-3)
 	// closed subtrees from the first levels on.
 	bpProbe = 8
+	// bpFalling: a probe stopped by the limits above is still not
+	// hopeless where its best open bound fell within its last bpFalling
+	// subtrees: there branching alone closes the gap, however few
+	// subtrees it prunes on the way (hetero-3r-5002: none closed in the
+	// first 12 subtrees, while the bound fell every two or three, 3000.3
+	// → 2999.82 in 69, which proves 2999.7 in 0.5 s where the limits left
+	// it unproven at 10 s and HiGHS needs 10-19 s). The window is short
+	// because a degenerate tree's bound often falls once in the first
+	// levels and then stays: yarn-7's from 8396.5 to 8396 at the fourth
+	// subtree, flat through the next thousand (a window of 8 kept it, and
+	// its proof took 4.6 s instead of 1.5).
+	bpFalling = 4
 	// bpIntTol is how close to an integer an aggregate counts as one.
 	bpIntTol = 1e-6
 )
@@ -143,6 +155,10 @@ type branchPrice struct {
 	lpSolve int
 	stuck   float64 // the largest bound of a subtree left open (packing failed, or closed by the gap)
 	queue   *bpQueue
+	// top is the lowest best open bound so far, reached when nodes was
+	// topAt (falling)
+	top   float64
+	topAt int64
 }
 
 // newBranchPrice prepares the branch and price from the root LP's columns
@@ -151,7 +167,7 @@ type branchPrice struct {
 func newBranchPrice(m *model, sorted [][]int64, base *tables, pool *columnPool, s *search, root float64) *branchPrice {
 	bp := &branchPrice{m: m, sorted: sorted, classes: classesOf(sorted), base: base,
 		grids: pricingGrids(base), counts: countBounds(m.dem, m.supply, sorted), pool: pool, s: s,
-		stuck: math.Inf(-1), queue: &bpQueue{{bound: root}}}
+		stuck: math.Inf(-1), top: math.Inf(1), queue: &bpQueue{{bound: root}}}
 	bp.classOf = classOfNodes(sorted)
 	bp.byClass = make([][]int, len(bp.classes))
 	for j, c := range bp.classOf {
@@ -165,7 +181,8 @@ func newBranchPrice(m *model, sorted [][]int64, base *tables, pool *columnPool, 
 // incumbent of s (or the gap), ctx ends, or, with probe set, the tree
 // looks degenerate: more than bpMaxOpen subtrees open, bpMaxNodes
 // evaluated, or bpProbe evaluated without closing any (run then reports
-// hopeless). It can be called again to go on. It returns the proven upper
+// hopeless, unless the best open bound is still falling). It can be
+// called again to go on. It returns the proven upper
 // bound (at least s.bestVal) and whether the tree is closed (the bound is
 // then the largest of the incumbent and the subtrees left open by a failed
 // packing or closed by the gap).
@@ -204,9 +221,12 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 		}
 		open := math.Max((*q)[0].bound, bp.stuck)
 		track.proven(open)
+		bp.noteTop((*q)[0].bound)
 		if probe && (q.Len() > bpMaxOpen || bp.nodes >= bpMaxNodes || (bp.nodes >= bpProbe && int64(q.Len()) > bp.nodes)) {
-			hopeless = q.Len() > bpMaxOpen || int64(q.Len()) > bp.nodes
-			break // the tree grows without pruning: the LP is degenerate
+			// the tree grows without pruning: the LP is degenerate,
+			// unless branching still lowers the bound
+			hopeless = (q.Len() > bpMaxOpen || int64(q.Len()) > bp.nodes) && !bp.falling()
+			break
 		}
 		nd := heap.Pop(q).(*bpNode)
 		children := bp.evaluate(nd)
@@ -224,6 +244,18 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 	}
 	return math.Max(s.bestVal, m.wholeBound(open)), q.Len() == 0 && ctx.Err() == nil, hopeless
 }
+
+// noteTop records t, the best open bound before the next subtree, where
+// it is lower than any before (beyond the LP's rounding: a relative 1e-9).
+func (bp *branchPrice) noteTop(t float64) {
+	if t < bp.top-1e-9*math.Max(1, math.Abs(t)) {
+		bp.top, bp.topAt = t, bp.nodes
+	}
+}
+
+// falling reports whether the best open bound fell within the last
+// bpFalling subtrees.
+func (bp *branchPrice) falling() bool { return bp.nodes-bp.topAt < bpFalling }
 
 // limits returns the per-class pattern bounds of the branches: hi[c][i]
 // (a_i ≤ hi on every node of class c) and lo[c][i] (a_i ≥ lo, classes of

@@ -622,8 +622,9 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		if !hopeless {
 			bp = b
 			if !done() {
-				// the probe closed subtrees and stopped at its size caps:
-				// it goes on at once for bpEarlyShare of the work left
+				// the probe closed subtrees, or lowered the bound, and
+				// stopped at its size caps: it goes on at once for
+				// bpEarlyShare of the work left
 				root = math.Min(root, resumeBranchPrice(ctx, bp, clk, bpEarlyShare, bpCap, stats, track))
 			}
 		}

@@ -85,7 +85,7 @@ const (
 	// subtrees it prunes on the way (hetero-3r-5002: none closed in the
 	// first 12 subtrees, while the bound fell every two or three, 3000.3
 	// → 2999.82 in 69, which proves 2999.7 in 0.5 s where the limits left
-	// it unproven at 10 s and HiGHS needs 10-19 s). The window is short
+	// it unproven at 10 s and HiGHS needs 8-19 s). The window is short
 	// because a degenerate tree's bound often falls once in the first
 	// levels and then stays: yarn-7's from 8396.5 to 8396 at the fourth
 	// subtree, flat through the next thousand (a window of 8 kept it, and

@@ -96,3 +96,61 @@ func optimumCase(t *testing.T, rng *rand.Rand, c, types int) (in *Instance, opt 
 	}
 	return in, r.Objective, r.Optimal
 }
+
+// TestProbeGoesOnWhileTheBoundFalls checks the probe's two stops on the
+// instances that set bpFalling: on hetero-3r-5002 no subtree closes in
+// the first 8 but the bound falls every two or three, and the probe is not
+// hopeless (it was before bpFalling, leaving the instance unproven for
+// 30 s); on yarn-7 the bound falls once, at the fourth subtree, and the
+// probe is hopeless. Both start from the LP's incumbent-free search, as
+// TestBranchAndPriceBoundAndOptimum, and then the whole solve must prove
+// hetero-3r-5002 within a work limit (a count of operations, the same on
+// any load).
+func TestProbeGoesOnWhileTheBoundFalls(t *testing.T) {
+	for _, c := range []struct {
+		family   string
+		seed     uint64
+		hopeless bool
+	}{{"hetero-3r", 5002, false}, {"yarn", 7, true}} {
+		in, err := FamilyInstance(c.family, c.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := newModel(in)
+		_, sorted, same := sortNodes(m, nodeCaps(in))
+		base := baseTables(m, sorted, m.supply)
+		empty := make([][]int, len(sorted))
+		for j := range empty {
+			empty[j] = make([]int, len(m.dem))
+		}
+		bounds, st := rootBounds(context.Background(), m, sorted, empty, base, Options{})
+		if st.columns == nil {
+			t.Fatalf("%s-%d: no LP columns", c.family, c.seed)
+		}
+		s := newSearch(context.Background(), m, sorted, same, m.supply, bounds)
+		bp := newBranchPrice(m, sorted, base, st.columns, s, m.floorBound(s.rootBound()))
+		var stats Stats
+		_, closed, hopeless := bp.run(context.Background(), true, &stats, newTracker(m, time.Now(), Options{}))
+		if closed || hopeless != c.hopeless {
+			t.Fatalf("%s-%d: probe closed %v, hopeless %v after %d subtrees (bound last fell at %d); want hopeless %v",
+				c.family, c.seed, closed, hopeless, bp.nodes, bp.topAt, c.hopeless)
+		}
+		t.Logf("%s-%d: hopeless %v after %d subtrees, the bound last fell at %d", c.family, c.seed, hopeless, bp.nodes, bp.topAt)
+	}
+	if testing.Short() {
+		return
+	}
+	in, err := FamilyInstance("hetero-3r", 5002)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Solve(context.Background(), in, MethodExact, Options{WorkLimit: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFeasible(t, in, r)
+	if !r.Optimal || r.UpperBound != r.Objective {
+		t.Fatalf("hetero-3r-5002: objective %v, bound %v, optimal %v after %.0f ms of work", r.Objective, r.UpperBound, r.Optimal, r.Stats.WorkMS)
+	}
+	t.Logf("hetero-3r-5002: %v proven after %.0f ms of work", r.Objective, r.Stats.WorkMS)
+}

@@ -179,10 +179,11 @@ func newBranchPrice(m *model, sorted [][]int64, base *tables, pool *columnPool, 
 
 // run explores the open subtrees, best first, until the bound meets the
 // incumbent of s (or the gap), ctx ends, or, with probe set, the tree
-// looks degenerate: more than bpMaxOpen subtrees open, bpMaxNodes
-// evaluated, or bpProbe evaluated without closing any (run then reports
-// hopeless, unless the best open bound is still falling). It can be
-// called again to go on. It returns the proven upper
+// looks degenerate: more than bpMaxOpen subtrees opened, bpMaxNodes
+// evaluated, or bpProbe evaluated without closing any, all counted in
+// this call (run then reports hopeless, unless the best open bound is
+// still falling). It can be called again to go on, also as a probe
+// after a hopeless one (the subtrees' bounds hold whatever the incumbent). It returns the proven upper
 // bound (at least s.bestVal) and whether the tree is closed (the bound is
 // then the largest of the incumbent and the subtrees left open by a failed
 // packing or closed by the gap).
@@ -205,6 +206,7 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 		return false
 	}
 	nodes0, lp0 := bp.nodes, bp.lpSolve
+	open0, closedAny := q.Len(), false
 	defer func() {
 		stats.NodesExplored += bp.nodes - nodes0
 		stats.LPSolves += bp.lpSolve - lp0
@@ -222,19 +224,23 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 		open := math.Max((*q)[0].bound, bp.stuck)
 		track.proven(open)
 		bp.noteTop((*q)[0].bound)
-		if probe && (q.Len() > bpMaxOpen || bp.nodes >= bpMaxNodes || (bp.nodes >= bpProbe && int64(q.Len()) > bp.nodes)) {
+		grown, n := q.Len()-open0, bp.nodes-nodes0
+		if probe && (grown > bpMaxOpen-1 || n >= bpMaxNodes || (n >= bpProbe && !closedAny)) {
 			// the tree grows without pruning: the LP is degenerate,
 			// unless branching still lowers the bound
-			hopeless = (q.Len() > bpMaxOpen || int64(q.Len()) > bp.nodes) && !bp.falling()
+			hopeless = (grown > bpMaxOpen-1 || !closedAny) && !bp.falling()
 			break
 		}
 		nd := heap.Pop(q).(*bpNode)
 		children := bp.evaluate(nd)
+		pushed := 0
 		for _, ch := range children {
 			if !done(ch.bound) {
 				heap.Push(q, ch)
+				pushed++
 			}
 		}
+		closedAny = closedAny || pushed < 2
 		track.live = bp.nodes
 		track.tick(false)
 	}

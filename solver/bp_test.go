@@ -30,25 +30,14 @@ func TestBranchAndPriceBoundAndOptimum(t *testing.T) {
 		if !ok {
 			continue
 		}
-		m := newModel(in)
-		if len(m.dem) == 0 {
+		bp := rootBranchPrice(in)
+		if bp == nil {
 			continue
 		}
-		_, sorted, same := sortNodes(m, nodeCaps(in))
-		base := baseTables(m, sorted, m.supply)
-		empty := make([][]int, len(sorted))
-		for j := range empty {
-			empty[j] = make([]int, len(m.dem))
-		}
-		bounds, st := rootBounds(context.Background(), m, sorted, empty, base, Options{})
-		if st.columns == nil {
-			continue
-		}
-		s := newSearch(context.Background(), m, sorted, same, m.supply, bounds)
-		root := m.floorBound(s.rootBound())
+		m, sorted, s := bp.m, bp.sorted, bp.s
 		var stats Stats
 		track := newTracker(m, time.Now(), Options{})
-		ub, complete, _ := newBranchPrice(m, sorted, base, st.columns, s, root).run(context.Background(), false, &stats, track)
+		ub, complete, _ := bp.run(context.Background(), false, &stats, track)
 		what := fmt.Sprintf("case %d (%d nodes, %d types)", c, len(sorted), len(m.dem))
 		if m.canImprove(opt, ub) {
 			t.Fatalf("%s: bound %v below the optimum %v", what, ub, opt)
@@ -71,6 +60,29 @@ func TestBranchAndPriceBoundAndOptimum(t *testing.T) {
 		t.Fatalf("%d of %d runs branched, %d completed", branched, cases, completed)
 	}
 	t.Logf("%d of %d runs branched, %d completed", branched, cases, completed)
+}
+
+// rootBranchPrice prepares a branch and price on in from the root LP's
+// columns and an empty incumbent (it must find the solutions itself), or
+// returns nil where there is nothing to price (no task type, or the LP
+// generated no columns).
+func rootBranchPrice(in *Instance) *branchPrice {
+	m := newModel(in)
+	if len(m.dem) == 0 {
+		return nil
+	}
+	_, sorted, same := sortNodes(m, nodeCaps(in))
+	base := baseTables(m, sorted, m.supply)
+	empty := make([][]int, len(sorted))
+	for j := range empty {
+		empty[j] = make([]int, len(m.dem))
+	}
+	bounds, st := rootBounds(context.Background(), m, sorted, empty, base, Options{})
+	if st.columns == nil {
+		return nil
+	}
+	s := newSearch(context.Background(), m, sorted, same, m.supply, bounds)
+	return newBranchPrice(m, sorted, base, st.columns, s, m.floorBound(s.rootBound()))
 }
 
 // optimumCase draws case c of a check against the optimum: an even case is
@@ -120,23 +132,14 @@ func TestProbeGoesOnWhileTheBoundFalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := newModel(in)
-		_, sorted, same := sortNodes(m, nodeCaps(in))
-		base := baseTables(m, sorted, m.supply)
-		empty := make([][]int, len(sorted))
-		for j := range empty {
-			empty[j] = make([]int, len(m.dem))
-		}
-		bounds, st := rootBounds(context.Background(), m, sorted, empty, base, Options{})
-		if st.columns == nil {
+		bp := rootBranchPrice(in)
+		if bp == nil {
 			t.Fatalf("%s-%d: no LP columns", c.family, c.seed)
 		}
-		s := newSearch(context.Background(), m, sorted, same, m.supply, bounds)
-		bp := newBranchPrice(m, sorted, base, st.columns, s, m.floorBound(s.rootBound()))
 		for i, want := range c.hopeless {
 			var stats Stats
 			before := bp.nodes
-			_, closed, hopeless := bp.run(context.Background(), true, &stats, newTracker(m, time.Now(), Options{}))
+			_, closed, hopeless := bp.run(context.Background(), true, &stats, newTracker(bp.m, time.Now(), Options{}))
 			if closed || hopeless != want || bp.nodes == before {
 				t.Fatalf("%s-%d, probe %d: closed %v, hopeless %v after subtree %d (from %d; the bound last fell at %d); want hopeless %v",
 					c.family, c.seed, i+1, closed, hopeless, bp.nodes, before, bp.topAt, want)

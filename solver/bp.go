@@ -224,6 +224,9 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 		open := math.Max((*q)[0].bound, bp.stuck)
 		track.proven(open)
 		bp.noteTop((*q)[0].bound)
+		// counted in this call, which may go on with the tree a hopeless
+		// probe left (on a new tree, grown > bpMaxOpen−1 is more than
+		// bpMaxOpen open)
 		grown, n := q.Len()-open0, bp.nodes-nodes0
 		if probe && (grown > bpMaxOpen-1 || n >= bpMaxNodes || (n >= bpProbe && !closedAny)) {
 			// the tree grows without pruning: the LP is degenerate,

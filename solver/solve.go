@@ -620,24 +620,20 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	// 2.1 s and large-8008 1.7 → 3.3 s slower, huge-small-4007 and -4009
 	// faster).
 	probedAt := math.Inf(-1)
-	var stale *branchPrice // the tree of the last probe, hopeless
+	var probing *branchPrice // the probes' tree, until one is not hopeless
 	probe := func() {
 		if lb == nil || done() || !useBranchAndPrice || bp != nil || s.bestVal <= probedAt {
 			return
 		}
 		probedAt = s.bestVal
-		b, ub, hopeless := stale, 0.0, false
-		if b == nil {
-			b, ub, hopeless = probeBranchPrice(ctx, m, sorted, base, columns, s, root, clk, stats, track)
-		} else {
-			ub, hopeless = runBranchPrice(ctx, b, true, clk, bpShare, bpCap, stats, track)
+		if probing == nil {
+			probing = newBranchPrice(m, sorted, base, columns, s, root)
 		}
+		// bpShare of the work left (bpCap without a time limit)
+		ub, hopeless := runBranchPrice(ctx, probing, true, clk, bpShare, bpCap, stats, track)
 		root = math.Min(root, ub)
-		stale = nil
-		if hopeless {
-			stale = b
-		} else {
-			bp = b
+		if !hopeless {
+			bp, probing = probing, nil
 			if !done() {
 				// the probe closed subtrees, or lowered the bound, and
 				// stopped at its size caps: it goes on at once for
@@ -759,15 +755,6 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 	}
 	probe()
 	return root, bp
-}
-
-// probeBranchPrice runs the first probe of a new branch and price (bp.go)
-// with bpShare of the work left (bpCap without a time limit) and returns
-// it with its bound and whether it looked hopeless.
-func probeBranchPrice(ctx context.Context, m *model, sorted [][]int64, base *tables, columns *columnPool, s *search, root float64, clk *workClock, stats *Stats, track *tracker) (*branchPrice, float64, bool) {
-	bp := newBranchPrice(m, sorted, base, columns, s, root)
-	ub, hopeless := runBranchPrice(ctx, bp, true, clk, bpShare, bpCap, stats, track)
-	return bp, ub, hopeless
 }
 
 // resumeBranchPrice goes on with the branch and price bp (without the

@@ -183,8 +183,9 @@ func newBranchPrice(m *model, sorted [][]int64, base *tables, pool *columnPool, 
 // evaluated, or bpProbe evaluated without closing any, all counted in
 // this call (run then reports hopeless, unless the best open bound is
 // still falling). It can be called again to go on, also as a probe
-// after a hopeless one (the subtrees' bounds hold whatever the incumbent). It returns the proven upper
-// bound (at least s.bestVal) and whether the tree is closed (the bound is
+// after a hopeless one (the subtrees' bounds hold whatever the
+// incumbent). It returns the proven upper bound (at least s.bestVal)
+// and whether the tree is closed (the bound is
 // then the largest of the incumbent and the subtrees left open by a failed
 // packing or closed by the gap).
 func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track *tracker) (ub float64, closed, hopeless bool) {
@@ -225,13 +226,13 @@ func (bp *branchPrice) run(ctx context.Context, probe bool, stats *Stats, track 
 		track.proven(open)
 		bp.noteTop((*q)[0].bound)
 		// counted in this call, which may go on with the tree a hopeless
-		// probe left (on a new tree, grown > bpMaxOpen−1 is more than
-		// bpMaxOpen open)
-		grown, n := q.Len()-open0, bp.nodes-nodes0
-		if probe && (grown > bpMaxOpen-1 || n >= bpMaxNodes || (n >= bpProbe && !closedAny)) {
+		// probe left (a new tree starts with one subtree open, so there
+		// wide means more than bpMaxOpen open)
+		wide, n := q.Len()-open0 >= bpMaxOpen, bp.nodes-nodes0
+		if probe && (wide || n >= bpMaxNodes || (n >= bpProbe && !closedAny)) {
 			// the tree grows without pruning: the LP is degenerate,
 			// unless branching still lowers the bound
-			hopeless = (grown > bpMaxOpen-1 || !closedAny) && !bp.falling()
+			hopeless = (wide || !closedAny) && !bp.falling()
 			break
 		}
 		nd := heap.Pop(q).(*bpNode)

@@ -73,16 +73,23 @@ func rootBranchPrice(in *Instance) *branchPrice {
 	}
 	_, sorted, same := sortNodes(m, nodeCaps(in))
 	base := baseTables(m, sorted, m.supply)
-	empty := make([][]int, len(sorted))
-	for j := range empty {
-		empty[j] = make([]int, len(m.dem))
-	}
-	bounds, st := rootBounds(context.Background(), m, sorted, empty, base, Options{})
+	bounds, st := rootLPAlone(m, sorted, base)
 	if st.columns == nil {
 		return nil
 	}
 	s := newSearch(context.Background(), m, sorted, same, m.supply, bounds)
 	return newBranchPrice(m, sorted, base, st.columns, s, m.floorBound(s.rootBound()))
+}
+
+// rootLPAlone solves the root LP (rootBounds) from the empty assignment,
+// so that its bounds and columns are the LP's own, with no incumbent's
+// patterns among them.
+func rootLPAlone(m *model, sorted [][]int64, base *tables) ([]*lagBound, lpStats) {
+	empty := make([][]int, len(sorted))
+	for j := range empty {
+		empty[j] = make([]int, len(m.dem))
+	}
+	return rootBounds(context.Background(), m, sorted, empty, base, Options{})
 }
 
 // optimumCase draws case c of a check against the optimum: an even case is

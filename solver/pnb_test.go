@@ -61,11 +61,7 @@ func TestMasterIPOverEveryPatternIsExact(t *testing.T) {
 			full++
 		}
 		base := baseTables(m, sorted, m.supply)
-		x0 := make([][]int, len(sorted))
-		for j := range x0 {
-			x0[j] = make([]int, len(m.dem))
-		}
-		_, st := rootBounds(context.Background(), m, sorted, x0, base, Options{})
+		_, st := rootLPAlone(m, sorted, base)
 		if st.columns == nil {
 			continue
 		}

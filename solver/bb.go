@@ -140,6 +140,9 @@ type decision struct {
 type cand struct {
 	c     int
 	bound float64
+	// after[b] is node j's term of bound b once the count is set (see
+	// bound), which decide would otherwise look up again
+	after [maxBounds]float64
 }
 
 func newSearch(ctx context.Context, m *model, nodes [][]int64, same []bool, supply []int, bounds []*lagBound) *search {
@@ -293,7 +296,17 @@ func (s *search) nodeTerm(b, j, t int, r []int64, part float64) float64 {
 // is the cached term[b][j]: the same for every count c tried, it was
 // recomputed for each (two table lookups per bound and count where one
 // suffices; on many-resources a lookup reads 21 grids).
-func (s *search) bound(j, t, c int, val float64) float64 {
+//
+// It returns as soon as one bound closes the count (at most the
+// incumbent's value): the minimum over every bound would only be lower,
+// and open is monotone, so the count is pruned either way and the other
+// bounds' lookups are spared (the value returned is then above the
+// minimum, but is only compared with the incumbent). after[b] receives
+// node j's term of bound b once the count is set, for decideKnown; it is
+// complete when the count is open. Measured with BenchmarkExactSuite
+// (8 runs of each build alternated; the same nodes on every instance):
+// yarn-7 1.56 → 1.33 s, hetero-3r-6 0.53 → 0.45 s.
+func (s *search) bound(j, t, c int, val float64, after *[maxBounds]float64) float64 {
 	s.reads++
 	r := s.resid[j]
 	d := s.m.dem[t]
@@ -304,18 +317,27 @@ func (s *search) bound(j, t, c int, val float64) float64 {
 		v := gain + s.piS[b] - float64(c)*pi + s.sum[b]
 		if lb.tab != nil {
 			part := s.part[b][j] + float64(c)*(s.m.val[t]-pi)
-			after := minf(lb.tab.valueAfter(t+1, r, d, int64(c)), s.top[b][j]-part)
-			v += after - s.term[b][j]
+			after[b] = minf(lb.tab.valueAfter(t+1, r, d, int64(c)), s.top[b][j]-part)
+			v += after[b] - s.term[b][j]
 		}
 		if v < ub {
 			ub = v
+			if ub <= s.bestVal {
+				return ub
+			}
 		}
 	}
 	return ub
 }
 
 // decide sets x[j][t] = c and updates every incremental quantity.
-func (s *search) decide(j, t, c int) {
+func (s *search) decide(j, t, c int) { s.decideKnown(j, t, c, nil) }
+
+// decideKnown is decide where after, if not nil, holds node j's terms
+// once the count is set, as bound computed them for the same (j, t, c) on
+// the same state (the same arithmetic, so the same numbers: the search's
+// path does not change), sparing a table lookup per bound.
+func (s *search) decideKnown(j, t, c int, after *[maxBounds]float64) {
 	s.reads++
 	dc := decision{j: j, t: t, c: c, eq: s.eq[j]}
 	r := s.resid[j]
@@ -339,7 +361,11 @@ func (s *search) decide(j, t, c int) {
 	for b, lb := range s.bounds {
 		if lb.tab != nil {
 			s.part[b][j] += float64(c) * (s.m.val[t] - lb.piOf(t))
-			s.term[b][j] = s.nodeTerm(b, j, t+1, r, s.part[b][j])
+			if after != nil {
+				s.term[b][j] = after[b]
+			} else {
+				s.term[b][j] = s.nodeTerm(b, j, t+1, r, s.part[b][j])
+			}
 			dc.delta[b] += s.term[b][j]
 			s.sum[b] += dc.delta[b]
 		}
@@ -430,8 +456,9 @@ func (s *search) dfs(k int, val float64) float64 {
 	const sortLimit = 64
 	if cmax < sortLimit {
 		for c := cmax; c >= 0; c-- {
-			if b := s.bound(j, t, c, val); s.open(b) {
-				cands = append(cands, cand{c, b})
+			cd := cand{c: c}
+			if cd.bound = s.bound(j, t, c, val, &cd.after); s.open(cd.bound) {
+				cands = append(cands, cd)
 			}
 		}
 		slices.SortStableFunc(cands, func(a, b cand) int { return -cmpFloat(a.bound, b.bound) })
@@ -448,7 +475,8 @@ func (s *search) dfs(k int, val float64) float64 {
 			if idx > cmax {
 				break
 			}
-			cd = cand{cmax - idx, s.bound(j, t, cmax-idx, val)}
+			cd = cand{c: cmax - idx}
+			cd.bound = s.bound(j, t, cd.c, val, &cd.after)
 		}
 		if s.stopped != "" {
 			if cmax >= sortLimit {
@@ -461,7 +489,14 @@ func (s *search) dfs(k int, val float64) float64 {
 		if !s.open(cd.bound) {
 			continue
 		}
-		s.decide(j, t, cd.c)
+		if idx == 0 || cmax >= sortLimit {
+			// bound ran just before, on this very state: its terms are
+			// decide's, bit for bit (after a sibling's decide and undo,
+			// part[b][j] may differ in its last bits, and so would they)
+			s.decideKnown(j, t, cd.c, &cd.after)
+		} else {
+			s.decide(j, t, cd.c)
+		}
 		open = maxf(open, s.dfs(k+1, val+float64(cd.c)*s.m.val[t]))
 		s.undo()
 	}

@@ -112,3 +112,28 @@ func BenchmarkMethods(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExactSuite measures the time to a proven optimum on every
+// instance of the robustness suite (seeds 0..FamilySeeds−1 of every
+// family; time limit 10 s, the suite's), one sub-benchmark per instance,
+// with the search's nodes per solve (the path: a change of speed alone
+// leaves it as it was). For comparing builds with benchstat:
+//
+//	go test ./solver -run '^$' -bench '^BenchmarkExactSuite$' -benchtime 1x -count 5
+func BenchmarkExactSuite(b *testing.B) {
+	for _, f := range Families() {
+		for seed := range uint64(FamilySeeds) {
+			in := f.Instance(seed)
+			b.Run(fmt.Sprintf("instance=%s-%d", f.Name, seed), func(b *testing.B) {
+				var r *Result
+				for b.Loop() {
+					var err error
+					if r, err = Exact(context.Background(), in, Options{TimeLimit: 10 * time.Second}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(r.Stats.NodesExplored), "nodes/op")
+			})
+		}
+	}
+}

@@ -18,8 +18,26 @@ import (
 type cbcResult struct {
 	status    string  // first words of the solution file, e.g. "Optimal"
 	optimal   bool    // CBC proved optimality
-	objective float64 // recomputed exactly from the solution's x_j_i values
+	objective float64 // recomputed exactly from the solution's x_j_i values (CheckCounts)
 	elapsed   time.Duration
+	// invalid says why the solution is none: its counts break a row of
+	// the instance (a solver's tolerances let it); objective and optimal
+	// are then 0 and false
+	invalid string
+}
+
+// setSolution checks a solver's solution, given as the LP file's column
+// values, and sets r's objective, or r.invalid (and optimal false) where
+// the counts break a row.
+func (r *cbcResult) setSolution(in *Instance, values map[string]float64) error {
+	x, err := LPCounts(in, values)
+	if err != nil {
+		return err
+	}
+	if r.objective, err = CheckCounts(in, x); err != nil {
+		r.invalid, r.optimal, r.objective = err.Error(), false, 0
+	}
+	return nil
 }
 
 var errNoCBC = errors.New("cbc not on PATH")
@@ -82,22 +100,25 @@ func runCBC(ctx context.Context, dir, name string, in *Instance, limit time.Dura
 	head := sc.Text()
 	r.status, _, _ = strings.Cut(head, " - ")
 	r.optimal = strings.HasPrefix(head, "Optimal")
+	values := map[string]float64{}
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
 		if len(fs) < 3 || !strings.HasPrefix(fs[1], "x_") {
 			continue
 		}
-		var j, i int
-		if _, err := fmt.Sscanf(fs[1], "x_%d_%d", &j, &i); err != nil {
-			return r, fmt.Errorf("cbc: bad variable %q", fs[1])
-		}
 		v, err := strconv.ParseFloat(fs[2], 64)
 		if err != nil {
 			return r, fmt.Errorf("cbc: bad value %q", fs[2])
 		}
-		r.objective += float64(int64(v+0.5)) * in.Value(i)
+		values[fs[1]] = v
 	}
-	return r, sc.Err()
+	if err := sc.Err(); err != nil {
+		return r, err
+	}
+	if err := r.setSolution(in, values); err != nil {
+		return r, fmt.Errorf("cbc: %w", err)
+	}
+	return r, nil
 }
 
 // writeLPFile writes in (WriteLP) to dir/name.lp and returns the path.

@@ -112,43 +112,13 @@ func smallInstance(rng *rand.Rand) *Instance {
 // upper_bound ≥ objective, and optimal ⇒ upper_bound = objective.
 func checkFeasible(t *testing.T, in *Instance, r *Result) {
 	t.Helper()
-	nodeIdx := map[string]int{}
-	for j, n := range in.Nodes {
-		nodeIdx[n.ID] = j
+	x, err := CountsOf(in, r)
+	if err != nil {
+		t.Fatalf("%s: %v", r.Method, err)
 	}
-	taskIdx := map[string]int{}
-	for i, tt := range in.Tasks {
-		taskIdx[tt.ID] = i
-	}
-	used := make([][]int64, len(in.Nodes))
-	for j := range used {
-		used[j] = make([]int64, in.Resources())
-	}
-	count := make([]int, len(in.Tasks))
-	obj := 0.0
-	for _, a := range r.Assignment {
-		j, ok1 := nodeIdx[a.Node]
-		i, ok2 := taskIdx[a.Task]
-		if !ok1 || !ok2 || a.Count <= 0 {
-			t.Fatalf("bad assignment entry %+v", a)
-		}
-		count[i] += a.Count
-		obj += float64(a.Count) * in.Value(i)
-		for p, d := range in.Tasks[i].Demand {
-			used[j][p] += int64(a.Count) * d
-		}
-	}
-	for j, n := range in.Nodes {
-		for p, c := range n.Capacity {
-			if used[j][p] > c {
-				t.Fatalf("%s: node %s over capacity in resource %d: %d > %d", r.Method, n.ID, p, used[j][p], c)
-			}
-		}
-	}
-	for i, tt := range in.Tasks {
-		if count[i] > tt.Count {
-			t.Fatalf("%s: task %s: %d assigned > supply %d", r.Method, tt.ID, count[i], tt.Count)
-		}
+	obj, err := CheckCounts(in, x)
+	if err != nil {
+		t.Fatalf("%s: %v", r.Method, err)
 	}
 	if !scalar.EqualWithinAbsOrRel(obj, r.Objective, objTol, objTol) {
 		t.Fatalf("%s: objective %v, assignment is worth %v", r.Method, r.Objective, obj)

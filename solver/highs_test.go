@@ -51,12 +51,8 @@ func runHiGHS(ctx context.Context, dir, name string, in *Instance, limit time.Du
 	}
 	r.status, r.optimal = res.Status, res.Status == "Optimal"
 	r.elapsed = time.Duration(res.Seconds * float64(time.Second))
-	for v, x := range res.Values {
-		var j, i int
-		if _, err := fmt.Sscanf(v, "x_%d_%d", &j, &i); err != nil {
-			return r, fmt.Errorf("highs: bad variable %q", v)
-		}
-		r.objective += float64(int64(x+0.5)) * in.Value(i)
+	if err := r.setSolution(in, res.Values); err != nil {
+		return r, fmt.Errorf("highs: %w", err)
 	}
 	return r, nil
 }

@@ -28,7 +28,7 @@ growth:
 robustness:
 	OPTD_ROBUSTNESS_CYCLES=100 go test ./internal/robustness -run '^TestRobustness$$' -v -count=1 -timeout 3h
 
-.PHONY: ita-suite ita-suite-fresh ita-repeat ita-compare early-reducers
+.PHONY: ita-suite ita-suite-fresh ita-repeat ita-bench ita-compare early-reducers
 
 # 5000 random scenarios whose reducers start early (slow start 0, no
 # ramp-up, in most), each under 7 policies: every run ends, invariants and
@@ -57,6 +57,14 @@ ITA_ONLY ?= yarn-7,many-resources-5
 ITA_RUNS ?= 10
 ita-repeat:
 	OPTD_SUITE=1 OPTD_SUITE_ONLY=$(ITA_ONLY) OPTD_SUITE_RUNS=$(ITA_RUNS) OPTD_SUITE_VARY_SEED=1 go test ./solver -run '^TestExactOnWholeSuite$$' -v -count=1 -timeout 1h
+
+# The exact ITA's speed on every suite instance, ITA_COUNT runs of each
+# (about 25 s per run), in benchstat's format with the nodes per solve:
+# compare two builds by running this for each, alternately, and
+# `benchstat old.txt new.txt` (a change of speed alone leaves nodes/op).
+ITA_COUNT ?= 6
+ita-bench:
+	go test ./solver -run '^$$' -bench '^BenchmarkExactSuite$$' -benchtime 1x -count $(ITA_COUNT) -timeout 1h
 
 # optd, CBC and HiGHS on the first ITA_SEEDS seeds of every family (10 s
 # limit, one thread each; about 3 minutes per seed on 2 cores), written to

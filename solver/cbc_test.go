@@ -26,6 +26,15 @@ type cbcResult struct {
 	invalid string
 }
 
+// refutedBy reports whether ex, a result of optd whose assignment is
+// checked (checkFeasible), is worth more than r's claimed optimum: the
+// claim is then false (a MIP solver's tolerances: HiGHS 1.15 on
+// memory-only-17001), and it is said and not counted, never a failure of
+// optd's.
+func (r cbcResult) refutedBy(ex *Result) bool {
+	return r.optimal && ex.Objective > r.objective+objTol*max(1, r.objective)
+}
+
 // setSolution checks a solver's solution, given as the LP file's column
 // values, and sets r's objective, or r.invalid (and optimal false) where
 // the counts break a row.

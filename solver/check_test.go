@@ -133,3 +133,22 @@ func FuzzLPCounts(f *testing.F) {
 		}
 	})
 }
+
+// TestPeerClaimRefuted: a peer's claimed optimum below the value of
+// optd's checked result is refuted; an equal one, or one not claimed
+// optimal, is not.
+func TestPeerClaimRefuted(t *testing.T) {
+	ex := &Result{Objective: 1079296}
+	for _, c := range []struct {
+		peer cbcResult
+		want bool
+	}{
+		{cbcResult{optimal: true, objective: 1079040}, true},
+		{cbcResult{optimal: true, objective: 1079296}, false},
+		{cbcResult{optimal: false, objective: 1079040}, false},
+	} {
+		if got := c.peer.refutedBy(ex); got != c.want {
+			t.Errorf("%+v: refuted %v, want %v", c.peer, got, c.want)
+		}
+	}
+}

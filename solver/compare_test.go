@@ -66,6 +66,7 @@ func TestCBCCompare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkFeasible(t, in, ex)
 		cb, err := runCBC(context.Background(), dir, fmt.Sprintf("hard%d", i), in, limit)
 		if err == errNoCBC {
 			t.Skip("cbc is not on PATH (Debian package coinor-cbc)")
@@ -79,7 +80,9 @@ func TestCBCCompare(t *testing.T) {
 		t.Logf("hard%-4d %5d %5d %10g %10.1f %7v %10g %10.1f %8.1f %s (exact nodes %d, lp %d)", i, len(in.Nodes), len(in.Tasks),
 			ex.Objective, ex.ElapsedMS, ex.Optimal, cb.objective, float64(cb.elapsed.Microseconds())/1000,
 			float64(cb.elapsed)/float64(exMS), cb.status, ex.Stats.NodesExplored, ex.Stats.LPSolves)
-		if ex.Optimal && cb.optimal && ex.Objective != cb.objective {
+		if cb.refutedBy(ex) {
+			t.Logf("hard%d: cbc claimed %v optimal, below exact's checked %v", i, cb.objective, ex.Objective)
+		} else if ex.Optimal && cb.optimal && ex.Objective != cb.objective {
 			t.Errorf("hard%d: proven optima differ: exact %v, cbc %v", i, ex.Objective, cb.objective)
 		}
 		if cb.objective > ex.UpperBound {

@@ -189,11 +189,7 @@ func TestExactOnWholeSuite(t *testing.T) {
 						worse += fmt.Sprintf("  << %s's answer is no solution (%s)", pe.name, cb.invalid)
 						pe.invalid++
 					}
-					// optd's assignment is checked (checkFeasible): a peer's
-					// claimed optimum below its value is refuted, and is no
-					// proof (a MIP solver's tolerances, e.g. HiGHS 1.15 on
-					// memory-only-17001); the claim is said, not counted
-					if cb.optimal && r.Objective > cb.objective+objTol*max(1, cb.objective) {
+					if cb.refutedBy(r) {
 						worse += fmt.Sprintf("  << %s claimed optimal below optd's checked %v", pe.name, r.Objective)
 						cb.optimal = false
 						pe.refuted++

@@ -20,6 +20,12 @@ const (
 	// cluster node after which the search gives up, at most lnsMaxStall.
 	lnsStallPerNode = 60
 	lnsMaxStall     = 4000
+	// Stalled, every lnsRuinEvery-th iteration is a partial ruin of
+	// lnsRuinNodes nodes, each of their tasks taken out with probability
+	// lnsRuinShare (see lns).
+	lnsRuinEvery = 4
+	lnsRuinNodes = 12
+	lnsRuinShare = 0.2
 )
 
 // lns improves a feasible assignment by large neighbourhood search
@@ -63,6 +69,30 @@ const (
 // sub-problems stopped at lnsSubNodes again with 8 times the nodes once
 // stalled added nothing to the draw (fresh seeds 4000-4009: 125 proven
 // either way, 121 against 123 within 1 s).
+//
+// Stalled, every lnsRuinEvery-th iteration is a partial ruin instead
+// (ruin): each task of lnsRuinNodes nodes (drawn as above) is taken out
+// with probability lnsRuinShare, pooled with the free supply, and the
+// room the kept tasks leave is filled exactly by the same branch and
+// bound (the bounds stay valid there: the tables bound a node of any
+// residual capacity, and the exact single-node maxima are looked up by
+// capacity). It makes the moves that whole-node neighbourhoods cannot: a
+// stuck incumbent and the optimum often differ on a dozen or more nodes by
+// one to three tasks each (yarn-7's 8394.5 on 20 of its 65 nodes). Only
+// once stalled, so that every search that proves its instance before its
+// first idle pause keeps its path. Measured (one experiment binary,
+// alternated with main's, 10 s, one thread): on seeds 0-9 and the fresh
+// blocks 4000, 5000, 7000 and 8000 (650 instances) 11 paths changed, no
+// instance gained or lost (yarn-7 1.65 → 1.15 s of CPU, the machine loaded); over
+// three Options.Seed on the 80 instances of those blocks that took over
+// 0.3 s (OPTD_SUITE_RUNS=3 OPTD_SUITE_VARY_SEED=1, 240 runs): 38 paths
+// changed, proven 210 → 210, within 1 s 155 → 159, the geometric mean of
+// CPU the same (906 → 907 ms); hetero-3r-8001 faster at every seed (1.8,
+// 5.2, 3.0 → 1.6, 3.4, 2.8 s), yarn-7 1.54 → 1.19 s at seed 0 and 1.32 →
+// 1.43 s at seed 1, many-resources-5 2.4 → 4.2 s at seed 2. Tried before
+// and dropped: the same ruin from the first iteration, or only in the
+// second half of a stall window, changed 49-149 paths and lost as many
+// instances as it gained.
 type lns struct {
 	m      *model
 	nodes  [][]int64
@@ -80,6 +110,7 @@ type lns struct {
 	paused   bool
 	idle     bool
 	hood     int  // the neighbourhood size reached (0: not started)
+	iter     int  // iterations so far (every lnsRuinEvery-th a ruin, stalled)
 	stalled  bool // idle once: neighbourhoods drawn by the LP duals' loss
 	stall    int  // iterations since the last improvement
 
@@ -141,7 +172,14 @@ func (l *lns) run(ctx context.Context, target float64) {
 			l.paused, l.idle, l.stalled = true, true, true
 			return
 		}
-		if l.step(ctx, deadline, l.pick(min(l.hood, n))) {
+		l.iter++
+		var better bool
+		if l.stalled && l.iter%lnsRuinEvery == 0 {
+			better = l.ruin(ctx, deadline)
+		} else {
+			better = l.step(ctx, deadline, l.pick(min(l.hood, n)))
+		}
+		if better {
 			l.stall = 0
 			if l.clk != nil {
 				improvedAt = l.clk.now()
@@ -278,6 +316,57 @@ func (l *lns) step(ctx context.Context, deadline time.Time, set []int) bool {
 		l.x[j] = slices.Clone(srch.best[s])
 		for t, c := range l.x[j] {
 			l.free[t] -= c
+		}
+	}
+	l.val += srch.bestVal - old
+	return true
+}
+
+// ruin takes each task of lnsRuinNodes nodes out with probability
+// lnsRuinShare, pools them with the free supply, re-solves the room the
+// kept tasks leave exactly (lnsSubNodes at most) and reports whether the
+// value grew.
+func (l *lns) ruin(ctx context.Context, deadline time.Time) bool {
+	set := l.pick(min(len(l.nodes), lnsRuinNodes))
+	pool := slices.Clone(l.free)
+	room := make([][]int64, len(set)) // capacity the kept tasks leave
+	kept := make([][]int, len(set))   // the tasks that stay
+	out := make([][]int, len(set))    // the tasks taken out: the sub-search's incumbent
+	old := 0.0
+	for s, j := range set {
+		kept[s] = slices.Clone(l.x[j])
+		out[s] = make([]int, len(l.x[j]))
+		for t, c := range l.x[j] {
+			for range c {
+				if l.rng.Float64() < lnsRuinShare {
+					kept[s][t]--
+					out[s][t]++
+					pool[t]++
+				}
+			}
+		}
+		room[s] = slices.Clone(l.nodes[j])
+		for t, c := range kept[s] {
+			for p, d := range l.m.dem[t] {
+				room[s][p] -= int64(c) * d
+			}
+		}
+		old += l.m.patternValue(out[s])
+	}
+	srch := newSearch(ctx, l.m, room, make([]bool, len(set)), pool, l.bounds)
+	srch.deadline = deadline
+	srch.nodeLimit = lnsSubNodes
+	srch.setIncumbent(out, old)
+	srch.run()
+	l.explored += srch.explored
+	if !l.m.canImprove(srch.bestVal, old) {
+		return false
+	}
+	copy(l.free, pool)
+	for s, j := range set {
+		for t := range l.x[j] {
+			l.x[j][t] = kept[s][t] + srch.best[s][t]
+			l.free[t] -= srch.best[s][t]
 		}
 	}
 	l.val += srch.bestVal - old

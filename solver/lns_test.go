@@ -47,37 +47,73 @@ func TestLNSFeasibleAndNeverWorse(t *testing.T) {
 		if stalled && lpBoundOf(l.bounds) != nil {
 			withDuals++
 		}
-		if l.val < start-objTol || l.val > opt+objTol {
-			t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, start, opt)
-		}
-		// (weights such as 0.1 make the sums depend on their order)
-		if v := assignmentValue(l.m, l.x); !scalar.EqualWithinAbsOrRel(v, l.val, objTol, objTol) {
-			t.Fatalf("case %d: value %v, assignment worth %v", c, l.val, v)
-		}
-		used := make([]int, len(l.m.dem))
-		for j, a := range l.x {
-			r := append([]int64(nil), l.nodes[j]...)
-			for i, k := range a {
-				used[i] += k
-				for p, d := range l.m.dem[i] {
-					r[p] -= int64(k) * d
-				}
-			}
-			for p := range r {
-				if r[p] < 0 {
-					t.Fatalf("case %d: node %d over capacity", c, j)
-				}
-			}
-		}
-		for i, u := range used {
-			if u > l.m.supply[i] || u+l.free[i] != l.m.supply[i] {
-				t.Fatalf("case %d: type %d used %d, free %d, supply %d", c, i, u, l.free[i], l.m.supply[i])
-			}
-		}
+		checkLNS(t, c, l, start, opt)
 	}
 	if withDuals == 0 {
 		t.Fatal("no stalled case had the LP duals to draw by")
 	}
+}
+
+// checkLNS asserts that l's assignment keeps every node within capacity
+// and every type within supply (with l.free what no node holds), that l.val
+// is its value, and that the value lies between start and the optimum.
+func checkLNS(t *testing.T, c int, l *lns, start, opt float64) {
+	t.Helper()
+	if l.val < start-objTol || l.val > opt+objTol {
+		t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, start, opt)
+	}
+	// (weights such as 0.1 make the sums depend on their order)
+	if v := assignmentValue(l.m, l.x); !scalar.EqualWithinAbsOrRel(v, l.val, objTol, objTol) {
+		t.Fatalf("case %d: value %v, assignment worth %v", c, l.val, v)
+	}
+	used := make([]int, len(l.m.dem))
+	for j, a := range l.x {
+		r := append([]int64(nil), l.nodes[j]...)
+		for i, k := range a {
+			if k < 0 {
+				t.Fatalf("case %d: node %d holds %d of type %d", c, j, k, i)
+			}
+			used[i] += k
+			for p, d := range l.m.dem[i] {
+				r[p] -= int64(k) * d
+			}
+		}
+		for p := range r {
+			if r[p] < 0 {
+				t.Fatalf("case %d: node %d over capacity", c, j)
+			}
+		}
+	}
+	for i, u := range used {
+		if u > l.m.supply[i] || u+l.free[i] != l.m.supply[i] {
+			t.Fatalf("case %d: type %d used %d, free %d, supply %d", c, i, u, l.free[i], l.m.supply[i])
+		}
+	}
+}
+
+// TestLNSRuinFeasibleAndNeverWorse: partial ruins alone, from the FFD-DP
+// assignment of small random instances, keep the assignment feasible and
+// its value between the start and the exhaustive optimum after every
+// ruin, and improve some of them.
+func TestLNSRuinFeasibleAndNeverWorse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 13))
+	improved := 0
+	for c := 0; c < 200; c++ {
+		in := smallInstance(rng)
+		opt := exhaustive(in)
+		l, _, _ := ffdLNS(in, uint64(c))
+		start := l.val
+		for range 20 {
+			if l.ruin(context.Background(), time.Time{}) {
+				improved++
+			}
+			checkLNS(t, c, l, start, opt)
+		}
+	}
+	if improved == 0 {
+		t.Fatal("no ruin improved any assignment")
+	}
+	t.Logf("%d ruins improved an assignment", improved)
 }
 
 // TestLNSRepairsPerNode: on the example, per-node's 12 (both ⟨3,3⟩

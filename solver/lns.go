@@ -302,7 +302,15 @@ func (l *lns) step(ctx context.Context, deadline time.Time, set []int) bool {
 			pool[t] += c
 		}
 	}
-	srch := newSearch(ctx, l.m, caps, same, pool, l.bounds)
+	return l.resolve(ctx, deadline, set, caps, same, pool, nil, cur, old)
+}
+
+// resolve assigns pool to the capacities room of the nodes in set exactly
+// (the branch and bound, lnsSubNodes nodes at most) from the incumbent cur
+// worth old, and where it finds better, gives node set[s] kept[s] (none
+// when kept is nil) plus the sub-search's counts and reports true.
+func (l *lns) resolve(ctx context.Context, deadline time.Time, set []int, room [][]int64, same []bool, pool []int, kept, cur [][]int, old float64) bool {
+	srch := newSearch(ctx, l.m, room, same, pool, l.bounds)
 	srch.deadline = deadline
 	srch.nodeLimit = lnsSubNodes
 	srch.setIncumbent(cur, old)
@@ -313,8 +321,11 @@ func (l *lns) step(ctx context.Context, deadline time.Time, set []int) bool {
 	}
 	copy(l.free, pool)
 	for s, j := range set {
-		l.x[j] = slices.Clone(srch.best[s])
-		for t, c := range l.x[j] {
+		for t, c := range srch.best[s] {
+			l.x[j][t] = c
+			if kept != nil {
+				l.x[j][t] += kept[s][t]
+			}
 			l.free[t] -= c
 		}
 	}
@@ -353,24 +364,7 @@ func (l *lns) ruin(ctx context.Context, deadline time.Time) bool {
 		}
 		old += l.m.patternValue(out[s])
 	}
-	srch := newSearch(ctx, l.m, room, make([]bool, len(set)), pool, l.bounds)
-	srch.deadline = deadline
-	srch.nodeLimit = lnsSubNodes
-	srch.setIncumbent(out, old)
-	srch.run()
-	l.explored += srch.explored
-	if !l.m.canImprove(srch.bestVal, old) {
-		return false
-	}
-	copy(l.free, pool)
-	for s, j := range set {
-		for t := range l.x[j] {
-			l.x[j][t] = kept[s][t] + srch.best[s][t]
-			l.free[t] -= srch.best[s][t]
-		}
-	}
-	l.val += srch.bestVal - old
-	return true
+	return l.resolve(ctx, deadline, set, room, make([]bool, len(set)), pool, kept, out, old)
 }
 
 // lnsStream is the second PCG word of the large neighbourhood search's

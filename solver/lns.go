@@ -83,9 +83,10 @@ const (
 // first idle pause keeps its path. Measured (one experiment binary,
 // alternated with main's, 10 s, one thread): on seeds 0-9 and the fresh
 // blocks 4000, 5000, 7000 and 8000 (650 instances) 11 paths changed, no
-// instance gained or lost (yarn-7 1.65 → 1.15 s of CPU, the machine loaded); over
-// three Options.Seed on the 80 instances of those blocks that took over
-// 0.3 s (OPTD_SUITE_RUNS=3 OPTD_SUITE_VARY_SEED=1, 240 runs): 38 paths
+// instance gained or lost (yarn-7 1.65 → 1.15 s of CPU, the machine
+// loaded); over three Options.Seed on the 80 instances of those blocks
+// that took over 0.3 s (OPTD_SUITE_RUNS=3 OPTD_SUITE_VARY_SEED=1, 240
+// runs): 38 paths
 // changed, proven 210 → 210, within 1 s 155 → 159, the geometric mean of
 // CPU the same (906 → 907 ms); hetero-3r-8001 faster at every seed (1.8,
 // 5.2, 3.0 → 1.6, 3.4, 2.8 s), yarn-7 1.54 → 1.19 s at seed 0 and 1.32 →

@@ -6,11 +6,11 @@ import (
 )
 
 // An assignment given as counts, x[j][i] tasks of type i on node j (both
-// in input order), is what the three functions below exchange: the
-// columns x_j_i of WriteLP's program. They let a caller check any
-// solver's answer against the instance by a second method, independent of
-// how it was found: optd's own Result (CountsOf) or a MIP solver's
-// solution of the LP file (LPCounts), each then checked by CheckCounts.
+// in input order), is what the functions below exchange: the columns x_j_i
+// of WriteLP's program. They let a caller check any solver's answer
+// against the instance by a second method, independent of how it was
+// found: optd's own Result (CheckResult) or a MIP solver's solution of the
+// LP file (LPCounts, then CheckCounts).
 // The comparisons with CBC and HiGHS rely on it: a solver's claim that
 // its answer is optimal is refuted by a checked assignment worth more,
 // and a solver's answer that breaks a row (MIP solvers accept small
@@ -31,12 +31,14 @@ func CheckCounts(in *Instance, x [][]int) (float64, error) {
 		if len(row) != len(in.Tasks) {
 			return 0, fmt.Errorf("node %q: %d counts, want one per task type (%d)", in.Nodes[j].ID, len(row), len(in.Tasks))
 		}
+		for i, k := range row {
+			if k < 0 {
+				return 0, fmt.Errorf("node %q, task %q: count %d < 0", in.Nodes[j].ID, in.Tasks[i].ID, k)
+			}
+		}
 		for p, c := range in.Nodes[j].Capacity {
 			var used int64
 			for i, k := range row {
-				if k < 0 {
-					return 0, fmt.Errorf("node %q, task %q: count %d < 0", in.Nodes[j].ID, in.Tasks[i].ID, k)
-				}
 				d := in.Tasks[i].Demand[p]
 				if d > 0 && int64(k) > (math.MaxInt64-used)/d {
 					return 0, fmt.Errorf("node %q: demand in %s overflows", in.Nodes[j].ID, in.ResourceName(p))
@@ -60,9 +62,19 @@ func CheckCounts(in *Instance, x [][]int) (float64, error) {
 	return value, nil
 }
 
-// CountsOf returns the counts of r's assignment, its node and task ids
-// resolved against in; an unknown id or a count ≤ 0 is an error.
-func CountsOf(in *Instance, r *Result) ([][]int, error) {
+// CheckResult checks r's assignment against in (CheckCounts, its node and
+// task ids resolved against in; an unknown id or a count ≤ 0 is an error)
+// and returns its value, which the caller compares with r.Objective.
+func CheckResult(in *Instance, r *Result) (float64, error) {
+	x, err := countsOf(in, r)
+	if err != nil {
+		return 0, err
+	}
+	return CheckCounts(in, x)
+}
+
+// countsOf returns the counts of r's assignment (CheckResult).
+func countsOf(in *Instance, r *Result) ([][]int, error) {
 	node := make(map[string]int, len(in.Nodes))
 	for j, n := range in.Nodes {
 		node[n.ID] = j

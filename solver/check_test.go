@@ -50,7 +50,7 @@ func TestCheckCountsRefusesWhatBreaksARow(t *testing.T) {
 	}
 }
 
-func TestCountsOfEveryMethodsResultChecks(t *testing.T) {
+func TestCheckResultOfEveryMethod(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for k := range 20 {
 		in, err := RandomInstance(rng, RandomSpec{Nodes: 1 + k%6, Types: 1 + k%5, Resources: 1 + k%3})
@@ -62,11 +62,7 @@ func TestCountsOfEveryMethodsResultChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := CountsOf(in, r)
-			if err != nil {
-				t.Fatalf("instance %d, %s: %v", k, m, err)
-			}
-			v, err := CheckCounts(in, x)
+			v, err := CheckResult(in, r)
 			if err != nil || math.Abs(v-r.Objective) > objTol*max(1, v) {
 				t.Fatalf("instance %d, %s: checked value %v (err %v), result's objective %v", k, m, v, err, r.Objective)
 			}
@@ -74,7 +70,7 @@ func TestCountsOfEveryMethodsResultChecks(t *testing.T) {
 	}
 }
 
-func TestCountsOfRefusesUnknownIDs(t *testing.T) {
+func TestCheckResultRefusesUnknownIDs(t *testing.T) {
 	in := checkInstance()
 	for _, c := range []struct {
 		a    Assignment
@@ -84,7 +80,7 @@ func TestCountsOfRefusesUnknownIDs(t *testing.T) {
 		{Assignment{Node: "a", Task: "z", Count: 1}, `task "z", which the instance does not have`},
 		{Assignment{Node: "a", Task: "s", Count: 0}, `node "a", task "s": count 0, want > 0`},
 	} {
-		if _, err := CountsOf(in, &Result{Assignment: []Assignment{c.a}}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := CheckResult(in, &Result{Assignment: []Assignment{c.a}}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err %v, want %q", c.a, err, c.want)
 		}
 	}

@@ -341,6 +341,16 @@ func absAtLeast1(x float64) float64 {
 	return x
 }
 
+// withSupply returns the model of the sub-problem with supply s' over the
+// same task types (the values, demands and value unit of m). The lattice
+// of whole-assignment values, built for m's supply, is left out.
+func (m *model) withSupply(supply []int) *model {
+	sub := *m
+	sub.supply = supply
+	sub.lattice = nil
+	return &sub
+}
+
 // fastPruneUnits bounds, in value units, the bounds that canImprove
 // decides without rounding: below it the tolerance floorBound adds is
 // under a tenth of a unit (boundTolerance·10⁶ = 0.1).

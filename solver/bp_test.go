@@ -158,19 +158,7 @@ func TestProbeGoesOnWhileTheBoundFalls(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	in, err := FamilyInstance("hetero-3r", 5002)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Solve(context.Background(), in, MethodExact, Options{WorkLimit: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkFeasible(t, in, r)
-	if !r.Optimal || r.UpperBound != r.Objective {
-		t.Fatalf("hetero-3r-5002: objective %v, bound %v, optimal %v after %.0f ms of work", r.Objective, r.UpperBound, r.Optimal, r.Stats.WorkMS)
-	}
-	t.Logf("hetero-3r-5002: %v proven after %.0f ms of work", r.Objective, r.Stats.WorkMS)
+	provenWithinWork(t, "hetero-3r", 5002, 5*time.Second)
 }
 
 // TestPackClassPlacesAPackableTotal checks the packing of an integral
@@ -263,19 +251,27 @@ func TestPackClassPlacesAPackableTotal(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	in, err := FamilyInstance("identical", 8005)
+	provenWithinWork(t, "identical", 8005, time.Second)
+}
+
+// provenWithinWork checks that the exact method proves the optimum of the
+// family's instance of seed within the work limit (a count of
+// operations, the same on any load) and that its assignment is checked.
+func provenWithinWork(t *testing.T, family string, seed uint64, work time.Duration) {
+	t.Helper()
+	in, err := FamilyInstance(family, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Solve(context.Background(), in, MethodExact, Options{WorkLimit: time.Second})
+	r, err := Solve(context.Background(), in, MethodExact, Options{WorkLimit: work})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkFeasible(t, in, r)
 	if !r.Optimal || r.UpperBound != r.Objective {
-		t.Fatalf("identical-8005: objective %v, bound %v, optimal %v after %.0f ms of work", r.Objective, r.UpperBound, r.Optimal, r.Stats.WorkMS)
+		t.Fatalf("%s-%d: objective %v, bound %v, optimal %v after %.0f ms of work", family, seed, r.Objective, r.UpperBound, r.Optimal, r.Stats.WorkMS)
 	}
-	t.Logf("identical-8005: %v proven after %.0f ms of work", r.Objective, r.Stats.WorkMS)
+	t.Logf("%s-%d: %v proven after %.0f ms of work", family, seed, r.Objective, r.Stats.WorkMS)
 }
 
 // randomPattern draws a random pattern that fits capacity c and the

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"time"
 )
 
 // Limits of the price-and-dive heuristic (diveAssign).
@@ -22,28 +21,6 @@ const (
 	// branch-and-bound nodes.
 	diveExactNodes       = 6
 	diveExactSearchNodes = 200000
-	// diveTailWork is the work of the exact solve of a deterministic
-	// dive's last nodes (solveSub) where the branch and bound stopped at
-	// diveExactSearchNodes without closing them. That search bounds the
-	// tail with the root's Lagrangian bounds, valid for any supply but
-	// loose for the little the fixed patterns leave; the tail's own solve
-	// builds its tables and LP for that supply. On hetero-3r-8009 the
-	// first dive kept the LP's value 2462.1 down to its last 5 nodes,
-	// where the search found 392.0 of the tail's 397.7 in 200 000 nodes
-	// and the tail's solve found 397.7 in 51 ms of work: the optimum,
-	// which the solve otherwise reached after 0.8 s of neighbourhood
-	// search (CBC 0.34-0.40 s). Only the deterministic dive: the solve's
-	// tail in every randomised dive too cost more than it gained (hetero-3r-2
-	// 0.46 → 1.7 s, yarn-7 unproven). Measured over three Options.Seed on
-	// the 76 instances of seeds 0-9 and the fresh blocks 4000, 5000,
-	// 7000 and 8000 that took over 0.3 s (228 runs, 10 s, one thread, in
-	// the same run): proven 198 → 202, within 1 s 144 → 148, geometric
-	// mean of CPU 1022 → 881 ms; large gains most (large-5002 proven at no
-	// seed → at all three, 0.2 s; large-8008 3.5 → 0.4 s), hetero-3r-8001
-	// 3.3 → 0.8 s, hetero-3r-5004 1 → 3 seeds; lost: hetero-3r-8004 at one
-	// seed of three, and yarn-7 at seed 0 (proven at 2 of 4 seeds before,
-	// 3 of 4 now: its proof at seed 0 was the path's luck).
-	diveTailWork = 50 * time.Millisecond
 	// diveTop is the number of largest fractional columns among which a
 	// randomised dive picks the one it rounds up.
 	diveTop = 3
@@ -60,12 +37,8 @@ const (
 // node (rounded up). It stops when every node has a pattern, when nothing
 // fits, or when the LP value of what is left plus the value fixed cannot
 // beat incVal by one value unit (this dive cannot improve the incumbent).
-// The last nodes without a pattern (at most diveExactNodes) are solved
-// together by the branch and bound and, in the deterministic dive where
-// that search stops at its node cap, by their own exact solve (solveSub,
-// see diveTailWork); more nodes left (the dive stopped where nothing
-// fits) are filled one by one (fillEachNode); every node is then topped
-// up greedily (repairPath).
+// The nodes left without a pattern are filled one by one optimally
+// (perNodeAssign) and every node is then topped up greedily (repairPath).
 //
 // Why: on the families where the search stalls a unit or a few below the
 // LP bound (yarn, identical, hetero-3r), the LP bound rounded down is
@@ -213,15 +186,6 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 		srch.nodeLimit = diveExactSearchNodes
 		srch.run()
 		fill = srch.best
-		if srch.stopped == StopNodeLimit && rng == nil && !inSubSolve(ctx) {
-			// the search could not close the tail with the root's
-			// bounds: the tail's own exact solve (see diveTailWork)
-			x, subSolves := solveSub(ctx, m, restCaps, left, diveTailWork)
-			solves += subSolves
-			if assignmentValue(m, x) > srch.bestVal {
-				fill = x
-			}
-		}
 	} else {
 		fill, _, _ = fillEachNode(ctx, m, restCaps, left, deadline, base)
 	}

@@ -54,7 +54,6 @@ type workClock struct {
 	report  workReport    // a test's hook, or nil
 	budgets []*workBudget // pending budgets
 	next    float64       // the smallest end of a pending budget (+Inf: none)
-	parent  *workClock    // a sub-solve's clock counts its work on the solve's too (nil: none)
 }
 
 // workBudget is one phase's budget: its context is cancelled when the
@@ -135,7 +134,6 @@ func (c *workClock) add(k workKind, n int64) {
 	if c == nil || n <= 0 {
 		return
 	}
-	c.parent.add(k, n)
 	c.counts[k] += n
 	c.done += workCost[k] * float64(n)
 	if c.done < c.next {

@@ -254,6 +254,14 @@ func TestPackClassPlacesAPackableTotal(t *testing.T) {
 	provenWithinWork(t, "identical", 8005, time.Second)
 }
 
+// TestGapClosedBeforeTheProbe checks live-cluster-20002, whose optimum the
+// integer master finds one value unit under the bound: a DP step proves it
+// before the branch and price probes (it took 0.77 s of probing, about
+// 1 200 LP solves, when the probe came first).
+func TestGapClosedBeforeTheProbe(t *testing.T) {
+	provenWithinWork(t, "live-cluster", 20002, 100*time.Millisecond)
+}
+
 // provenWithinWork checks that the exact method proves the optimum of the
 // family's instance of seed within the work limit (a count of
 // operations, the same on any load) and that its assignment is checked.

@@ -541,12 +541,7 @@ func repairPath(m *model, nodes [][]int64, x [][]int) [][]int {
 		}
 	}
 	for j, c := range nodes {
-		r := slices.Clone(c)
-		for i, a := range x[j] {
-			for p, d := range m.dem[i] {
-				r[p] -= int64(a) * d
-			}
-		}
+		r := m.roomAfter(c, x[j])
 		for i, d := range m.dem {
 			if left[i] == 0 {
 				continue

@@ -86,8 +86,7 @@ const (
 // instance gained or lost (yarn-7 1.65 → 1.15 s of CPU, the machine
 // loaded); over three Options.Seed on the 80 instances of those blocks
 // that took over 0.3 s (OPTD_SUITE_RUNS=3 OPTD_SUITE_VARY_SEED=1, 240
-// runs): 38 paths
-// changed, proven 210 → 210, within 1 s 155 → 159, the geometric mean of
+// runs): 38 paths changed, proven 210 → 210, within 1 s 155 → 159, the geometric mean of
 // CPU the same (906 → 907 ms); hetero-3r-8001 faster at every seed (1.8,
 // 5.2, 3.0 → 1.6, 3.4, 2.8 s), yarn-7 1.54 → 1.19 s at seed 0 and 1.32 →
 // 1.43 s at seed 1, many-resources-5 2.4 → 4.2 s at seed 2. Tried before
@@ -357,12 +356,7 @@ func (l *lns) ruin(ctx context.Context, deadline time.Time) bool {
 				}
 			}
 		}
-		room[s] = slices.Clone(l.nodes[j])
-		for t, c := range kept[s] {
-			for p, d := range l.m.dem[t] {
-				room[s][p] -= int64(c) * d
-			}
-		}
+		room[s] = l.m.roomAfter(l.nodes[j], kept[s])
 		old += l.m.patternValue(out[s])
 	}
 	return l.resolve(ctx, deadline, set, room, make([]bool, len(set)), pool, kept, out, old)

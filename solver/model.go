@@ -351,6 +351,18 @@ func (m *model) withSupply(supply []int) *model {
 	return &sub
 }
 
+// roomAfter returns the capacity that pattern a leaves on a node of
+// capacity c (negative where a does not fit).
+func (m *model) roomAfter(c []int64, a []int) []int64 {
+	r := slices.Clone(c)
+	for i, n := range a {
+		for p, d := range m.dem[i] {
+			r[p] -= int64(n) * d
+		}
+	}
+	return r
+}
+
 // fastPruneUnits bounds, in value units, the bounds that canImprove
 // decides without rounding: below it the tolerance floorBound adds is
 // under a tenth of a unit (boundTolerance·10⁶ = 0.1).

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -123,10 +124,11 @@ func TestPackedSupplyDetectsOverdraw(t *testing.T) {
 // visits one completion per prefix (tail < n) against the full one (tail
 // = n) on random small instances and random tails: for every projection on
 // the types before tail, both find the same best value u·a, and every
-// pattern visited is feasible and has the value it is visited with.
+// pattern visited is feasible and has the value it is visited with; and
+// the completions remembered from another node change nothing.
 func TestEnumeratePatternsTailKeepsTheLeastLoss(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
-	checked := 0
+	checked, hits := 0, 0
 	for range 60 {
 		in := smallInstance(rng)
 		m := newModel(in)
@@ -146,9 +148,9 @@ func TestEnumeratePatternsTailKeepsTheLeastLoss(t *testing.T) {
 		c := sorted[rng.IntN(len(sorted))]
 		tail := rng.IntN(n)
 		minVal := tab.value(0, c) - float64(rng.IntN(3))*m.val[0]
-		best := func(tail int) map[string]float64 {
+		best := func(c []int64, tail int, known *completions) map[string]float64 {
 			out := map[string]float64{}
-			enumeratePatterns(m, u, tab, c, minVal, tail, nil, func(a []int, val float64) bool {
+			enumeratePatterns(m, u, tab, c, minVal, tail, known, nil, func(a []int, val float64) bool {
 				if !fitsPattern(m, a, c) || math.Abs(dot(u, a)-val) > 1e-9*math.Max(1, math.Abs(val)) {
 					t.Fatalf("visited pattern %v (value %v) on %v: infeasible or its value is %v", a, val, c, dot(u, a))
 				}
@@ -160,7 +162,15 @@ func TestEnumeratePatternsTailKeepsTheLeastLoss(t *testing.T) {
 			})
 			return out
 		}
-		full, short := best(n), best(tail)
+		full, short := best(c, n, nil), best(c, tail, nil)
+		// the completions remembered from another node's enumeration
+		// (of the same u and tail) change nothing
+		known := newCompletions(n - tail)
+		best(sorted[rng.IntN(len(sorted))], tail, known)
+		if remembered := best(c, tail, known); !maps.Equal(remembered, short) {
+			t.Fatalf("tail %d of %d types: with the completions of another node %v, without %v", tail, n, remembered, short)
+		}
+		hits += known.hits
 		prefix := map[string]float64{}
 		for key, v := range full {
 			var a []int
@@ -183,7 +193,7 @@ func TestEnumeratePatternsTailKeepsTheLeastLoss(t *testing.T) {
 		}
 		checked++
 	}
-	if checked < 30 {
-		t.Fatalf("only %d instances checked", checked)
+	if checked < 30 || hits == 0 {
+		t.Fatalf("only %d instances checked, %d remembered completions used", checked, hits)
 	}
 }

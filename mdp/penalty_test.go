@@ -196,13 +196,17 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	}
 	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
 	// With the optional features too (the big-others terms, the finer
-	// class grid), so that they are checked under these policies.
-	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3}})
+	// class grid, the departure terms of "Who leaves"), so that they are
+	// checked under these policies.
+	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3, yDepartures: true, binDepartures: 2}})
 	if pen.grp == nil {
 		t.Fatal("1000 classes are not grouped")
 	}
 	if pen.basis.bigFeatures() == 0 {
 		t.Fatal("no big-others terms")
+	}
+	if len(pen.basis.depWeights()) != 4 {
+		t.Fatalf("departure families %v, want R, Y·R and two bins of Y", pen.basis.depWeights())
 	}
 	// Every step of the Lagrangian is a bound: a few keep (P2) tested
 	// and the test light.
@@ -358,17 +362,22 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 		// Per class, and grouped with the compact features (the
 		// at-scale penalty, forced on a cluster the MDP solves), θ fitted
 		// on the coarse cluster and, on the first five seeds, on the
-		// exact costs (fitExact).
+		// exact costs (fitExact) and with the departure terms of "Who
+		// leaves" (Y-weighted and of the top two bins of Y).
 		for _, m := range []struct {
-			grouped, exact bool
-		}{{false, false}, {true, false}, {true, true}} {
-			if m.exact && seed >= 5 {
+			grouped, exact, leaves bool
+		}{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}} {
+			if (m.exact || m.leaves) && seed >= 5 {
 				continue
 			}
-			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: penaltyVariant{exactFit: m.exact}})
-			t.Logf("seed %d (grouped %v, exact fit %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
+			v := penaltyVariant{exactFit: m.exact}
+			if m.leaves {
+				v.yDepartures, v.binDepartures = true, 2
+			}
+			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: v})
+			t.Logf("seed %d (grouped %v, exact fit %v, who leaves %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, m.leaves, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
 			if mean-3.3/1.96*half > opt*(1+1e-9) {
-				t.Errorf("%s (grouped %v, exact fit %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, mean, half, opt)
+				t.Errorf("%s (grouped %v, exact fit %v, who leaves %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, m.leaves, mean, half, opt)
 			}
 		}
 	}
@@ -490,7 +499,9 @@ func reportFit() PenaltyFit {
 
 // TestPenaltyFeaturesMeanZero: every feature f_{i,k} of the penalty (the
 // queue terms on (n, w), the rich queue terms on the other jobs' groups,
-// the marks and the marks by the state before each later entry) has mean
+// the marks and the marks by the state before each later entry; compact,
+// the occupancy terms, the big-others terms and the departure terms of
+// "Who leaves", Y-weighted and of every bin of Y) has mean
 // zero over the counted jobs, each within a Bonferroni-corrected interval
 // over replications: a check of each generator row and compensator, more
 // sensitive than the penalty's mean for one θ.

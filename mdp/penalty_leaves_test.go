@@ -1,12 +1,9 @@
 package mdp
 
 import (
-	"context"
-	"math"
 	"slices"
 	"testing"
 
-	"github.com/optd/optd/policy"
 	"github.com/optd/optd/sim"
 )
 
@@ -21,27 +18,12 @@ import (
 // the featurizer's running sums. Their mean zero is
 // TestPenaltyFeaturesMeanZero's.
 func TestWhoLeavesTerms(t *testing.T) {
-	for _, rho := range []string{"0.6", "0.9"} {
-		s, err := sim.LoadScenario("../search/testdata/fig9-rho" + rho + ".json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Jobs, s.WarmupJobs, s.Replications = 400, 20, 1
-		b, err := newPenaltyBasis(s, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachFig9Load(t, 400, func(rho string, b *penaltyBasis, tr *penaltyTrace, recs []sim.JobRecord) {
 		// newPenaltyBasis: R, Y·R, then every bin of Y.
 		ws := b.depWeights()
 		if len(ws) != 2+len(b.groupProb) || ws[1].kind != depYR {
 			t.Fatalf("rho %s: departure families %v, want R, Y·R and %d bins", rho, ws, len(b.groupProb))
 		}
-		cheapest := []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}
-		r, err := replicate(context.Background(), s, 0, cheapest, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := b.traceOf(r.Records)
 		F, NB := b.nFeat, b.nrGrp
 		family := func(f []float64, j int) []float64 {
 			if j == 0 {
@@ -49,9 +31,8 @@ func TestWhoLeavesTerms(t *testing.T) {
 			}
 			return f[b.occ+(j+1)*NB : b.occ+(j+2)*NB]
 		}
-		near := func(a, c float64) bool { return math.Abs(a-c) <= 1e-9*(1+math.Abs(a)+math.Abs(c)) }
 		var in []sim.JobRecord
-		for _, x := range r.Records {
+		for _, x := range recs {
 			if !x.Lost {
 				in = append(in, x)
 			}
@@ -87,7 +68,7 @@ func TestWhoLeavesTerms(t *testing.T) {
 			t.Errorf("rho %s: every Y-weighted term is zero", rho)
 		}
 		t.Logf("rho %s: %d jobs, %d departure families of %d groups, %d nonzero Y-weighted terms checked directly", rho, len(tr.jobs), len(ws), NB, nonzero)
-	}
+	})
 }
 
 // directYDepartures is the Y-weighted departure terms of job (in service

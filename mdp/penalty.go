@@ -369,6 +369,11 @@ type basisOptions struct {
 	// binDepartures bins of Y (a compact basis with occupancy terms; see
 	// "Who leaves").
 	binDepartures int
+	// tiedLeaves: the fit ties the coefficients of the terms of "Who
+	// leaves" over the job groups (tieGroups; the other features' stay
+	// per group): one coefficient per class group and term instead of one
+	// per job group too. Not a feature.
+	tiedLeaves bool
 	// classesPerDoubling is the class basis's groups per doubling of the
 	// slot rank when the classes are grouped (0: 2, classBasis).
 	classesPerDoubling int
@@ -1563,6 +1568,7 @@ type penaltyVariant struct {
 	// "Who leaves").
 	yDepartures   bool
 	binDepartures int
+	tiedLeaves    bool
 	// classesPerDoubling: basisOptions.classesPerDoubling (3: ratio
 	// 2^(1/3), 30 groups of the Fig. 9 setting's 1000 slots instead of
 	// 20, about twenty slots of the margin at ρ = 0.9 sharing a group).
@@ -1677,7 +1683,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 		return res.Records, nil
 	}
 	pen, err := fitPenaltyStochastic(ctx, s, opts.Steps, run, opts.grouped, basisOptions{resampled: opts.ResampledMarks, occupancy: true,
-		bigOthers: opts.variant.bigOthers, yDepartures: opts.variant.yDepartures, binDepartures: opts.variant.binDepartures, classesPerDoubling: opts.variant.classesPerDoubling, stepScale: opts.variant.stepScale, tied: opts.variant.tied, fitPerDoubling: opts.variant.fitPerDoubling,
+		bigOthers: opts.variant.bigOthers, yDepartures: opts.variant.yDepartures, binDepartures: opts.variant.binDepartures, tiedLeaves: opts.variant.tiedLeaves, classesPerDoubling: opts.variant.classesPerDoubling, stepScale: opts.variant.stepScale, tied: opts.variant.tied, fitPerDoubling: opts.variant.fitPerDoubling,
 		exactFit: opts.variant.exactFit, exactFrom: int(opts.variant.exactAfter * float64(opts.Steps)), start: opts.start, averageFrom: opts.variant.averageFrom})
 	if err != nil {
 		return nil, err
@@ -1944,9 +1950,11 @@ func fitPenaltyStochastic(ctx context.Context, s *sim.Scenario, steps int, run f
 		}
 		switch {
 		case o.tied:
-			tieGroups(grad, pen, F)
+			tieGroups(grad, pen, 0, F)
 		case o.lookahead:
-			tieGroups(grad, pen, read)
+			tieGroups(grad, pen, 0, read)
+		case o.tiedLeaves:
+			tieGroups(grad, pen, b.occ+2*b.nrGrp, b.occ+b.occupancyFeatures())
 		}
 		// The control variate's means move only after the step, so that
 		// they never depend on the run they are used on.
@@ -2050,14 +2058,14 @@ func contendedCost(costs []float64, recs []sim.JobRecord) float64 {
 	return mean
 }
 
-// tieGroups replaces, for every class basis function and every one of the
-// first read features, the supergradient of each job group by its sum over
-// the groups, so that θ_{b,g,k} stays the same for every group g
+// tieGroups replaces, for every class basis function and every feature
+// k in [lo, hi), the supergradient of each job group by its sum over the
+// groups, so that θ_{b,g,k} stays the same for every group g
 // (lookaheadFit).
-func tieGroups(grad []float64, p *Penalty, read int) {
+func tieGroups(grad []float64, p *Penalty, lo, hi int) {
 	G := p.basis.nGrp2
 	for b := 1; b < p.nb; b++ {
-		for k := range read {
+		for k := lo; k < hi; k++ {
 			sum := 0.0
 			for g := range G {
 				sum += grad[p.thetaIndex(b, g, k)]

@@ -270,9 +270,11 @@ var penaltyVariants = map[string]penaltyVariant{
 	"x3":               {moreSteps: 3},
 	"x4":               {moreSteps: 4},
 	// The departure terms of "Who leaves".
-	"y-departures":       {yDepartures: true},
-	"top-bin-departures": {binDepartures: 2},
-	"y-departures-x2":    {yDepartures: true, moreSteps: 2},
+	"y-departures":         {yDepartures: true},
+	"top-bin-departures":   {binDepartures: 2},
+	"y-departures-x2":      {yDepartures: true, moreSteps: 2},
+	"y-departures-tied":    {yDepartures: true, tiedLeaves: true},
+	"top-bin-departures-1": {binDepartures: 1},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

@@ -149,6 +149,15 @@ func randomTheta(pen *Penalty, rng *rand.Rand, scale float64) {
 	}
 }
 
+// onlyFeatures sets θ to zero on every feature outside [lo, hi).
+func onlyFeatures(pen *Penalty, lo, hi int) {
+	for k := range pen.theta {
+		if f := k % pen.basis.nFeat; f < lo || f >= hi {
+			pen.theta[k] = 0
+		}
+	}
+}
+
 // TestPenaltyMeanZeroUnderPolicies: under several non-anticipative
 // policies, the realized penalty per job Z/jobs has mean zero (within its
 // 99.9% interval over replications), for random θ of two scales;
@@ -196,23 +205,31 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	}
 	s.Jobs, s.WarmupJobs, s.Replications = jobs, 50, reps
 	// With the optional features too (the big-others terms, the finer
-	// class grid, the departure terms of "Who leaves"), so that they are
-	// checked under these policies.
-	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3, yDepartures: true, binDepartures: 2}})
+	// class grid), so that they are checked under these policies.
+	pen := testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{bigOthers: true, classesPerDoubling: 3}})
 	if pen.grp == nil {
 		t.Fatal("1000 classes are not grouped")
 	}
 	if pen.basis.bigFeatures() == 0 {
 		t.Fatal("no big-others terms")
 	}
-	if len(pen.basis.depWeights()) != 4 {
-		t.Fatalf("departure families %v, want R, Y·R and two bins of Y", pen.basis.depWeights())
-	}
 	// Every step of the Lagrangian is a bound: a few keep (P2) tested
 	// and the test light.
 	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(5, 1)), 0.05)
 	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, false, pen, names, nil)
+	// The departure terms of "Who leaves" (Y-weighted and of the top two
+	// bins of Y) on their own: θ random on their coefficients and zero on
+	// the others' (checked above), whose noise would hide theirs.
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{yDepartures: true, binDepartures: 2}})
+	if len(pen.basis.depWeights()) != 4 {
+		t.Fatalf("departure families %v, want R, Y·R and two bins of Y", pen.basis.depWeights())
+	}
+	pen.Lagrange.Iterations = 40
+	randomTheta(pen, rand.New(rand.NewPCG(8, 1)), 0.05)
+	b := pen.basis
+	onlyFeatures(pen, b.occ+2*b.nrGrp, b.occ+b.occupancyFeatures())
+	checkPenaltyUnderPolicies(t, "fig9 rho 0.9 (who leaves)", "fig9-rho0.9.json", s, false, pen, names, nil)
 	// A trace (SWIM FB-2010's first jobs): only the works are random.
 	s = swimScenario(t, jobs, reps)
 	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})

@@ -20,27 +20,11 @@ import (
 // which the occupancy terms of its own departure sum to as well. The
 // moves of m are checked by TestPenaltyFeaturesMeanZero (mean zero).
 func TestBigOthersTermsLump(t *testing.T) {
-	for _, rho := range []string{"0.6", "0.9"} {
-		s, err := sim.LoadScenario("../search/testdata/fig9-rho" + rho + ".json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Jobs, s.WarmupJobs, s.Replications = 600, 20, 1
-		b, err := newPenaltyBasis(s, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachFig9Load(t, 600, func(rho string, b *penaltyBasis, tr *penaltyTrace, _ []sim.JobRecord) {
 		if b.bigFeatures() == 0 {
 			t.Fatalf("rho %s: no big-others terms", rho)
 		}
-		cheapest := []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}
-		r, err := replicate(context.Background(), s, 0, cheapest, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := b.traceOf(r.Records)
 		F, W, M := b.nFeat, b.wCap+1, b.bigCap+1
-		near := func(a, c float64) bool { return math.Abs(a-c) <= 1e-9*(1+math.Abs(a)+math.Abs(c)) }
 		bad := 0
 		for i := range tr.jobs {
 			f := tr.f[i*F : (i+1)*F]
@@ -70,5 +54,34 @@ func TestBigOthersTermsLump(t *testing.T) {
 			}
 		}
 		t.Logf("rho %s: %d jobs, %d big-others terms each", rho, len(tr.jobs), b.bigFeatures())
+	})
+}
+
+// eachFig9Load calls check at both loads of the Fig. 9 setting beyond the
+// paper (rho "0.6" and "0.9") with the compact basis with every optional
+// feature (newPenaltyBasis), its features on one run of jobs arrivals (20
+// of warm-up) with every job on the cheapest free slots, and that run's
+// records.
+func eachFig9Load(t *testing.T, jobs int, check func(rho string, b *penaltyBasis, tr *penaltyTrace, recs []sim.JobRecord)) {
+	t.Helper()
+	for _, rho := range []string{"0.6", "0.9"} {
+		s, err := sim.LoadScenario("../search/testdata/fig9-rho" + rho + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Jobs, s.WarmupJobs, s.Replications = jobs, 20, 1
+		b, err := newPenaltyBasis(s, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cheapest := []sim.NamedFactory{{Name: "c", New: func(uint64) (policy.Placement, error) { return cheapestFree{}, nil }}}
+		r, err := replicate(context.Background(), s, 0, cheapest, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(rho, b, b.traceOf(r.Records), r.Records)
 	}
 }
+
+// near says whether a and c agree to 1e-9 relative (and absolute near 0).
+func near(a, c float64) bool { return math.Abs(a-c) <= 1e-9*(1+math.Abs(a)+math.Abs(c)) }

@@ -269,6 +269,12 @@ var penaltyVariants = map[string]penaltyVariant{
 	"avg-last-quarter": {averageFrom: 0.75},
 	"x3":               {moreSteps: 3},
 	"x4":               {moreSteps: 4},
+	// The departure terms of "Who leaves".
+	"y-departures":         {yDepartures: true},
+	"top-bin-departures":   {binDepartures: 2},
+	"y-departures-x2":      {yDepartures: true, moreSteps: 2},
+	"y-departures-tied":    {yDepartures: true, tiedLeaves: true},
+	"top-bin-departures-1": {binDepartures: 1},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

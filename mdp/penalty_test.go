@@ -149,6 +149,15 @@ func randomTheta(pen *Penalty, rng *rand.Rand, scale float64) {
 	}
 }
 
+// onlyFeatures sets θ to zero on every feature outside [lo, hi).
+func onlyFeatures(pen *Penalty, lo, hi int) {
+	for k := range pen.theta {
+		if f := k % pen.basis.nFeat; f < lo || f >= hi {
+			pen.theta[k] = 0
+		}
+	}
+}
+
 // TestPenaltyMeanZeroUnderPolicies: under several non-anticipative
 // policies, the realized penalty per job Z/jobs has mean zero (within its
 // 99.9% interval over replications), for random θ of two scales;
@@ -209,6 +218,18 @@ func TestPenaltyMeanZeroUnderPolicies(t *testing.T) {
 	pen.Lagrange.Iterations = 40
 	randomTheta(pen, rand.New(rand.NewPCG(5, 1)), 0.05)
 	checkPenaltyUnderPolicies(t, "fig9 rho 0.9", "fig9-rho0.9.json", s, false, pen, names, nil)
+	// The departure terms of "Who leaves" (Y-weighted and of the top two
+	// bins of Y) on their own: θ random on their coefficients and zero on
+	// the others' (checked above), whose noise would hide theirs.
+	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300, variant: penaltyVariant{yDepartures: true, binDepartures: 2}})
+	if len(pen.basis.depWeights()) != 4 {
+		t.Fatalf("departure families %v, want R, Y·R and two bins of Y", pen.basis.depWeights())
+	}
+	pen.Lagrange.Iterations = 40
+	randomTheta(pen, rand.New(rand.NewPCG(8, 1)), 0.05)
+	b := pen.basis
+	onlyFeatures(pen, b.occ+2*b.nrGrp, b.occ+b.occupancyFeatures())
+	checkPenaltyUnderPolicies(t, "fig9 rho 0.9 (who leaves)", "fig9-rho0.9.json", s, false, pen, names, nil)
 	// A trace (SWIM FB-2010's first jobs): only the works are random.
 	s = swimScenario(t, jobs, reps)
 	pen = testPenalty(t, s, PenaltyFit{Steps: 5, Jobs: 300})
@@ -358,17 +379,22 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 		// Per class, and grouped with the compact features (the
 		// at-scale penalty, forced on a cluster the MDP solves), θ fitted
 		// on the coarse cluster and, on the first five seeds, on the
-		// exact costs (fitExact).
+		// exact costs (fitExact) and with the departure terms of "Who
+		// leaves" (Y-weighted and of the top two bins of Y).
 		for _, m := range []struct {
-			grouped, exact bool
-		}{{false, false}, {true, false}, {true, true}} {
-			if m.exact && seed >= 5 {
+			grouped, exact, leaves bool
+		}{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}} {
+			if (m.exact || m.leaves) && seed >= 5 {
 				continue
 			}
-			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: penaltyVariant{exactFit: m.exact}})
-			t.Logf("seed %d (grouped %v, exact fit %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
+			v := penaltyVariant{exactFit: m.exact}
+			if m.leaves {
+				v.yDepartures, v.binDepartures = true, 2
+			}
+			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: v})
+			t.Logf("seed %d (grouped %v, exact fit %v, who leaves %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, m.leaves, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
 			if mean-3.3/1.96*half > opt*(1+1e-9) {
-				t.Errorf("%s (grouped %v, exact fit %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, mean, half, opt)
+				t.Errorf("%s (grouped %v, exact fit %v, who leaves %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, m.leaves, mean, half, opt)
 			}
 		}
 	}
@@ -490,7 +516,9 @@ func reportFit() PenaltyFit {
 
 // TestPenaltyFeaturesMeanZero: every feature f_{i,k} of the penalty (the
 // queue terms on (n, w), the rich queue terms on the other jobs' groups,
-// the marks and the marks by the state before each later entry) has mean
+// the marks and the marks by the state before each later entry; compact,
+// the occupancy terms, the big-others terms and the departure terms of
+// "Who leaves", Y-weighted and of every bin of Y) has mean
 // zero over the counted jobs, each within a Bonferroni-corrected interval
 // over replications: a check of each generator row and compensator, more
 // sensitive than the penalty's mean for one θ.

@@ -175,8 +175,11 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 				break
 			}
 			pauses++
-			if (l.idle && l.val <= v0) || (!l.idle && l.val < l.pauseAt) {
-				t.Fatalf("case %d: paused (idle %v) at %v from %v, pause at %v", c, l.idle, l.val, v0, l.pauseAt)
+			// (an idle pause may come without an improvement of this
+			// run's: its last improvement counts across runs, see
+			// TestLNSIdleAfterPauseAt)
+			if !l.idle && l.val < l.pauseAt {
+				t.Fatalf("case %d: paused at %v from %v, pause at %v", c, l.val, v0, l.pauseAt)
 			}
 		}
 		if v := assignmentValue(m, l.x); !scalar.EqualWithinAbsOrRel(v, l.val, objTol, objTol) {
@@ -252,4 +255,58 @@ func TestLNSIdlePause(t *testing.T) {
 		t.Fatal("no search paused idle")
 	}
 	t.Logf("%d idle pauses in 100 searches", idle)
+}
+
+// TestLNSIdleAfterPauseAt: a search paused at pauseAt and run again
+// (the solve's loop does so after a DP step) counts its last improvement
+// from before the pause, so it pauses idle once it has worked longer than
+// the solve had until that improvement, even when it cannot improve (the
+// incumbent is often the optimum there); and after an idle pause the next
+// run waits for an improvement of its own (it never pauses idle twice in a
+// row without one, which would spin the solve's loop).
+func TestLNSIdleAfterPauseAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 7))
+	unimproved := 0
+	for c := 0; c < 100; c++ {
+		in := smallInstance(rng)
+		opt := exhaustive(in)
+		l, _, _ := ffdLNS(in, uint64(c))
+		l.clk = newWorkClock(0)
+		ctx := withWorkClock(context.Background(), l.clk)
+		l.pauseAt = l.val + objTol // the first improvement pauses it
+		l.run(ctx, opt+1e9)
+		if !l.paused || l.idle {
+			continue // it never improved
+		}
+		l.pauseAt = 0
+		lastIdle := false
+		for run := 0; ; run++ {
+			if run == 1000 {
+				t.Fatalf("case %d: still pausing after %d runs", c, run)
+			}
+			v0 := l.val
+			l.run(ctx, opt+1e9)
+			if l.val < v0-objTol || l.val > opt+objTol {
+				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
+			}
+			if !l.paused {
+				break
+			}
+			if !l.idle {
+				t.Fatalf("case %d: paused, not idle, without a pauseAt", c)
+			}
+			improved := l.val > v0+objTol
+			if !improved {
+				if lastIdle {
+					t.Fatalf("case %d: two idle pauses in a row at %v without an improvement", c, l.val)
+				}
+				unimproved++
+			}
+			lastIdle = !improved
+		}
+	}
+	if unimproved == 0 {
+		t.Fatal("no search resumed after its pause paused idle without improving")
+	}
+	t.Logf("%d idle pauses without an improvement of the run's own", unimproved)
 }

@@ -224,32 +224,13 @@ func TestLNSIdlePause(t *testing.T) {
 	for c := 0; c < 100; c++ {
 		in := smallInstance(rng)
 		opt := exhaustive(in)
-		l, _, _ := ffdLNS(in, uint64(c))
-		l.clk = newWorkClock(0)
-		ctx := withWorkClock(context.Background(), l.clk)
-		for run := 0; ; run++ {
-			if run == 1000 {
-				t.Fatalf("case %d: still pausing after %d runs", c, run)
-			}
-			v0 := l.val
-			// A target above the optimum: the search runs to its stall
-			// limit, where idleness is judged, instead of stopping at the
-			// optimum.
-			l.run(ctx, opt+1e9)
-			if l.val < v0-objTol || l.val > opt+objTol {
-				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
-			}
-			if !l.paused {
-				break
-			}
-			if !l.idle {
-				t.Fatalf("case %d: paused, not idle, without a pauseAt", c)
-			}
+		l, ctx := clockedLNS(in, c)
+		runIdle(t, c, l, ctx, opt, func(v0 float64) {
 			if l.val <= v0 {
 				t.Fatalf("case %d: idle pause at %v without improving on %v", c, l.val, v0)
 			}
 			idle++
-		}
+		})
 	}
 	if idle == 0 {
 		t.Fatal("no search paused idle")
@@ -270,9 +251,7 @@ func TestLNSIdleAfterPauseAt(t *testing.T) {
 	for c := 0; c < 100; c++ {
 		in := smallInstance(rng)
 		opt := exhaustive(in)
-		l, _, _ := ffdLNS(in, uint64(c))
-		l.clk = newWorkClock(0)
-		ctx := withWorkClock(context.Background(), l.clk)
+		l, ctx := clockedLNS(in, c)
 		l.pauseAt = l.val + objTol // the first improvement pauses it
 		l.run(ctx, opt+1e9)
 		if !l.paused || l.idle {
@@ -280,21 +259,7 @@ func TestLNSIdleAfterPauseAt(t *testing.T) {
 		}
 		l.pauseAt = 0
 		lastIdle := false
-		for run := 0; ; run++ {
-			if run == 1000 {
-				t.Fatalf("case %d: still pausing after %d runs", c, run)
-			}
-			v0 := l.val
-			l.run(ctx, opt+1e9)
-			if l.val < v0-objTol || l.val > opt+objTol {
-				t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
-			}
-			if !l.paused {
-				break
-			}
-			if !l.idle {
-				t.Fatalf("case %d: paused, not idle, without a pauseAt", c)
-			}
+		runIdle(t, c, l, ctx, opt, func(v0 float64) {
 			improved := l.val > v0+objTol
 			if !improved {
 				if lastIdle {
@@ -303,10 +268,44 @@ func TestLNSIdleAfterPauseAt(t *testing.T) {
 				unimproved++
 			}
 			lastIdle = !improved
-		}
+		})
 	}
 	if unimproved == 0 {
 		t.Fatal("no search resumed after its pause paused idle without improving")
 	}
 	t.Logf("%d idle pauses without an improvement of the run's own", unimproved)
+}
+
+// runIdle runs l (no pauseAt) until it ends, calling idle with the value
+// before each run that paused idle: every run keeps its value and stays
+// within the optimum opt, and without a pauseAt every pause is idle. A
+// target above the optimum: the search runs to its stall limit, where
+// idleness is judged, instead of stopping at the optimum.
+func runIdle(t *testing.T, c int, l *lns, ctx context.Context, opt float64, idle func(v0 float64)) {
+	t.Helper()
+	for run := 0; ; run++ {
+		if run == 1000 {
+			t.Fatalf("case %d: still pausing after %d runs", c, run)
+		}
+		v0 := l.val
+		l.run(ctx, opt+1e9)
+		if l.val < v0-objTol || l.val > opt+objTol {
+			t.Fatalf("case %d: lns %v from %v, optimum %v", c, l.val, v0, opt)
+		}
+		if !l.paused {
+			return
+		}
+		if !l.idle {
+			t.Fatalf("case %d: paused, not idle, without a pauseAt", c)
+		}
+		idle(v0)
+	}
+}
+
+// clockedLNS is ffdLNS's search of case c with a work clock of its own,
+// and the context that carries the clock.
+func clockedLNS(in *Instance, c int) (*lns, context.Context) {
+	l, _, _ := ffdLNS(in, uint64(c))
+	l.clk = newWorkClock(0)
+	return l, withWorkClock(context.Background(), l.clk)
 }

@@ -55,7 +55,7 @@ const (
 // its stall limit (yarn-21000, a fresh seed: the optimum 4659.5 under the
 // bound 4660 at 1.3 s, then 7.8 s of neighbourhoods until the branch and
 // price proved it in 0.14 s; now idle at twice the work of its
-// improvement, proven at 1.2 s of CPU, HiGHS 3.3 s).
+// improvement, proven at 1.25 s of counted work, HiGHS 2.1-3.3 s).
 //
 // Stalled (from the first idle pause on), the search changes how it
 // looks. The gap decomposes by the LP duals π of the bound lb (the

@@ -21,8 +21,8 @@ import (
 // robustness suite that go through the phases the clock budgets (LNS, DP
 // steps, dives, branch and price, integer master) and small random ones,
 // with no time limit (the budgets' caps) and with a long one (shares of
-// its work); in -short mode and under the race detector one suite
-// instance. A solve the time limit stopped (a machine slower than any
+// planHorizon's work, and the branch and price's rounds); in -short mode
+// and under the race detector one suite instance. A solve the time limit stopped (a machine slower than any
 // seen) is not compared: that is where the path may differ.
 func TestSameSeedSamePathUnderLoad(t *testing.T) {
 	type job struct {
@@ -126,5 +126,62 @@ func TestSameSeedSamePathUnderLoad(t *testing.T) {
 	}
 	if byWork == 0 {
 		t.Error("no solve stopped at its work limit: the limit's determinism was not tested")
+	}
+}
+
+// TestLongLimitsTakeOnePath: the phases' shares are reckoned on at most
+// planHorizon of the work left, so a solve that ends well within two long
+// time limits takes the same path under both, and a long limit does not
+// make every phase longer: a 1-minute and a 10-minute limit must give the
+// same answer and the same counts of work. Instances: the small random ones
+// of TestSameSeedSamePathUnderLoad (one of which, with a share of all the
+// work left, took 16 s of work under the first and 152 s under the
+// second) and, outside -short and the race detector, a few of the suite
+// that reach the branch and price.
+func TestLongLimitsTakeOnePath(t *testing.T) {
+	type job struct {
+		name string
+		in   *Instance
+	}
+	var jobs []job
+	rng := rand.New(rand.NewPCG(21, 4))
+	for i := range 6 {
+		in, err := RandomInstance(rng, RandomSpec{Nodes: 6 + 2*i, Types: 5 + i, Resources: 2 + i%2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, job{fmt.Sprintf("random-%d", i), in})
+	}
+	if !testing.Short() && !raceEnabled {
+		suite := map[string]bool{"hetero-3r-2": true, "identical-9": true, "live-cluster-3": true}
+		for _, f := range Families() {
+			for seed := range uint64(FamilySeeds) {
+				if name := fmt.Sprintf("%s-%d", f.Name, seed); suite[name] {
+					jobs = append(jobs, job{name, f.Instance(seed)})
+				}
+			}
+		}
+	}
+	for _, j := range jobs {
+		var runs [2]struct {
+			res    *Result
+			counts [numWorkKinds]int64
+		}
+		for k, limit := range []time.Duration{time.Minute, 10 * time.Minute} {
+			ctx := withWorkReport(context.Background(), func(c [numWorkKinds]int64, _ time.Duration) { runs[k].counts = c })
+			r, err := Exact(ctx, j.in, Options{TimeLimit: limit, Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Stats.Stopped != "" {
+				t.Fatalf("%s, time limit %v: stopped %q after %.0f ms of work", j.name, limit, r.Stats.Stopped, r.Stats.WorkMS)
+			}
+			runs[k].res = r
+		}
+		a, b := runs[0], runs[1]
+		if a.counts != b.counts || a.res.Stats != b.res.Stats || a.res.Objective != b.res.Objective || !reflect.DeepEqual(a.res.Assignment, b.res.Assignment) {
+			t.Errorf("%s: under a 1-minute limit %v (%+v, work %v), under a 10-minute limit %v (%+v, work %v)",
+				j.name, a.res.Objective, a.res.Stats, a.counts, b.res.Objective, b.res.Stats, b.counts)
+		}
 	}
 }

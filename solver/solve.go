@@ -777,13 +777,37 @@ func resumeBranchPrice(ctx context.Context, bp *branchPrice, clk *workClock, sha
 // runBranchPrice runs bp (as a probe or not) for share of the work left
 // before deadline (limit without one) and returns its bound and whether
 // it looked hopeless.
+//
+// Not as a probe and under a time limit, it runs in rounds of share of
+// the planned work left (workClock.share, at most planHorizon) and goes
+// on with another round while its best open bound fell in the last one,
+// up to share of all the work left: a tree whose bound falls is closing
+// the gap and is worth the long limit, one whose bound stays is not.
+// Under a 1-minute limit hetero-3r-4007's early rounds lower the bound from
+// 3690.5 to 3688.9 in 3.2 s, then it stays 3688.9 (the optimum, which the
+// large neighbourhood search then finds): proven in 9.3 s of work, where
+// one run of a quarter of the work left took 16.6 s and one round alone
+// 24.4 s (the late round proved it only after the other phases' turn).
 func runBranchPrice(ctx context.Context, bp *branchPrice, probe bool, clk *workClock, share float64, limit time.Duration, stats *Stats, track *tracker) (float64, bool) {
-	bpCtx, cancel := shareContext(ctx, clk, share, limit)
-	defer cancel()
 	track.setPhase("b-and-p")
-	ub, _, hopeless := bp.run(bpCtx, probe, stats, track)
-	track.proven(ub)
-	return ub, hopeless
+	if probe || !clk.limited() {
+		bpCtx, cancel := shareContext(ctx, clk, share, limit)
+		defer cancel()
+		ub, _, hopeless := bp.run(bpCtx, probe, stats, track)
+		track.proven(ub)
+		return ub, hopeless
+	}
+	end := clk.now() + clk.shareOfAll(share)
+	for {
+		top := bp.top
+		roundCtx, cancel := clk.within(ctx, min(clk.share(share, limit), end-clk.now()))
+		ub, closed, _ := bp.run(roundCtx, false, stats, track)
+		cancel()
+		track.proven(ub)
+		if closed || ctx.Err() != nil || clk.now() >= end || bp.top >= top {
+			return ub, false
+		}
+	}
 }
 
 // lpBoundOf returns the LP duals' bound of bounds (the last, with both

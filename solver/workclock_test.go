@@ -11,12 +11,16 @@ import (
 // the wall clock runs, and ends in the call to add that reaches it (not
 // later, not from another goroutine); a budget of zero work ends at once,
 // a cancelled one leaves nothing pending, and shares are of the time
-// limit's worth of work left.
+// limit's worth of work left, reckoned as at most planHorizon
+// (shareOfAll: of all of it).
 func TestWorkClockBudgetsSpendWork(t *testing.T) {
 	clk := newWorkClock(time.Minute)
 	defer clk.stop()
-	if !clk.limited() || clk.share(0.5, 0) != 30*time.Second {
-		t.Fatalf("half of a minute's work left: %v", clk.share(0.5, 0))
+	if !clk.limited() || clk.share(0.5, 0) != planHorizon/2 || clk.shareOfAll(0.5) != 30*time.Second {
+		t.Fatalf("half of a minute's work left: %v, of the planned work %v", clk.shareOfAll(0.5), clk.share(0.5, 0))
+	}
+	if short := newWorkClock(planHorizon / 2); short.share(0.5, 0) != planHorizon/4 {
+		t.Fatalf("half of %v's work left: %v", planHorizon/2, short.share(0.5, 0))
 	}
 	nodes := int64(20*time.Millisecond) / int64(workCost[workNode]) // 20 ms of work
 	budget := time.Duration(float64(nodes) * workCost[workNode])
@@ -34,7 +38,7 @@ func TestWorkClockBudgetsSpendWork(t *testing.T) {
 	if len(clk.budgets) != 0 {
 		t.Fatalf("%d budgets pending after the only one ended", len(clk.budgets))
 	}
-	if got := clk.share(1, 0); got != time.Minute-clk.now() {
+	if got := clk.shareOfAll(1); got != time.Minute-clk.now() {
 		t.Fatalf("work left %v after %v of a minute", got, clk.now())
 	}
 	zero, cancelZero := clk.within(context.Background(), 0)
@@ -49,7 +53,7 @@ func TestWorkClockBudgetsSpendWork(t *testing.T) {
 	}
 	var none *workClock
 	none.add(workNode, 1)
-	if none.limited() || none.share(0.5, time.Second) != time.Second || none.now() != 0 {
+	if none.limited() || none.share(0.5, time.Second) != time.Second || none.shareOfAll(0.5) != 0 || none.now() != 0 {
 		t.Fatal("a nil clock has a limit or counts")
 	}
 	if workClockOf(withWorkClock(context.Background(), clk)) != clk || workClockOf(context.Background()) != nil {

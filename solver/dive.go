@@ -37,8 +37,43 @@ const (
 // node (rounded up). It stops when every node has a pattern, when nothing
 // fits, or when the LP value of what is left plus the value fixed cannot
 // beat incVal by one value unit (this dive cannot improve the incumbent).
-// The nodes left without a pattern are filled one by one optimally
-// (perNodeAssign) and every node is then topped up greedily (repairPath).
+// The last nodes (at most diveExactNodes) are solved together by the
+// branch and bound, within diveExactSearchNodes nodes; more nodes left
+// without a pattern (the dive stopped where nothing fits) are filled one
+// by one (fillEachNode); every node is then topped up greedily
+// (repairPath).
+//
+// The deterministic dive rounds on through those last nodes too, and its
+// completion of them is the branch and bound's first incumbent. The
+// search bounds them with the root's Lagrangian bounds, valid for any
+// supply but loose for the little the fixed patterns leave, and often
+// stops at its node cap below a completion the LP's own rounding finds
+// (hetero-3r-8009: 392.0 of the last five nodes' 397.7 in 200 000 nodes,
+// 394.2 from the rounding's start; the whole proven in 0.31 s of work
+// instead of 1.10). Its best is never below that incumbent, and the
+// search finds whatever it found before, sooner (the better incumbent
+// prunes more of the same order of nodes). Only the deterministic dive:
+// the rounding costs a few LP solves with their pricing (rounding without
+// the pricing lost what it gained: yarn-7 0.47 → 2.9 s, hetero-3r-8009
+// 0.31 → 4.2 s of work), which the randomised dives, many and cheap, are
+// not given. Measured over three Options.Seed on the instances of seeds
+// 0-9 and the fresh blocks 4000 and 5000 that took over 0.3 s (a 60 s
+// limit, time to the proof in counted work, before the shares' planning
+// horizon, workClock.share): yarn-7 proven in 0.47 s at every seed
+// (before 1.4 and 1.1 s, and at seed 2 unproven at 60 s),
+// many-resources-5 4.0 → 0.33 s, large-5003 11-15 → 1.8-3.5 s,
+// hetero-3r-4007 16 → 7.4 s; the geometric mean of the work to the proof
+// 0.83-0.95 times main's per block; what it costs: 15-25% more work on
+// the easier hetero-3r instances (0.35-0.8 s), hetero-3r-5004 at two
+// seeds of three (14-19 → 28 s), and hetero-3r-4008 unproven at two
+// seeds (12-13 s of work at all three before). At the suite's 10 s
+// limit, over two Options.Seed on the 68 instances of the fresh blocks
+// 7000, 8000, 19000 and 20000 that took over 0.3 s: proven 127 → 128 of
+// 136, within 1 s of work 71 → 91, the geometric mean of the work 0.70
+// (hetero-3r-19000 and large-7009, unproven before, in 0.53 and 0.17 s;
+// large-7000 1.0-1.4 → 0.04 s); three proofs lost at one seed each:
+// hetero-3r-8004 (5.5 s), yarn-19001 (0.44 s: the neighbourhood search
+// stops one unit under the optimum) and large-20009 (0.56 s).
 //
 // Why: on the families where the search stalls a unit or a few below the
 // LP bound (yarn, identical, hetero-3r), the LP bound rounded down is
@@ -70,6 +105,10 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 		pool.add(classOf[j], a)
 	}
 	left := slices.Clone(m.supply)
+	// tailFrom is where the patterns of the last nodes start in fixed
+	// once the deterministic dive rounds on through them (−1: not yet),
+	// and tailLeft the supply they had
+	tailFrom, tailLeft := -1, []int(nil)
 	free := classCounts(classes)
 	var fixed []patternColumn
 	fixedVal := 0.0
@@ -85,8 +124,11 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 	solves := 0
 	u := make([]float64, n)
 	for slices.Max(free) > 0 {
-		if rest := sum(free); rest <= diveExactNodes && rest < len(sorted) {
-			break // the last nodes are solved exactly below
+		if rest := sum(free); tailFrom < 0 && rest <= diveExactNodes && rest < len(sorted) {
+			if rng != nil {
+				break // the last nodes are solved exactly below
+			}
+			tailFrom, tailLeft = len(fixed), slices.Clone(left)
 		}
 		sol, err := solveMaster(ctx, m, left, free, pool)
 		solves++
@@ -110,6 +152,9 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 			}
 			sol, err = solveMaster(ctx, m, left, free, pool)
 			solves++
+		}
+		if tailFrom >= 0 && (err != nil || ctx.Err() != nil || !m.canImprove(fixedVal+sol.Objective, incVal)) {
+			break // the branch and bound below searches the last nodes anyway
 		}
 		if err != nil || ctx.Err() != nil {
 			return nil, 0, solves
@@ -159,7 +204,11 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 	for j, c := range classOf {
 		byClass[c] = append(byClass[c], j)
 	}
-	for _, col := range fixed {
+	head, tail := fixed, []patternColumn(nil)
+	if tailFrom >= 0 {
+		head, tail, left = fixed[:tailFrom], fixed[tailFrom:], tailLeft
+	}
+	for _, col := range head {
 		j := byClass[col.class][next[col.class]]
 		next[col.class]++
 		x[j] = slices.Clone(col.a)
@@ -184,6 +233,9 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 		srch := newSearch(ctx, m, restCaps, same, left, bounds)
 		srch.deadline = deadline
 		srch.nodeLimit = diveExactSearchNodes
+		if tail != nil {
+			srch.setIncumbent(onNodes(m, tail, restIdx, classOf))
+		}
 		srch.run()
 		fill = srch.best
 	} else {
@@ -194,6 +246,29 @@ func diveAssign(ctx context.Context, m *model, sorted [][]int64, pool *columnPoo
 	}
 	x = repairPath(m, sorted, x)
 	return x, assignmentValue(m, x), solves
+}
+
+// onNodes places the patterns cols on the nodes idx (each on the first
+// node of its class not yet taken; nodes left over hold nothing) and
+// returns the assignment of idx in that order and its value.
+func onNodes(m *model, cols []patternColumn, idx []int, classOf []int) ([][]int, float64) {
+	x := make([][]int, len(idx))
+	for r := range x {
+		x[r] = make([]int, len(m.dem))
+	}
+	taken := make([]bool, len(idx))
+	val := 0.0
+	for _, col := range cols {
+		for r, j := range idx {
+			if !taken[r] && classOf[j] == col.class {
+				taken[r] = true
+				copy(x[r], col.a)
+				val += m.patternValue(col.a)
+				break
+			}
+		}
+	}
+	return x, val
 }
 
 func sum(v []int) int {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -25,30 +26,11 @@ import (
 // and under the race detector one suite instance. A solve the time limit stopped (a machine slower than any
 // seen) is not compared: that is where the path may differ.
 func TestSameSeedSamePathUnderLoad(t *testing.T) {
-	type job struct {
-		name string
-		in   *Instance
-	}
-	var jobs []job
-	suite := map[string]bool{"hetero-3r-2": true, "many-resources-1": true, "yarn-0": true, "huge-small-1": true}
+	jobs := suiteInstances("hetero-3r-2", "many-resources-1", "yarn-0", "huge-small-1")
 	if testing.Short() || raceEnabled {
-		suite = map[string]bool{"hetero-3r-2": true}
+		jobs = suiteInstances("hetero-3r-2")
 	}
-	for _, f := range Families() {
-		for seed := range uint64(FamilySeeds) {
-			if name := fmt.Sprintf("%s-%d", f.Name, seed); suite[name] {
-				jobs = append(jobs, job{name, f.Instance(seed)})
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(21, 4))
-	for i := range 6 {
-		in, err := RandomInstance(rng, RandomSpec{Nodes: 6 + 2*i, Types: 5 + i, Resources: 2 + i%2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		jobs = append(jobs, job{fmt.Sprintf("random-%d", i), in})
-	}
+	jobs = append(jobs, smallRandomInstances(t)...)
 	type outcome struct {
 		res    *Result
 		counts [numWorkKinds]int64
@@ -139,28 +121,9 @@ func TestSameSeedSamePathUnderLoad(t *testing.T) {
 // second) and, outside -short and the race detector, a few of the suite
 // that reach the branch and price.
 func TestLongLimitsTakeOnePath(t *testing.T) {
-	type job struct {
-		name string
-		in   *Instance
-	}
-	var jobs []job
-	rng := rand.New(rand.NewPCG(21, 4))
-	for i := range 6 {
-		in, err := RandomInstance(rng, RandomSpec{Nodes: 6 + 2*i, Types: 5 + i, Resources: 2 + i%2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		jobs = append(jobs, job{fmt.Sprintf("random-%d", i), in})
-	}
+	jobs := smallRandomInstances(t)
 	if !testing.Short() && !raceEnabled {
-		suite := map[string]bool{"hetero-3r-2": true, "identical-9": true, "live-cluster-3": true}
-		for _, f := range Families() {
-			for seed := range uint64(FamilySeeds) {
-				if name := fmt.Sprintf("%s-%d", f.Name, seed); suite[name] {
-					jobs = append(jobs, job{name, f.Instance(seed)})
-				}
-			}
-		}
+		jobs = append(jobs, suiteInstances("hetero-3r-2", "identical-9", "live-cluster-3")...)
 	}
 	for _, j := range jobs {
 		var runs [2]struct {
@@ -184,4 +147,39 @@ func TestLongLimitsTakeOnePath(t *testing.T) {
 				j.name, a.res.Objective, a.res.Stats, a.counts, b.res.Objective, b.res.Stats, b.counts)
 		}
 	}
+}
+
+// namedInstance is an instance of a test, with the name it reports.
+type namedInstance struct {
+	name string
+	in   *Instance
+}
+
+// suiteInstances returns the robustness suite's instances of these names
+// ("family-seed").
+func suiteInstances(names ...string) []namedInstance {
+	var out []namedInstance
+	for _, f := range Families() {
+		for seed := range uint64(FamilySeeds) {
+			if name := fmt.Sprintf("%s-%d", f.Name, seed); slices.Contains(names, name) {
+				out = append(out, namedInstance{name, f.Instance(seed)})
+			}
+		}
+	}
+	return out
+}
+
+// smallRandomInstances returns six small random instances (6-16 nodes,
+// 5-10 types, 2-3 resources), the same in every run.
+func smallRandomInstances(t *testing.T) []namedInstance {
+	var out []namedInstance
+	rng := rand.New(rand.NewPCG(21, 4))
+	for i := range 6 {
+		in, err := RandomInstance(rng, RandomSpec{Nodes: 6 + 2*i, Types: 5 + i, Resources: 2 + i%2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, namedInstance{fmt.Sprintf("random-%d", i), in})
+	}
+	return out
 }

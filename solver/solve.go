@@ -594,7 +594,7 @@ func improveAndProve(ctx context.Context, m *model, sorted [][]int64, base *tabl
 		if done() {
 			return
 		}
-		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsStream+lnsRounds)))
+		l := newLNS(m, sorted, m.supply, bounds, s.best, rand.New(rand.NewPCG(seed, lnsQuickStream)))
 		l.track = track
 		quick, cancel := clk.within(ctx, min(clk.now()/4, clk.share(lnsQuickShare, time.Hour)))
 		track.setPhase("lns")

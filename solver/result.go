@@ -77,7 +77,10 @@ type Progress struct {
 type Options struct {
 	// TimeLimit stops the search after this long (0: no limit). The result
 	// then carries the best solution found, its proven bound and
-	// Optimal = false.
+	// Optimal = false. The exact method's phases get shares of the limit's
+	// worth of work left, reckoned on at most 10 s of it: a longer limit
+	// goes to the branch and price while its bound falls and to the final
+	// count search, not to every phase.
 	TimeLimit time.Duration
 	// Progress, if set, is called from the solving goroutine when a phase
 	// starts, whenever the incumbent improves and otherwise about every
@@ -104,8 +107,9 @@ type Options struct {
 	// TimeLimit, which stays the wall-clock hard stop), the result is the
 	// same in every run of one build whatever the machine's load:
 	// Stats.Stopped is then "work_limit". With a WorkLimit the phases'
-	// budgets are shares of it, not of TimeLimit's worth of work. Ignored
-	// by per-node and ffd-dp.
+	// budgets are shares of it (reckoned on at most 10 s of it, as a
+	// TimeLimit's), not of TimeLimit's worth of work. Ignored by per-node
+	// and ffd-dp.
 	WorkLimit time.Duration
 }
 

@@ -125,6 +125,7 @@ func TestLongLimitsTakeOnePath(t *testing.T) {
 	if !testing.Short() && !raceEnabled {
 		jobs = append(jobs, suiteInstances("hetero-3r-2", "identical-9", "live-cluster-3")...)
 	}
+	compared := 0
 	for _, j := range jobs {
 		var runs [2]struct {
 			res    *Result
@@ -136,16 +137,25 @@ func TestLongLimitsTakeOnePath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Stats.Stopped != "" {
-				t.Fatalf("%s, time limit %v: stopped %q after %.0f ms of work", j.name, limit, r.Stats.Stopped, r.Stats.WorkMS)
-			}
 			runs[k].res = r
 		}
 		a, b := runs[0], runs[1]
+		if a.res.Stats.Stopped == StopTimeLimit {
+			// a machine slower than any seen: the wall clock bound first
+			t.Logf("%s: stopped by the 1-minute limit after %.0f ms of work, not compared", j.name, a.res.Stats.WorkMS)
+			continue
+		}
+		compared++
 		if a.counts != b.counts || a.res.Stats != b.res.Stats || a.res.Objective != b.res.Objective || !reflect.DeepEqual(a.res.Assignment, b.res.Assignment) {
 			t.Errorf("%s: under a 1-minute limit %v (%+v, work %v), under a 10-minute limit %v (%+v, work %v)",
 				j.name, a.res.Objective, a.res.Stats, a.counts, b.res.Objective, b.res.Stats, b.counts)
 		}
+		if !a.res.Optimal {
+			t.Errorf("%s: not proven under a 1-minute limit (stopped %q)", j.name, a.res.Stats.Stopped)
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no solve compared: every one stopped at the 1-minute limit")
 	}
 }
 

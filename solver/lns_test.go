@@ -219,19 +219,15 @@ func TestLNSPausesAndGoesOn(t *testing.T) {
 // value; run again it goes on (its neighbourhood size and stall count
 // kept) and ends within the exhaustive optimum.
 func TestLNSIdlePause(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 13))
 	idle := 0
-	for c := 0; c < 100; c++ {
-		in := smallInstance(rng)
-		opt := exhaustive(in)
-		l, ctx := clockedLNS(in, c)
+	clockedLNSCases(rand.New(rand.NewPCG(9, 13)), func(c int, l *lns, ctx context.Context, opt float64) {
 		runIdle(t, c, l, ctx, opt, func(v0 float64) {
 			if l.val <= v0 {
 				t.Fatalf("case %d: idle pause at %v without improving on %v", c, l.val, v0)
 			}
 			idle++
 		})
-	}
+	})
 	if idle == 0 {
 		t.Fatal("no search paused idle")
 	}
@@ -246,16 +242,12 @@ func TestLNSIdlePause(t *testing.T) {
 // run waits for an improvement of its own (it never pauses idle twice in a
 // row without one, which would spin the solve's loop).
 func TestLNSIdleAfterPauseAt(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 7))
 	unimproved := 0
-	for c := 0; c < 100; c++ {
-		in := smallInstance(rng)
-		opt := exhaustive(in)
-		l, ctx := clockedLNS(in, c)
+	clockedLNSCases(rand.New(rand.NewPCG(21, 7)), func(c int, l *lns, ctx context.Context, opt float64) {
 		l.pauseAt = l.val + objTol // the first improvement pauses it
 		l.run(ctx, opt+1e9)
 		if !l.paused || l.idle {
-			continue // it never improved
+			return // it never improved
 		}
 		l.pauseAt = 0
 		lastIdle := false
@@ -269,7 +261,7 @@ func TestLNSIdleAfterPauseAt(t *testing.T) {
 			}
 			lastIdle = !improved
 		})
-	}
+	})
 	if unimproved == 0 {
 		t.Fatal("no search resumed after its pause paused idle without improving")
 	}
@@ -302,10 +294,15 @@ func runIdle(t *testing.T, c int, l *lns, ctx context.Context, opt float64, idle
 	}
 }
 
-// clockedLNS is ffdLNS's search of case c with a work clock of its own,
-// and the context that carries the clock.
-func clockedLNS(in *Instance, c int) (*lns, context.Context) {
-	l, _, _ := ffdLNS(in, uint64(c))
-	l.clk = newWorkClock(0)
-	return l, withWorkClock(context.Background(), l.clk)
+// clockedLNSCases calls fn on 100 small instances drawn from rng: case
+// c's ffdLNS search with a work clock of its own, the context that
+// carries the clock, and the exhaustive optimum.
+func clockedLNSCases(rng *rand.Rand, fn func(c int, l *lns, ctx context.Context, opt float64)) {
+	for c := 0; c < 100; c++ {
+		in := smallInstance(rng)
+		opt := exhaustive(in)
+		l, _, _ := ffdLNS(in, uint64(c))
+		l.clk = newWorkClock(0)
+		fn(c, l, withWorkClock(context.Background(), l.clk), opt)
+	}
 }

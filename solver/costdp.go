@@ -2,7 +2,6 @@ package solver
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
 	"math/bits"
 	"slices"
@@ -889,12 +888,9 @@ func newCompletions(width int) *completions {
 	return &completions{at: map[string]int{}, width: width}
 }
 
-// keyOf encodes r into c.key (8 bytes per resource).
+// keyOf encodes r into c.key (demandKey's bytes, in a reused buffer).
 func (c *completions) keyOf(r []int64) []byte {
-	c.key = c.key[:0]
-	for _, x := range r {
-		c.key = binary.LittleEndian.AppendUint64(c.key, uint64(x))
-	}
+	c.key = appendDemandKey(c.key[:0], r)
 	return c.key
 }
 

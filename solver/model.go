@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -127,13 +128,16 @@ func permute[T any](s []T, perm []int) []T {
 }
 
 func demandKey(d []int64) string {
-	b := make([]byte, 0, 8*len(d))
+	return string(appendDemandKey(make([]byte, 0, 8*len(d)), d))
+}
+
+// appendDemandKey appends demandKey's bytes of d to b (8 little-endian
+// bytes per resource), for callers that look keys up without allocating.
+func appendDemandKey(b []byte, d []int64) []byte {
 	for _, q := range d {
-		for s := 0; s < 64; s += 8 {
-			b = append(b, byte(q>>s))
-		}
+		b = binary.LittleEndian.AppendUint64(b, uint64(q))
 	}
-	return string(b)
+	return b
 }
 
 // valueUnit returns the largest g = num/den such that every value v_i =

@@ -32,7 +32,12 @@ import (
 // OPTD_SUITE_HIGHS=1 does the same with HiGHS (the highs npm package that
 // scripts/setup.sh --bench installs, one thread), after CBC where both run;
 // OPTD_SUITE_WORK=1 prints each solve's counts of the work clock (the
-// calibration of workCost); OPTD_SUITE_TRACE=1
+// calibration of workCost); OPTD_SUITE_WORK_LIMIT (seconds of counted
+// work, Options.WorkLimit) stops each solve at that work instead of at the
+// wall clock's limit, which then only guards against a runaway (ten times
+// the work limit), so that a solve stops at the same point and an A/B
+// comparison takes the same paths under any load (the peers keep the wall
+// clock's limit OPTD_SUITE_LIMIT); OPTD_SUITE_TRACE=1
 // prints the phases (with their start times) of every solve that answers
 // after its time limit. It checks every
 // result (feasible, bound at or above the objective, an optimum closes the
@@ -52,6 +57,14 @@ func TestExactOnWholeSuite(t *testing.T) {
 			t.Fatalf("OPTD_SUITE_LIMIT = %q: want seconds > 0", s)
 		}
 		limit = time.Duration(f * float64(time.Second))
+	}
+	var workLimit time.Duration
+	if s := os.Getenv("OPTD_SUITE_WORK_LIMIT"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f <= 0 {
+			t.Fatalf("OPTD_SUITE_WORK_LIMIT = %q: want seconds > 0", s)
+		}
+		workLimit = time.Duration(f * float64(time.Second))
 	}
 	seeds := uint64(FamilySeeds)
 	if s := os.Getenv("OPTD_SUITE_SEEDS"); s != "" {
@@ -122,6 +135,9 @@ func TestExactOnWholeSuite(t *testing.T) {
 			for run := range runs {
 				cpu0 := cpuTime()
 				opts := Options{TimeLimit: limit}
+				if workLimit > 0 {
+					opts = Options{WorkLimit: workLimit, TimeLimit: 10 * workLimit}
+				}
 				if varySeed {
 					opts.Seed = uint64(run)
 				}
@@ -162,7 +178,9 @@ func TestExactOnWholeSuite(t *testing.T) {
 						within1++
 					}
 				} else {
-					overrun = max(overrun, r.ElapsedMS/float64(limit.Milliseconds())-1)
+					if workLimit == 0 {
+						overrun = max(overrun, r.ElapsedMS/float64(limit.Milliseconds())-1)
+					}
 					if trace && r.ElapsedMS > float64(limit.Milliseconds()) {
 						for _, p := range phases {
 							fmt.Printf("    %s-%d late: phase %q from %v\n", f.Name, seed, p.Phase, p.Elapsed)
@@ -224,8 +242,12 @@ func TestExactOnWholeSuite(t *testing.T) {
 		t.Fatalf("no family named %q (want one of %v)", only, FamilyNames())
 	}
 	slices.Sort(all)
-	fmt.Printf("== suite: proven %d of %d (%d within 1 s) with the limit %v; median %.1f ms, max %.1f ms; largest overrun of the limit %.2f%%\n",
-		proven, len(all), within1, limit, all[len(all)/2], all[len(all)-1], 100*overrun)
+	limitSaid := fmt.Sprintf("the limit %v", limit)
+	if workLimit > 0 {
+		limitSaid = fmt.Sprintf("the work limit %v", workLimit)
+	}
+	fmt.Printf("== suite: proven %d of %d (%d within 1 s) with %s; median %.1f ms, max %.1f ms; largest overrun of the limit %.2f%%\n",
+		proven, len(all), within1, limitSaid, all[len(all)/2], all[len(all)-1], 100*overrun)
 	for _, pe := range peers {
 		fmt.Printf("== %s: proven %d of %d; optd's incumbent below %s's on %d; %s proved sooner than optd on %d; its claimed optimum refuted by optd's checked assignment on %d; its answer no solution on %d\n",
 			pe.name, pe.proven, len(all), pe.name, pe.better, pe.name, pe.faster, pe.refuted, pe.invalid)

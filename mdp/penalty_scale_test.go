@@ -269,6 +269,7 @@ var penaltyVariants = map[string]penaltyVariant{
 	"avg-last-quarter": {averageFrom: 0.75},
 	"x3":               {moreSteps: 3},
 	"x4":               {moreSteps: 4},
+	"x4-warm":          {moreSteps: 4, warmup: 1500},
 	// The departure terms of "Who leaves".
 	"y-departures":         {yDepartures: true},
 	"top-bin-departures":   {binDepartures: 2},

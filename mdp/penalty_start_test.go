@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +64,14 @@ func TestPenaltyFitStart(t *testing.T) {
 // isZero says whether every coefficient of theta is 0.
 func isZero(theta []float64) bool {
 	return !slices.ContainsFunc(theta, func(v float64) bool { return v != 0 })
+}
+
+// TestPenaltyFitRefusesNegativeWarmup: a negative warm-up is refused with
+// an error naming the field and the value.
+func TestPenaltyFitRefusesNegativeWarmup(t *testing.T) {
+	s, _ := genPlacementScenario(t, 1000, 1500, 2)
+	_, err := FitPenalty(context.Background(), s, PenaltyFit{Steps: 2, Jobs: 50, WarmupJobs: -3})
+	if err == nil || !strings.Contains(err.Error(), "WarmupJobs") || !strings.Contains(err.Error(), "-3") {
+		t.Fatalf("FitPenalty with WarmupJobs −3: %v, want an error naming the field and the value", err)
+	}
 }

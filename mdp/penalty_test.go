@@ -380,21 +380,26 @@ func TestPenaltyBelowOptimum(t *testing.T) {
 		// at-scale penalty, forced on a cluster the MDP solves), θ fitted
 		// on the coarse cluster and, on the first five seeds, on the
 		// exact costs (fitExact) and with the departure terms of "Who
-		// leaves" (Y-weighted and of the top two bins of Y).
+		// leaves" (Y-weighted and of the top two bins of Y), and with
+		// warmed-up training runs (PenaltyFit.WarmupJobs).
 		for _, m := range []struct {
-			grouped, exact, leaves bool
-		}{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}} {
-			if (m.exact || m.leaves) && seed >= 5 {
+			grouped, exact, leaves, warm bool
+		}{{false, false, false, false}, {true, false, false, false}, {true, true, false, false}, {true, false, true, false}, {true, false, false, true}} {
+			if (m.exact || m.leaves || m.warm) && seed >= 5 {
 				continue
 			}
 			v := penaltyVariant{exactFit: m.exact}
 			if m.leaves {
 				v.yDepartures, v.binDepartures = true, 2
 			}
-			mean, half, hind, opt := penaltyRatio(t, s, PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: v})
-			t.Logf("seed %d (grouped %v, exact fit %v, who leaves %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, m.leaves, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
+			fit := PenaltyFit{Steps: steps, Jobs: 200, grouped: m.grouped, variant: v}
+			if m.warm {
+				fit.WarmupJobs = 300
+			}
+			mean, half, hind, opt := penaltyRatio(t, s, fit)
+			t.Logf("seed %d (grouped %v, exact fit %v, who leaves %v, warm-up %v): optimum %.4f, penalized %.4f ± %.4f (%.1f%%), hindsight %.4f (%.1f%%)", 1000+seed, m.grouped, m.exact, m.leaves, m.warm, opt, mean, half, 100*mean/opt, hind, 100*hind/opt)
 			if mean-3.3/1.96*half > opt*(1+1e-9) {
-				t.Errorf("%s (grouped %v, exact fit %v, who leaves %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, m.leaves, mean, half, opt)
+				t.Errorf("%s (grouped %v, exact fit %v, who leaves %v, warm-up %v): penalized bound %.6g ± %.3g above the optimum %.6g", desc, m.grouped, m.exact, m.leaves, m.warm, mean, half, opt)
 			}
 		}
 	}

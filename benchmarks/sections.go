@@ -13,6 +13,7 @@ func Sections() []Section {
 	return []Section{
 		{Name: "placement-fig9", Title: "Reduce placement: Fig. 9 of Tan et al. (INFOCOM 2013, §V-B)", Group: GroupReproduction, Run: placementFig9},
 		{Name: "placement-fig9-beyond", Title: "Reduce placement beyond Fig. 9's range of K and ρ, with each policy's gap to the bound", Group: GroupReproduction, Run: placementFig9Beyond},
+		{Name: "placement-fig9-certified", Title: "Reduce placement at K = 100, ρ = 0.9: the certified gap with optd's heaviest bound and policy", Group: GroupReproduction, Run: placementFig9Certified},
 		{Name: "thresholds", Title: "Optimal thresholds (Theorems 1-2) and the error of the printed recursion", Group: GroupReproduction, Run: thresholdsSection},
 		{Name: "haste-ita", Title: "HaSTE initial task assignment on Tables 2-5 (Yao et al., TCC 2021)", Group: GroupReproduction, Run: hasteITA},
 		{Name: "haste-tables", Title: "HaSTE Tables 2-5: makespan, response time and utilization per scheduler (Yao et al., TCC 2021)", Group: GroupReproduction, Run: hasteTables},

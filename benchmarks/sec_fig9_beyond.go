@@ -75,7 +75,9 @@ func penaltyBudget(env *Env) mdp.PenaltyFit {
 // would take close to an hour and still miss the 15% (about 165.9
 // per job needed). Nor a start from ρ = 0.8's θ (mdp's PenaltyFit.start, 4
 // per job lower, −4.2 ± 8.1 paired, lower on all three) or θ averaged
-// over the fit's last quarter (+0.03 ± 0.07).
+// over the fit's last quarter (+0.03 ± 0.07). The section after this one
+// (placement-fig9-certified) fits four times the steps on warmed-up
+// training runs at this one setting, beside a heavier rollout.
 func beyondFit(env *Env, k int, rho float64) mdp.PenaltyFit {
 	fit := penaltyBudget(env)
 	if k == 100 && rho >= 0.9 {

@@ -225,22 +225,14 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 		out.lagrangeSeconds = append(out.lagrangeSeconds, secs)
 		pen, psteps, psecs := math.NaN(), 0, 0.0
 		if pb.penalty != nil {
-			start := time.Now()
 			opts := pb.lagrange
 			if pb.penaltyLagrange.Iterations > 0 {
 				opts = pb.penaltyLagrange
 			}
-			// its steps counted, so that the table shows whether the
-			// time guard stopped it before its steps
-			pb.penalty.Lagrange = countingSteps(opts, &psteps)
-			// Every arrival's record: the penalty's features read the
-			// whole queue, warm-up included; the LP is over the counted
-			// jobs.
-			total, err := pb.penalty.BoundOfRecords(ctx, r.Records)
+			pen, psteps, psecs, err = penalizedBound(ctx, pb.penalty, opts, r.Records, len(counted))
 			if err != nil {
 				return nil, fmt.Errorf("%s: replication %d: penalized bound: %w", label, rep, err)
 			}
-			pen, psecs = total/float64(len(counted)), time.Since(start).Seconds()
 		}
 		out.penalized = append(out.penalized, pen)
 		out.penalizedSteps = append(out.penalizedSteps, psteps)
@@ -252,6 +244,22 @@ func runPlacement(ctx context.Context, env *Env, label string, s *sim.Scenario, 
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	return out, nil
+}
+
+// penalizedBound is pen's bound on the expected cost per counted job of
+// one replication (its records, counted of them counted) within the
+// Lagrangian budget opts, with the steps its Lagrangian took (so that a
+// table shows whether the time guard stopped it before its steps) and its
+// time in seconds. Every arrival's record goes in: the penalty's features
+// read the whole queue, warm-up included; the LP is over the counted jobs.
+func penalizedBound(ctx context.Context, pen *mdp.Penalty, opts mdp.LagrangeOptions, records []sim.JobRecord, counted int) (perJob float64, steps int, seconds float64, err error) {
+	start := time.Now()
+	pen.Lagrange = countingSteps(opts, &steps)
+	total, err := pen.BoundOfRecords(ctx, records)
+	if err != nil {
+		return math.NaN(), steps, 0, err
+	}
+	return total / float64(counted), steps, time.Since(start).Seconds(), nil
 }
 
 // strongBound is THE place where the Fig. 9 and trace sections compute

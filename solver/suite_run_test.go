@@ -50,22 +50,8 @@ func TestExactOnWholeSuite(t *testing.T) {
 	if os.Getenv("OPTD_SUITE") == "" {
 		t.Skip("set OPTD_SUITE=1 (make ita-suite) to run the whole suite")
 	}
-	limit := 10 * time.Second
-	if s := os.Getenv("OPTD_SUITE_LIMIT"); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f <= 0 {
-			t.Fatalf("OPTD_SUITE_LIMIT = %q: want seconds > 0", s)
-		}
-		limit = time.Duration(f * float64(time.Second))
-	}
-	var workLimit time.Duration
-	if s := os.Getenv("OPTD_SUITE_WORK_LIMIT"); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f <= 0 {
-			t.Fatalf("OPTD_SUITE_WORK_LIMIT = %q: want seconds > 0", s)
-		}
-		workLimit = time.Duration(f * float64(time.Second))
-	}
+	limit := envSeconds(t, "OPTD_SUITE_LIMIT", 10*time.Second)
+	workLimit := envSeconds(t, "OPTD_SUITE_WORK_LIMIT", 0)
 	seeds := uint64(FamilySeeds)
 	if s := os.Getenv("OPTD_SUITE_SEEDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -270,4 +256,18 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// envSeconds is environment variable name's seconds (> 0) as a duration,
+// or def when it is unset.
+func envSeconds(t *testing.T, name string, def time.Duration) time.Duration {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		t.Fatalf("%s = %q: want seconds > 0", name, s)
+	}
+	return time.Duration(f * float64(time.Second))
 }

@@ -166,6 +166,12 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 	reach[len(nodes)] = make([]int, len(f.types))
 	total := 0
 	var mx []int
+	// byProj indexes node j's patterns by projection, emptied per node
+	// (clear keeps its buckets: on yarn-20002 growing a new map per node
+	// was a twentieth of the solve's CPU); the patterns' counts are cut
+	// from shared blocks (ints), not allocated one by one
+	byProj := map[pstate]int{}
+	var ints intBlocks
 	for j := len(nodes) - 1; j >= 0; j-- {
 		c := nodes[j]
 		if j+1 < len(nodes) && slices.Equal(c, nodes[j+1]) {
@@ -178,7 +184,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			}
 			continue
 		}
-		at := map[pstate]int{}
+		clear(byProj)
 		top := b.rootTerm(c)
 		mx = make([]int, len(f.types))
 		// every enumeration step is work, a read of each view of the
@@ -191,7 +197,7 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 			}
 			dec := f.pack(a)
 			loss := math.Max(0, top-val)
-			if k, seen := at[dec]; seen {
+			if k, seen := byProj[dec]; seen {
 				if loss < pats[j][k].loss {
 					pats[j][k].loss = loss
 					copy(pats[j][k].a, a)
@@ -202,8 +208,8 @@ func costDPTracked(ctx context.Context, m *model, nodes [][]int64, b *lagBound, 
 				mx[q] = max(mx[q], a[i])
 			}
 			total++
-			at[dec] = len(pats[j])
-			pats[j] = append(pats[j], proj{dec, loss, slices.Clone(a)})
+			byProj[dec] = len(pats[j])
+			pats[j] = append(pats[j], proj{dec, loss, ints.clone(a)})
 			return total <= costDPMaxPatterns
 		})
 		if !ok || ctx.Err() != nil {
@@ -916,4 +922,22 @@ func (c *completions) store(r []int64, val float64, best []int) {
 	c.at[string(c.keyOf(r))] = len(c.val)
 	c.val = append(c.val, val)
 	c.best = append(c.best, best...)
+}
+
+// intBlocks hands out copies of small int slices cut from blocks of
+// intBlock ints: one allocation per block instead of one per slice. A
+// copy's capacity is its length, so appending to it cannot reach the
+// next.
+type intBlocks struct{ free []int }
+
+const intBlock = 1 << 14
+
+func (b *intBlocks) clone(a []int) []int {
+	if len(a) > len(b.free) {
+		b.free = make([]int, max(intBlock, len(a)))
+	}
+	c := b.free[:len(a):len(a)]
+	b.free = b.free[len(a):]
+	copy(c, a)
+	return c
 }

@@ -197,3 +197,38 @@ func TestEnumeratePatternsTailKeepsTheLeastLoss(t *testing.T) {
 		t.Fatalf("only %d instances checked, %d remembered completions used", checked, hits)
 	}
 }
+
+// The copies intBlocks hands out hold their values whatever is cut after
+// them, and appending to one cannot overwrite the next, within a block and
+// across blocks (a slice longer than a block gets its own).
+func TestIntBlocksCopiesStayApart(t *testing.T) {
+	var b intBlocks
+	rng := rand.New(rand.NewPCG(1, 2))
+	var want, got [][]int
+	for range 3 * intBlock / 4 {
+		a := make([]int, rng.IntN(12))
+		if rng.IntN(500) == 0 {
+			a = make([]int, intBlock+1)
+		}
+		for i := range a {
+			a[i] = rng.Int()
+		}
+		orig := slices.Clone(a)
+		c := b.clone(a)
+		for i := range a {
+			a[i] = -2 // the source changes after
+		}
+		want, got = append(want, orig), append(got, c)
+	}
+	for k := range got {
+		// appended to once every copy is cut
+		if grown := append(got[k], -1); grown[len(grown)-1] != -1 {
+			t.Fatal("append lost its value")
+		}
+	}
+	for k := range got {
+		if !slices.Equal(got[k], want[k]) {
+			t.Fatalf("copy %d changed after later copies: %v, want %v", k, got[k], want[k])
+		}
+	}
+}

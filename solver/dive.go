@@ -32,8 +32,8 @@ const (
 	// Options.Seed each): proven 610 → 615 of 639, within 1 s 531 → 534,
 	// geometric mean of the work 0.79 (identical 0.23, large 0.69,
 	// huge-small 0.65, hetero-3r 0.92); on all 910 at one seed 0.93,
-	// proven 901 → 902. yarn-20002, the one instance where a peer was
-	// sooner, 0.14 → 0.08 s of work (CBC 0.08 s). What the shorter search
+	// proven 901 → 902. yarn-20002, where CBC was sooner, 0.14 → 0.08 s
+	// of work (CBC 0.07-0.08 s of wall clock). What the shorter search
 	// loses is luck: hetero-3r-20006's found the optimum at its 183 561st
 	// node (0.53 → 3.4-5.9 s), and large-7009's, which found nothing,
 	// gave the quick neighbourhood search after it (a quarter of the work
@@ -66,36 +66,35 @@ const (
 // (repairPath).
 //
 // The deterministic dive rounds on through those last nodes too, and its
-// completion of them is the branch and bound's first incumbent. The
-// search bounds them with the root's Lagrangian bounds, valid for any
-// supply but loose for the little the fixed patterns leave, and often
-// stops at its node cap below a completion the LP's own rounding finds
-// (hetero-3r-8009: 392.0 of the last five nodes' 397.7 in 200 000 nodes,
-// 394.2 from the rounding's start; the whole proven in 0.31 s of work
-// instead of 1.10). Its best is never below that incumbent, and the
-// search finds whatever it found before, sooner (the better incumbent
-// prunes more of the same order of nodes). Only the deterministic dive:
-// the rounding costs a few LP solves with their pricing (rounding without
-// the pricing lost what it gained: yarn-7 0.47 → 2.9 s, hetero-3r-8009
-// 0.31 → 4.2 s of work), which the randomised dives, many and cheap, are
-// not given. Measured over three Options.Seed on the instances of seeds
-// 0-9 and the fresh blocks 4000 and 5000 that took over 0.3 s (a 60 s
-// limit, time to the proof in counted work, before the shares' planning
-// horizon, workClock.share): yarn-7 proven in 0.47 s at every seed
-// (before 1.4 and 1.1 s, and at seed 2 unproven at 60 s),
-// many-resources-5 4.0 → 0.33 s, large-5003 11-15 → 1.8-3.5 s,
-// hetero-3r-4007 16 → 7.4 s; the geometric mean of the work to the proof
-// 0.83-0.95 times main's per block; what it costs: 15-25% more work on
-// the easier hetero-3r instances (0.35-0.8 s), hetero-3r-5004 at two
-// seeds of three (14-19 → 28 s), and hetero-3r-4008 unproven at two
-// seeds (12-13 s of work at all three before). At the suite's 10 s
-// limit, over two Options.Seed on the 68 instances of the fresh blocks
-// 7000, 8000, 19000 and 20000 that took over 0.3 s: proven 127 → 128 of
-// 136, within 1 s of work 71 → 91, the geometric mean of the work 0.70
-// (hetero-3r-19000 and large-7009, unproven before, in 0.53 and 0.17 s;
-// large-7000 1.0-1.4 → 0.04 s); three proofs lost at one seed each:
-// hetero-3r-8004 (5.5 s), yarn-19001 (0.44 s: the neighbourhood search
-// stops one unit under the optimum) and large-20009 (0.56 s).
+// completion of them is the branch and bound's first incumbent. The search
+// bounds them with the root's Lagrangian bounds, valid for any supply but
+// loose for the little the fixed patterns leave, and often stops at its
+// node cap below a completion the LP's own rounding finds (hetero-3r-8009:
+// 392.0 of the last five nodes' 397.7 in 200 000 nodes, the cap then, 394.2
+// from the rounding's start; the whole proven in 0.31 s of work instead of
+// 1.10). Its best is never below that incumbent, and the search finds
+// whatever it found before, sooner (the better incumbent prunes more of the
+// same order of nodes). Only the deterministic dive: the rounding costs a
+// few LP solves with their pricing (rounding without the pricing lost what
+// it gained: yarn-7 0.47 → 2.9 s, hetero-3r-8009 0.31 → 4.2 s of work),
+// which the randomised dives, many and cheap, are not given. Measured over
+// three Options.Seed on the instances of seeds 0-9 and the fresh blocks
+// 4000 and 5000 that took over 0.3 s (a 60 s limit, time to the proof in
+// counted work, before the shares' planning horizon, workClock.share):
+// yarn-7 proven in 0.47 s at every seed (before 1.4 and 1.1 s, and at seed
+// 2 unproven at 60 s), many-resources-5 4.0 → 0.33 s, large-5003 11-15 →
+// 1.8-3.5 s, hetero-3r-4007 16 → 7.4 s; the geometric mean of the work to
+// the proof 0.83-0.95 times main's per block; what it costs: 15-25% more
+// work on the easier hetero-3r instances (0.35-0.8 s), hetero-3r-5004 at
+// two seeds of three (14-19 → 28 s), and hetero-3r-4008 unproven at two
+// seeds (12-13 s of work at all three before). At the suite's 10 s limit,
+// over two Options.Seed on the 68 instances of the fresh blocks 7000, 8000,
+// 19000 and 20000 that took over 0.3 s: proven 127 → 128 of 136, within 1 s
+// of work 71 → 91, the geometric mean of the work 0.70 (hetero-3r-19000 and
+// large-7009, unproven before, in 0.53 and 0.17 s; large-7000 1.0-1.4 →
+// 0.04 s); three proofs lost at one seed each: hetero-3r-8004 (5.5 s),
+// yarn-19001 (0.44 s: the neighbourhood search stops one unit under the
+// optimum) and large-20009 (0.56 s).
 //
 // Why: on the families where the search stalls a unit or a few below the
 // LP bound (yarn, identical, hetero-3r), the LP bound rounded down is

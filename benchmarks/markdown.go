@@ -48,6 +48,15 @@ func (t *table) String() string {
 	return b.String()
 }
 
+// joinEach formats each of xs with format and joins them with sep.
+func joinEach[T any](xs []T, format func(T) string, sep string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = format(x)
+	}
+	return strings.Join(parts, sep)
+}
+
 // num formats a figure with 4 significant digits (integers in full).
 func num(v float64) string {
 	switch {

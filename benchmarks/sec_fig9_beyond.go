@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -361,7 +362,7 @@ func placementFig9Beyond(ctx context.Context, env *Env) (*Output, error) {
 		"one replication of %d other jobs of the same setting (seed %d + %d, none of the replications above); unlike state-threshold it does not "+
 		"read the number of jobs in service.\n\n",
 		thresholds.DefaultHorizon, num(fig9Beyond[0].rho/(1-fig9Beyond[0].rho)), num(fig9Beyond[0].rho), num(0.9/(1-0.9)), 0.9,
-		tunedRH, intList(rollingHorizons), Pick(env, 1000, 10000), env.Seed, searchSeedOffset)
+		tunedRH, joinEach(rollingHorizons, strconv.Itoa, ", "), Pick(env, 1000, 10000), env.Seed, searchSeedOffset)
 	if leftOut != "" {
 		fmt.Fprintf(&b, "**adp-penalty is left out**: built as `%s` on this cluster (%s), its build fails: %s.\n\n", leftOutSpec, leftOutAt, leftOut)
 	} else {
@@ -409,15 +410,6 @@ func specParam(spec, name string) float64 {
 		}
 	}
 	return math.NaN()
-}
-
-// intList formats xs as "a, b, c".
-func intList(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // rolloutSetting is one of the rollout's parameters in this run: its

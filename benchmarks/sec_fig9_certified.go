@@ -38,7 +38,7 @@ const heavyRollout = "samples=64;horizon=100;levels=3;confidence=0.5"
 // without warm-up, extrapolated from 100 to 1200 steps, was about
 // 165.3-165.6. These two were chosen on the same replications this
 // section reports, among the fit's variants measured there (mdp's
-// penaltyVariant), which biases the reported bound upward a little (the
+// TestPenaltyScale), which biases the reported bound upward a little (the
 // best of several valid bounds on the same draws); each is a valid bound
 // on the expected cost whatever was chosen.
 func certifiedFit(env *Env) mdp.PenaltyFit {
@@ -122,12 +122,8 @@ func placementFig9Certified(ctx context.Context, env *Env) (*Output, error) {
 	t := newTable("policy", "mean cost per job", "certified gap", "per replication")
 	for _, n := range specs {
 		g := gaps(cost[n], bound)
-		per := make([]string, len(g))
-		for i, x := range g {
-			per[i] = fmt.Sprintf("%.2f%%", x)
-		}
 		m, h := sim.MeanCI95(g)
-		t.add("`"+n+"`", ci(sim.MeanCI95(cost[n])), ci(m, h)+"%", strings.Join(per, ", "))
+		t.add("`"+n+"`", ci(sim.MeanCI95(cost[n])), ci(m, h)+"%", joinEach(g, percent2, ", "))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The certified gap of optd's best policy at %s (the Fig. 9 setting of the section above, its replications: %d jobs each, %d warm-up, %d replications with common random numbers), "+
@@ -136,18 +132,12 @@ func placementFig9Certified(ctx context.Context, env *Env) (*Output, error) {
 		"its Lagrangian %s. It bounds the expected cost only. The policies: state-threshold, the rollout at its defaults (`%s`) and the rollout with more and longer futures and more candidate blocks (`%s`). "+
 		"Each certified gap is (cost − bound)/bound per replication, mean ± 95%% CI: what any policy, online or offline, could still save on average.\n\n",
 		label, jobs, warmup, reps, fit.Steps, fit.Jobs, fit.WarmupJobs, beyondFit(env, certifiedK, certifiedRho).Steps, lagrangeText(budget), defaultRollout, heavy)
-	fmt.Fprintf(&b, "Penalized bound: %s per job (per replication %s).\n\n", ci(sim.MeanCI95(bound)), joinNums(bound))
+	fmt.Fprintf(&b, "Penalized bound: %s per job (per replication %s).\n\n", ci(sim.MeanCI95(bound)), joinEach(bound, num, ", "))
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "\nFit: %.0f s; the three policies' simulations (alongside the fit): %.0f s; the bound's Lagrangian: %s.\n", fitTime.Seconds(), simTime.Seconds(), workSummary(steps, seconds))
 	writePenaltyCheck(&b, run.penaltyViolations())
 	return &Output{Markdown: b.String()}, nil
 }
 
-// joinNums formats xs as a comma-separated list.
-func joinNums(xs []float64) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = num(x)
-	}
-	return strings.Join(s, ", ")
-}
+// percent2 formats a percentage with two decimals.
+func percent2(x float64) string { return fmt.Sprintf("%.2f%%", x) }

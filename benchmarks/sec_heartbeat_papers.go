@@ -433,9 +433,5 @@ func sepbFig9(ctx context.Context, env *Env) (*Output, error) {
 }
 
 func joinPcts(ps []float64) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = fmt.Sprintf("%g%%", 100*p)
-	}
-	return strings.Join(s, " / ")
+	return joinEach(ps, func(p float64) string { return fmt.Sprintf("%g%%", 100*p) }, " / ")
 }

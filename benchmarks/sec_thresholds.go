@@ -206,10 +206,4 @@ func thresholdsSection(ctx context.Context, env *Env) (*Output, error) {
 }
 
 // fmtVec formats a vector of thresholds.
-func fmtVec(v []float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = num(x)
-	}
-	return "(" + strings.Join(s, ", ") + ")"
-}
+func fmtVec(v []float64) string { return "(" + joinEach(v, num, ", ") + ")" }

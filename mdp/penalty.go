@@ -1496,8 +1496,8 @@ type PenaltyFit struct {
 	// runs; 0 means none. At K = 100, ρ = 0.9 on the report's 3
 	// replications of 50,000 jobs (runs of 2000 jobs, the bound's
 	// Lagrangian 300 steps): 300 steps with 1500 of warm-up 164.18 per job
-	// against 163.52 without (paired +0.67 ± 1.96, the fit's time
-	// unchanged); 1200 steps with it 165.54 (170.19/166.43/160.01) against
+	// (168.58/164.95/159.02) against 163.52 without (paired +0.67 ± 1.96,
+	// the fit's time unchanged, 10m54s against 10m48s); 1200 steps with it 165.54 (170.19/166.43/160.01) against
 	// 164.97 without (169.13/165.47/160.32): higher on the two most loaded
 	// replications.
 	WarmupJobs int
@@ -1533,9 +1533,8 @@ type PenaltyFit struct {
 // comparisons (make penalty-scale's OPTD_PENALTY_VARIANTS, make
 // penalty-analog). None is FitPenalty's default: on the Fig. 9 setting
 // at ρ = 0.9 (K = 100) twice the steps (moreSteps) lift the bound for
-// twice the fit's time, and warmed-up training runs (warmup) by +0.67 per
-// job at the same time but within their CI (±1.96), measured on the
-// report's own replications and not yet on fresh ones; see the fields.
+// twice the fit's time (see the fields; warmed-up training runs are
+// PenaltyFit.WarmupJobs).
 // The big-others terms and the finer grid together, θ fitted in 300 steps, 8 replications of 9000 jobs:
 // 160.17 ± 11.40 per job against 160.52 ± 12.79 without (paired −0.34 ±
 // 1.93); with 150 steps each alone lowered it (big-others −5.2 and −7.7
@@ -1568,11 +1567,11 @@ type PenaltyFit struct {
 // (the coarse fit 160.52, 12 min; paired differences): the exact fit
 // 159.67 (−0.84 ± 1.80, 3 min), twice the steps 160.55 (+0.04 ± 1.66,
 // 6 min), runs of 3000 jobs 160.10 (−0.41 ± 3.16, 6 min), both 160.64
-// (+0.12 ± 3.03, 8 min), runs of 1500 jobs after 1500 of warm-up (warmup)
-// 159.55 (−0.97 ± 3.56): it gains up to 3.9 per job on most replications
-// and loses 1.6-9.2 on the most loaded ones (as the finer coarse cluster
-// did), even when its runs are warmed up. At ρ = 0.6 (2
-// replications) 91.04 against 90.41 (+0.63 ± 1.87), runs of 3000 jobs
+// (+0.12 ± 3.03, 8 min), runs of 1500 jobs after 1500 of warm-up
+// (WarmupJobs) 159.55 (−0.97 ± 3.56): it gains up to 3.9 per job on
+// most replications and loses 1.6-9.2 on the most loaded ones (as the
+// finer coarse cluster did), even when its runs are warmed up. At ρ = 0.6
+// (2 replications) 91.04 against 90.41 (+0.63 ± 1.87), runs of 3000 jobs
 // 91.93. So the coarse fit stays FitPenalty's.
 type penaltyVariant struct {
 	// bigOthers: the big-others terms (penalty_big.go).
@@ -1644,15 +1643,6 @@ type penaltyVariant struct {
 	// per job (167.40/163.99/159.26) against the half's 163.52 (paired
 	// +0.03 ± 0.07): no gain.
 	averageFrom float64
-	// warmup > 0: each training run starts with that many arrivals more,
-	// which shape the queue but are not the LP's (as the reported
-	// replications' warm-up), so the fit sees the congested states of
-	// long runs. With the coarse fit at K = 100, ρ = 0.9 on the report's 3
-	// replications of 50,000 jobs (300 steps, runs of 2000 jobs after 1500
-	// of warm-up, variant warm; the fit's time unchanged, 10m54s against
-	// 10m48s): 164.18 per job against 163.52 (168.58/164.95/159.02: paired
-	// +0.67 ± 1.96, higher on the two most loaded replications).
-	warmup int
 }
 
 // Defaults of PenaltyFit. 1500 steps: on the scenarios the bound
@@ -1699,7 +1689,6 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	if opts.WarmupJobs < 0 {
 		return nil, modelErr("PenaltyFit.WarmupJobs", opts.WarmupJobs, "must be ≥ 0")
 	}
-	warmup := max(opts.WarmupJobs, opts.variant.warmup)
 	if s.Trace != nil && s.Trace.Work != sim.WorkExponential {
 		return nil, errNoPenalty
 	}
@@ -1707,7 +1696,7 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	tr.Seed = s.Seed ^ penaltySeedSalt
 	checkRuns := max(penaltyCheckRuns, opts.Steps/10)
 	// (A trace's runs are its first jobs, with other works.)
-	tr.Jobs, tr.WarmupJobs, tr.Replications = opts.Jobs+warmup, warmup, opts.Steps+checkRuns
+	tr.Jobs, tr.WarmupJobs, tr.Replications = opts.Jobs+opts.WarmupJobs, opts.WarmupJobs, opts.Steps+checkRuns
 	run := func(t int) ([]sim.JobRecord, error) {
 		if opts.Progress != nil && t > 0 {
 			opts.Progress(min(t, opts.Steps), opts.Steps)

@@ -100,12 +100,12 @@ func TestPenaltyScale(t *testing.T) {
 				t.Fatalf("OPTD_PENALTY_VARIANTS: unknown variant %q", name)
 			}
 			st := time.Now()
-			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), ResampledMarks: resample, start: start, variant: v})
+			pen, err := FitPenalty(ctx, s, PenaltyFit{Steps: steps, Jobs: envInt("OPTD_PENALTY_FIT_JOBS", 0), WarmupJobs: v.warmupJobs, ResampledMarks: resample, start: start, variant: v.fit})
 			if err != nil {
 				t.Fatal(err)
 			}
 			pen.Lagrange = LagrangeOptions{Iterations: lsteps}
-			fmt.Printf("%s: %s: fit %d steps in %v (fit LP %.3f/job, %d features)\n", rho, name, steps*max(v.moreSteps, 1), time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
+			fmt.Printf("%s: %s: fit %d steps in %v (fit LP %.3f/job, %d features)\n", rho, name, steps*max(v.fit.moreSteps, 1), time.Since(st).Round(time.Second), pen.Fit, pen.basis.nFeat)
 			pens = append(pens, fitted{name, pen})
 		}
 		names := []string{"greedy", "state-threshold"}
@@ -237,45 +237,53 @@ func boxedLagrange(steps int, box time.Duration, check int) (LagrangeOptions, fu
 	}
 }
 
+// scaleVariant is a fit TestPenaltyScale can compare: the fit's
+// experimental switches and its training runs' warm-up
+// (PenaltyFit.WarmupJobs).
+type scaleVariant struct {
+	fit        penaltyVariant
+	warmupJobs int
+}
+
 // penaltyVariants are the features TestPenaltyScale can compare
 // (OPTD_PENALTY_VARIANTS, comma-separated; the first is the one the others
 // are paired against).
-var penaltyVariants = map[string]penaltyVariant{
+var penaltyVariants = map[string]scaleVariant{
 	"penalized":        {},
-	"exact":            {exactFit: true},
-	"big-others":       {bigOthers: true},
-	"finer-classes":    {classesPerDoubling: 3},
-	"big-others-finer": {bigOthers: true, classesPerDoubling: 3},
-	"step-0.3":         {stepScale: 3},
-	"step-0.03":        {stepScale: 0.3},
-	"step-1":           {stepScale: 10},
-	"step-0.2":         {stepScale: 2},
-	"tied":             {tied: true},
-	"fit-grid-4":       {fitPerDoubling: 4},
-	"fit-grid-8":       {fitPerDoubling: 8},
-	"tied-step-0.3":    {tied: true, stepScale: 3},
+	"exact":            {fit: penaltyVariant{exactFit: true}},
+	"big-others":       {fit: penaltyVariant{bigOthers: true}},
+	"finer-classes":    {fit: penaltyVariant{classesPerDoubling: 3}},
+	"big-others-finer": {fit: penaltyVariant{bigOthers: true, classesPerDoubling: 3}},
+	"step-0.3":         {fit: penaltyVariant{stepScale: 3}},
+	"step-0.03":        {fit: penaltyVariant{stepScale: 0.3}},
+	"step-1":           {fit: penaltyVariant{stepScale: 10}},
+	"step-0.2":         {fit: penaltyVariant{stepScale: 2}},
+	"tied":             {fit: penaltyVariant{tied: true}},
+	"fit-grid-4":       {fit: penaltyVariant{fitPerDoubling: 4}},
+	"fit-grid-8":       {fit: penaltyVariant{fitPerDoubling: 8}},
+	"tied-step-0.3":    {fit: penaltyVariant{tied: true, stepScale: 3}},
 	// The exact fit's (fitExact).
-	"coarse-exact":     {exactFit: true, exactAfter: 1.0 / 3},
-	"exact-step-3":     {exactFit: true, stepScale: 3},
-	"exact-step-0.5":   {exactFit: true, stepScale: 0.5},
-	"exact-x2":         {exactFit: true, moreSteps: 2},
-	"exact-x4":         {exactFit: true, moreSteps: 4},
-	"exact-long":       {exactFit: true, longerRuns: 2},
-	"exact-x2-long":    {exactFit: true, moreSteps: 2, longerRuns: 2},
-	"exact-x2-tied":    {exactFit: true, moreSteps: 2, tied: true},
-	"exact-warm":       {exactFit: true, warmup: 1500},
-	"warm":             {warmup: 1500},
-	"x2":               {moreSteps: 2},
-	"avg-last-quarter": {averageFrom: 0.75},
-	"x3":               {moreSteps: 3},
-	"x4":               {moreSteps: 4},
-	"x4-warm":          {moreSteps: 4, warmup: 1500},
+	"coarse-exact":     {fit: penaltyVariant{exactFit: true, exactAfter: 1.0 / 3}},
+	"exact-step-3":     {fit: penaltyVariant{exactFit: true, stepScale: 3}},
+	"exact-step-0.5":   {fit: penaltyVariant{exactFit: true, stepScale: 0.5}},
+	"exact-x2":         {fit: penaltyVariant{exactFit: true, moreSteps: 2}},
+	"exact-x4":         {fit: penaltyVariant{exactFit: true, moreSteps: 4}},
+	"exact-long":       {fit: penaltyVariant{exactFit: true, longerRuns: 2}},
+	"exact-x2-long":    {fit: penaltyVariant{exactFit: true, moreSteps: 2, longerRuns: 2}},
+	"exact-x2-tied":    {fit: penaltyVariant{exactFit: true, moreSteps: 2, tied: true}},
+	"exact-warm":       {fit: penaltyVariant{exactFit: true}, warmupJobs: 1500},
+	"warm":             {warmupJobs: 1500},
+	"x2":               {fit: penaltyVariant{moreSteps: 2}},
+	"avg-last-quarter": {fit: penaltyVariant{averageFrom: 0.75}},
+	"x3":               {fit: penaltyVariant{moreSteps: 3}},
+	"x4":               {fit: penaltyVariant{moreSteps: 4}},
+	"x4-warm":          {fit: penaltyVariant{moreSteps: 4}, warmupJobs: 1500},
 	// The departure terms of "Who leaves".
-	"y-departures":         {yDepartures: true},
-	"top-bin-departures":   {binDepartures: 2},
-	"y-departures-x2":      {yDepartures: true, moreSteps: 2},
-	"y-departures-tied":    {yDepartures: true, tiedLeaves: true},
-	"top-bin-departures-1": {binDepartures: 1},
+	"y-departures":         {fit: penaltyVariant{yDepartures: true}},
+	"top-bin-departures":   {fit: penaltyVariant{binDepartures: 2}},
+	"y-departures-x2":      {fit: penaltyVariant{yDepartures: true, moreSteps: 2}},
+	"y-departures-tied":    {fit: penaltyVariant{yDepartures: true, tiedLeaves: true}},
+	"top-bin-departures-1": {fit: penaltyVariant{binDepartures: 1}},
 }
 
 // variantNames is OPTD_PENALTY_VARIANTS, or "penalized" alone.

@@ -1686,8 +1686,17 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	if opts.Steps < 1 || opts.Jobs < 2 {
 		return nil, modelErr("PenaltyFit", fmt.Sprintf("steps %d, jobs %d", opts.Steps, opts.Jobs), "need steps ≥ 1 and jobs ≥ 2")
 	}
-	if opts.WarmupJobs < 0 {
+	// the training runs are replications of a scenario, within its limits
+	// (Steps+checkRuns of them, Jobs+WarmupJobs arrivals each)
+	switch {
+	case opts.Steps > sim.MaxReplications/2:
+		return nil, modelErr("PenaltyFit.Steps", opts.Steps, "must be at most %d", sim.MaxReplications/2)
+	case opts.Jobs > sim.MaxJobs:
+		return nil, modelErr("PenaltyFit.Jobs", opts.Jobs, "must be at most %d", sim.MaxJobs)
+	case opts.WarmupJobs < 0:
 		return nil, modelErr("PenaltyFit.WarmupJobs", opts.WarmupJobs, "must be ≥ 0")
+	case opts.WarmupJobs > sim.MaxJobs-opts.Jobs:
+		return nil, modelErr("PenaltyFit.WarmupJobs", opts.WarmupJobs, "must be at most %d (%d jobs per training run in all, %d of them the run's)", sim.MaxJobs-opts.Jobs, sim.MaxJobs, opts.Jobs)
 	}
 	if s.Trace != nil && s.Trace.Work != sim.WorkExponential {
 		return nil, errNoPenalty

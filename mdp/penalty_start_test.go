@@ -3,9 +3,13 @@ package mdp
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/optd/optd/sim"
 )
 
 // TestPenaltyFitStart: a fit started from θ fitted at a lower load
@@ -66,12 +70,26 @@ func isZero(theta []float64) bool {
 	return !slices.ContainsFunc(theta, func(v float64) bool { return v != 0 })
 }
 
-// TestPenaltyFitRefusesNegativeWarmup: a negative warm-up is refused with
-// an error naming the field and the value.
-func TestPenaltyFitRefusesNegativeWarmup(t *testing.T) {
+// TestPenaltyFitRefusesOutOfRange: a fit's sizes outside the training
+// runs' limits (sim.MaxJobs arrivals, sim.MaxReplications runs) are refused
+// with an error naming the field and the value, overflow included, before
+// any run.
+func TestPenaltyFitRefusesOutOfRange(t *testing.T) {
 	s, _ := genPlacementScenario(t, 1000, 1500, 2)
-	_, err := FitPenalty(context.Background(), s, PenaltyFit{Steps: 2, Jobs: 50, WarmupJobs: -3})
-	if err == nil || !strings.Contains(err.Error(), "WarmupJobs") || !strings.Contains(err.Error(), "-3") {
-		t.Fatalf("FitPenalty with WarmupJobs −3: %v, want an error naming the field and the value", err)
+	for _, c := range []struct {
+		field string
+		fit   PenaltyFit
+		value int
+	}{
+		{"WarmupJobs", PenaltyFit{Steps: 2, Jobs: 50, WarmupJobs: -3}, -3},
+		{"WarmupJobs", PenaltyFit{Steps: 2, Jobs: 50, WarmupJobs: math.MaxInt}, math.MaxInt},
+		{"WarmupJobs", PenaltyFit{Steps: 2, Jobs: 50, WarmupJobs: sim.MaxJobs - 49}, sim.MaxJobs - 49},
+		{"Jobs", PenaltyFit{Steps: 2, Jobs: sim.MaxJobs + 1}, sim.MaxJobs + 1},
+		{"Steps", PenaltyFit{Steps: math.MaxInt, Jobs: 50}, math.MaxInt},
+	} {
+		pen, err := FitPenalty(context.Background(), s, c.fit)
+		if pen != nil || err == nil || !strings.Contains(err.Error(), "PenaltyFit."+c.field) || !strings.Contains(err.Error(), strconv.Itoa(c.value)) {
+			t.Errorf("FitPenalty with %s %d: %v, %v; want only an error naming the field and the value", c.field, c.value, pen, err)
+		}
 	}
 }

@@ -134,6 +134,9 @@ func (r *Request) Validate() error {
 		return invalidf("window = %d, horizon = %d, hindsight-classes = %d, penalty-steps = %d, lagrange-steps = %d: must be ≥ 0",
 			r.Window, r.Horizon, r.HindsightClasses, r.PenaltySteps, r.LagrangeSteps)
 	}
+	if r.PenaltySteps > mdp.MaxPenaltySteps {
+		return invalidf("penalty-steps = %d: must be at most %d", r.PenaltySteps, mdp.MaxPenaltySteps)
+	}
 	if r.ShardCount < 0 || (r.ShardCount > 0 && (r.ShardIndex < 0 || r.ShardIndex >= r.ShardCount)) {
 		return invalidf("shard %d/%d: want 0 ≤ i < n", r.ShardIndex, r.ShardCount)
 	}

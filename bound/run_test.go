@@ -2,11 +2,13 @@ package bound
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/optd/optd/mdp"
 	"github.com/optd/optd/sim"
 )
 
@@ -119,6 +121,7 @@ func TestRequestErrors(t *testing.T) {
 		{func(r *Request) { r.MaxStates = -1 }, "max-states = -1"},
 		{func(r *Request) { r.Window = -1 }, "window = -1"},
 		{func(r *Request) { r.PenaltySteps = -2 }, "penalty-steps = -2"},
+		{func(r *Request) { r.PenaltySteps = math.MaxInt }, fmt.Sprintf("penalty-steps = %d: must be at most %d", math.MaxInt, mdp.MaxPenaltySteps)},
 		{func(r *Request) { r.LagrangeSteps = -3 }, "lagrange-steps = -3"},
 		{func(r *Request) { r.Bounds = []string{BoundPenalized} }, "hindsight-penalized: this build has no LP solver"},
 		{func(r *Request) { r.Bounds = []string{BoundValuePenalty} }, "value-penalty: this build has no MDP solver"},

@@ -1657,6 +1657,10 @@ const (
 	// 4000 (−1.4%: the long runs reach queue states the short ones hardly
 	// visit, where θ is noise), on runs of 1500 it lifted it by 3.1%.
 	DefaultPenaltyJobsGrouped = 1500
+	// MaxPenaltySteps is the most steps a fit takes: each step is a
+	// training run, and a fit's runs (its check runs, a tenth more,
+	// included) are replications of one scenario (sim.MaxReplications).
+	MaxPenaltySteps = sim.MaxReplications / 2
 )
 
 // penaltySeedSalt separates the training runs' seeds from the reported
@@ -1689,8 +1693,8 @@ func FitPenalty(ctx context.Context, s *sim.Scenario, opts PenaltyFit) (*Penalty
 	// the training runs are replications of a scenario, within its limits
 	// (Steps+checkRuns of them, Jobs+WarmupJobs arrivals each)
 	switch {
-	case opts.Steps > sim.MaxReplications/2:
-		return nil, modelErr("PenaltyFit.Steps", opts.Steps, "must be at most %d", sim.MaxReplications/2)
+	case opts.Steps > MaxPenaltySteps:
+		return nil, modelErr("PenaltyFit.Steps", opts.Steps, "must be at most %d", MaxPenaltySteps)
 	case opts.Jobs > sim.MaxJobs:
 		return nil, modelErr("PenaltyFit.Jobs", opts.Jobs, "must be at most %d", sim.MaxJobs)
 	case opts.WarmupJobs < 0:
